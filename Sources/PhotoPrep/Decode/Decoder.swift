@@ -1,0 +1,84 @@
+internal import CTurboJPEG
+
+/// The decode stage: JPEG through TurboJPEG (with shrink-on-load), PNG through libpng.
+enum Decoder {
+    struct Decoded {
+        var image: PixelImage
+        /// The JPEG was decoded at 1/`scale` (1 for PNG).
+        var scale: Int
+        var warnings: [String]
+    }
+
+    /// Decodes `bytes`, described by `info`, for an output of `target` pixels (in stored orientation).
+    static func decode(
+        _ bytes: [UInt8], info: SourceInfo, target: (width: Int, height: Int), options: PrepareOptions
+    ) throws(PhotoPrepError) -> Decoded {
+        switch info.format {
+        case .jpeg:
+            let scale = shrinkOnLoadScale(width: info.width, height: info.height, target: target, margin: options.shrinkOnLoadMargin)
+            return try decodeJPEG(bytes, info: info, scale: scale, strict: options.strict)
+        case .png:
+            let structure = info.png!
+            let grey = structure.isOpaqueGrey
+            let (image, warning) = try LibPNGReader.decode(bytes, grey: grey, background: options.background, maxPixels: options.maxPixels)
+            var warnings = warning.map { [$0] } ?? []
+            if structure.animated { warnings.append("animated PNG: only the first frame is used") }
+            if warning != nil && options.strict {
+                throw PhotoPrepError(.decode, .corrupt, warning!)
+            }
+            return Decoded(image: image, scale: 1, warnings: warnings)
+        }
+    }
+
+    /// The largest TurboJPEG scale-down (8, 4, 2 or 1) that still leaves `margin` × the target size
+    /// in both dimensions for the final Lanczos3.
+    static func shrinkOnLoadScale(width: Int, height: Int, target: (width: Int, height: Int), margin: Double) -> Int {
+        for denominator in [8, 4, 2] {
+            let scaled = TurboJPEGDecompressor.scaledSize(width: width, height: height, denominator: denominator)
+            if Double(scaled.width) >= margin * Double(target.width) && Double(scaled.height) >= margin * Double(target.height) {
+                return denominator
+            }
+        }
+        return 1
+    }
+
+    static func decodeJPEG(_ bytes: [UInt8], info: SourceInfo, scale: Int, strict: Bool) throws(PhotoPrepError) -> Decoded {
+        let decompressor = try TurboJPEGDecompressor()
+        let header = try decompressor.header(bytes)
+        let format: TJPF
+        switch header.colorspace {
+        case Int32(TJCS_GRAY.rawValue): format = TJPF_GRAY
+        case Int32(TJCS_CMYK.rawValue), Int32(TJCS_YCCK.rawValue): format = TJPF_CMYK
+        default: format = TJPF_RGB
+        }
+        let (pixels, warning) = try decompressor.decode(
+            bytes, width: header.width, height: header.height, denominator: scale, pixelFormat: format, strict: strict)
+        let size = TurboJPEGDecompressor.scaledSize(width: header.width, height: header.height, denominator: scale)
+        let image: PixelImage
+        if format == TJPF_CMYK {
+            // Adobe APP14 marks Photoshop-style CMYK, whose values are stored inverted (255 = no ink).
+            image = cmykToRGB(pixels, width: size.width, height: size.height, inverted: info.jpeg?.adobeTransform != nil)
+        } else {
+            image = PixelImage(width: size.width, height: size.height, channels: format == TJPF_GRAY ? 1 : 3, pixels: pixels)
+        }
+        return Decoded(image: image, scale: scale, warnings: warning.map { ["libjpeg-turbo: \($0)"] } ?? [])
+    }
+
+    /// Naive CMYK → RGB (R = (1 − C)(1 − K) …), the conversion browsers and Pillow apply without a profile.
+    static func cmykToRGB(_ cmyk: [UInt8], width: Int, height: Int, inverted: Bool) -> PixelImage {
+        let count = width * height
+        let rgb = [UInt8](unsafeUninitializedCapacity: count * 3) { out, initialized in
+            cmyk.withUnsafeBufferPointer { src in
+                for i in 0..<count {
+                    var c = Int(src[i * 4]), m = Int(src[i * 4 + 1]), y = Int(src[i * 4 + 2]), k = Int(src[i * 4 + 3])
+                    if !inverted { c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k }
+                    out[i * 3] = UInt8((c * k + 127) / 255)
+                    out[i * 3 + 1] = UInt8((m * k + 127) / 255)
+                    out[i * 3 + 2] = UInt8((y * k + 127) / 255)
+                }
+            }
+            initialized = count * 3
+        }
+        return PixelImage(width: width, height: height, channels: 3, pixels: rgb)
+    }
+}

@@ -1,0 +1,122 @@
+/// What a JPEG declares before its first scan, read by walking the marker segments from SOI to SOS.
+///
+/// TurboJPEG 2.1 gives no access to markers, so EXIF (APP1), ICC (APP2, possibly split), Adobe (APP14)
+/// and the frame header (SOFn) are read here, without decoding anything.
+struct JPEGStructure {
+    /// One marker segment: the marker byte and the byte range of the whole segment (marker included).
+    struct Segment {
+        var marker: UInt8
+        var range: Range<Int>
+        var payload: Range<Int> { (range.lowerBound + 4)..<range.upperBound }
+    }
+
+    enum Coding: String { case baseline, extendedSequential = "extended sequential", progressive, lossless }
+
+    var width: Int
+    var height: Int
+    var precision: Int
+    var components: Int
+    var coding: Coding
+    var arithmetic: Bool
+    /// Segments before the first SOS, in file order (SOI excluded).
+    var segments: [Segment]
+    /// Where the first SOS segment starts.
+    var scanStart: Int
+    /// The TIFF payload of the EXIF APP1 segment (after "Exif\0\0").
+    var exif: ArraySlice<UInt8>?
+    /// The ICC profile reassembled from its APP2 chunks, in sequence order.
+    var iccProfile: [UInt8]?
+    /// The transform byte of an Adobe APP14 segment (0 = none/CMYK, 1 = YCbCr, 2 = YCCK).
+    var adobeTransform: UInt8?
+    var warnings: [String] = []
+
+    /// Segments that carry nothing needed to show the pixels right: EXIF, XMP, IPTC, comments,
+    /// and application data other than JFIF, ICC and Adobe.
+    func isMetadata(_ segment: Segment, bytes: [UInt8]) -> Bool {
+        switch segment.marker {
+        case 0xFE: return true  // COM
+        case 0xE0: return !bytes[segment.payload].starts(with: Array("JFIF".utf8))
+        case 0xE2: return !bytes[segment.payload].starts(with: Array("ICC_PROFILE\0".utf8))
+        case 0xEE: return !bytes[segment.payload].starts(with: Array("Adobe".utf8))
+        case 0xE1...0xEF: return true  // EXIF, XMP, IPTC (APP13), maker data
+        default: return false
+        }
+    }
+
+    static func parse(_ bytes: [UInt8]) throws(PhotoPrepError) -> JPEGStructure {
+        func corrupt(_ why: String) -> PhotoPrepError { PhotoPrepError(.decode, .corrupt, why) }
+        guard bytes.count >= 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { throw corrupt("no JPEG start-of-image marker") }
+
+        var segments: [Segment] = []
+        var frame: (width: Int, height: Int, precision: Int, components: Int, coding: Coding, arithmetic: Bool)?
+        var exif: ArraySlice<UInt8>?
+        var iccChunks: [(sequence: UInt8, data: ArraySlice<UInt8>)] = []
+        var adobe: UInt8?
+        var warnings: [String] = []
+        var i = 2
+        while true {
+            guard i < bytes.count else { throw corrupt("the file ends before the first scan (truncated header)") }
+            guard bytes[i] == 0xFF else { throw corrupt("expected a marker at byte \(i), found 0x\(String(bytes[i], radix: 16))") }
+            var start = i
+            while i < bytes.count && bytes[i] == 0xFF { start = i; i += 1 }  // fill bytes
+            guard i < bytes.count else { throw corrupt("the file ends inside a marker") }
+            let marker = bytes[i]
+            i += 1
+            if marker == 0x01 || (0xD0...0xD8).contains(marker) { continue }  // standalone markers
+            if marker == 0xD9 { throw corrupt("end-of-image before any scan") }
+            guard i + 2 <= bytes.count else { throw corrupt("the file ends inside the 0x\(String(marker, radix: 16, uppercase: true)) segment header") }
+            let length = Int(bytes[i]) << 8 | Int(bytes[i + 1])
+            guard length >= 2 else { throw corrupt("marker 0x\(String(marker, radix: 16, uppercase: true)) has an invalid length \(length)") }
+            guard i + length <= bytes.count else {
+                throw corrupt("marker 0x\(String(marker, radix: 16, uppercase: true)) claims \(length) bytes but the file ends first (truncated or oversized header)")
+            }
+            let segment = Segment(marker: marker, range: start..<(i + length))
+            let payload = bytes[segment.payload]
+            switch marker {
+            case 0xC0...0xCF where marker != 0xC4 && marker != 0xC8 && marker != 0xCC:
+                guard payload.count >= 6 else { throw corrupt("the frame header (SOF) is too short") }
+                let p = payload.startIndex
+                let coding: Coding = switch marker & 0x03 {
+                case 0: marker == 0xC0 ? .baseline : .extendedSequential
+                case 1: .extendedSequential
+                case 2: .progressive
+                default: .lossless
+                }
+                frame = (
+                    width: Int(payload[p + 3]) << 8 | Int(payload[p + 4]),
+                    height: Int(payload[p + 1]) << 8 | Int(payload[p + 2]),
+                    precision: Int(payload[p]), components: Int(payload[p + 5]),
+                    coding: marker == 0xC0 ? .baseline : coding, arithmetic: marker >= 0xC9)
+            case 0xE1 where payload.starts(with: Array("Exif\0\0".utf8)) && exif == nil:
+                exif = payload.dropFirst(6)
+            case 0xE2 where payload.starts(with: Array("ICC_PROFILE\0".utf8)):
+                if payload.count >= 14 {
+                    iccChunks.append((payload[payload.startIndex + 12], payload.dropFirst(14)))
+                }
+            case 0xEE where payload.starts(with: Array("Adobe".utf8)) && payload.count >= 12:
+                adobe = payload[payload.startIndex + 11]
+            default:
+                break
+            }
+            if marker == 0xDA {
+                guard let frame else { throw corrupt("a scan starts before any frame header (SOF)") }
+                var icc: [UInt8]?
+                if !iccChunks.isEmpty {
+                    let ordered = iccChunks.sorted { $0.sequence < $1.sequence }
+                    if Set(ordered.map(\.sequence)).count == ordered.count {
+                        icc = ordered.flatMap(\.data)
+                    } else {
+                        warnings.append("the ICC profile's APP2 chunks are numbered inconsistently; the profile was dropped")
+                    }
+                }
+                return JPEGStructure(
+                    width: frame.width, height: frame.height, precision: frame.precision,
+                    components: frame.components, coding: frame.coding, arithmetic: frame.arithmetic,
+                    segments: segments, scanStart: segment.range.lowerBound, exif: exif, iccProfile: icc,
+                    adobeTransform: adobe, warnings: warnings)
+            }
+            segments.append(segment)
+            i = segment.range.upperBound
+        }
+    }
+}

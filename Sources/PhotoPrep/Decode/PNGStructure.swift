@@ -1,0 +1,55 @@
+/// What a PNG declares in its chunks, read without decoding: IHDR, eXIf (orientation), iCCP, tRNS, acTL.
+struct PNGStructure {
+    var width: Int
+    var height: Int
+    var bitDepth: Int
+    /// PNG colour type: 0 grey, 2 RGB, 3 palette, 4 grey + alpha, 6 RGB + alpha.
+    var colorType: Int
+    var interlaced: Bool
+    var hasTransparencyChunk: Bool
+    var animated: Bool
+    /// The TIFF payload of an eXIf chunk.
+    var exif: ArraySlice<UInt8>?
+    var iccProfile: [UInt8]?
+    var warnings: [String] = []
+
+    /// Grey without any alpha: decodes to one channel.
+    var isOpaqueGrey: Bool { colorType == 0 && !hasTransparencyChunk }
+    var hasAlpha: Bool { colorType == 4 || colorType == 6 || hasTransparencyChunk }
+
+    static func parse(_ bytes: [UInt8]) throws(PhotoPrepError) -> PNGStructure {
+        func corrupt(_ why: String) -> PhotoPrepError { PhotoPrepError(.decode, .corrupt, why) }
+        func be32(_ at: Int) -> Int {
+            Int(bytes[at]) << 24 | Int(bytes[at + 1]) << 16 | Int(bytes[at + 2]) << 8 | Int(bytes[at + 3])
+        }
+        var i = 8
+        guard bytes.count >= 8 + 8 + 13, String(decoding: bytes[12..<16], as: UTF8.self) == "IHDR", be32(8) == 13 else {
+            throw corrupt("the PNG has no valid IHDR chunk")
+        }
+        var result = PNGStructure(
+            width: be32(16), height: be32(20), bitDepth: Int(bytes[24]), colorType: Int(bytes[25]),
+            interlaced: bytes[28] == 1, hasTransparencyChunk: false, animated: false)
+        guard result.width > 0, result.height > 0 else { throw corrupt("the PNG declares a zero dimension") }
+        while i + 8 <= bytes.count {
+            let length = be32(i)
+            let type = String(decoding: bytes[(i + 4)..<(i + 8)], as: UTF8.self)
+            let dataStart = i + 8
+            guard length >= 0, dataStart + length <= bytes.count else { break }  // truncated: libpng reports it
+            let data = bytes[dataStart..<(dataStart + length)]
+            switch type {
+            case "tRNS": result.hasTransparencyChunk = true
+            case "acTL": result.animated = true
+            case "eXIf": result.exif = data
+            case "iCCP":
+                if let nul = data.firstIndex(of: 0), nul + 2 <= data.endIndex {
+                    result.iccProfile = LibPNGReader.inflate(data[(nul + 2)...])
+                    if result.iccProfile == nil { result.warnings.append("the iCCP profile could not be inflated; it was dropped") }
+                }
+            case "IEND": return result
+            default: break
+            }
+            i = dataStart + length + 4
+        }
+        return result
+    }
+}

@@ -1,0 +1,47 @@
+/// What the decode stage learns from the headers before decoding any pixel.
+struct SourceInfo {
+    var format: ImageFormat
+    var width: Int
+    var height: Int
+    var exif: EXIFSummary
+    var iccProfile: [UInt8]?
+    var warnings: [String]
+    /// JPEG only: the parsed marker structure.
+    var jpeg: JPEGStructure?
+    /// PNG only: the parsed chunk structure.
+    var png: PNGStructure?
+
+    /// Sniffs the format and reads the headers, refusing unsupported features and images over
+    /// `maxPixels` before any pixel memory is allocated.
+    static func read(_ bytes: [UInt8], maxPixels: Int) throws(PhotoPrepError) -> SourceInfo {
+        let format = try ImageFormat.sniff(bytes)
+        let info: SourceInfo
+        switch format {
+        case .jpeg:
+            let structure = try JPEGStructure.parse(bytes)
+            info = SourceInfo(
+                format: .jpeg, width: structure.width, height: structure.height,
+                exif: EXIFSummary.parse(structure.exif), iccProfile: structure.iccProfile,
+                warnings: structure.warnings, jpeg: structure)
+            if structure.precision != 8 {
+                throw PhotoPrepError(.decode, .unsupportedFeature, "\(structure.precision)-bit JPEG is not supported (only 8-bit samples)")
+            }
+            if structure.coding == .lossless {
+                throw PhotoPrepError(.decode, .unsupportedFeature, "lossless JPEG (SOF3) is not supported")
+            }
+            guard structure.width > 0, structure.height > 0 else {
+                throw PhotoPrepError(.decode, .corrupt, "the JPEG frame header declares a zero dimension")
+            }
+        case .png:
+            let structure = try PNGStructure.parse(bytes)
+            info = SourceInfo(
+                format: .png, width: structure.width, height: structure.height,
+                exif: EXIFSummary.parse(structure.exif), iccProfile: structure.iccProfile,
+                warnings: structure.warnings, png: structure)
+        }
+        guard info.width <= maxPixels / info.height else {
+            throw PhotoPrepError.tooLarge(width: info.width, height: info.height, limit: maxPixels)
+        }
+        return info
+    }
+}

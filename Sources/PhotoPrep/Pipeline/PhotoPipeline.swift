@@ -1,0 +1,165 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Turns one JPEG or PNG into an upload-ready JPEG: sniff → decode → resize → orient → encode under
+/// the byte budget.
+///
+/// The pipeline is a value with no shared state: call `prepare` from as many tasks or threads as you
+/// like (each call owns its codec handles). Calls are synchronous and CPU-bound; the caller chooses
+/// the concurrency.
+///
+/// ```swift
+/// let pipeline = PhotoPipeline(preset: .group)
+/// let photo = try pipeline.prepare(contentsOf: "IMG_0001.jpg")
+/// print(photo.report.outputWidth, photo.report.quality ?? 0, photo.jpeg.count)
+/// ```
+public struct PhotoPipeline: Sendable {
+    public var options: PrepareOptions
+
+    public init(options: PrepareOptions) {
+        self.options = options
+    }
+
+    public init(preset: PrepareOptions.Preset) {
+        self.init(options: PrepareOptions(preset: preset))
+    }
+
+    /// Prepares the photo in the file at `path`; errors name the file.
+    public func prepare(contentsOf path: String) throws(PhotoPrepError) -> PreparedPhoto {
+        do {
+            return try prepare(try FileBytes.read(path))
+        } catch {
+            throw error.naming(path)
+        }
+    }
+
+    /// Prepares the photo in `bytes`.
+    public func prepare(_ bytes: [UInt8]) throws(PhotoPrepError) -> PreparedPhoto {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let info = try SourceInfo.read(bytes, maxPixels: options.maxPixels)
+        let orientation = info.exif.orientation ?? .up
+        let target = options.outputSize(width: info.width, height: info.height)
+        var report = PrepareReport(
+            sourceFormat: info.format, sourceWidth: info.width, sourceHeight: info.height, sourceBytes: bytes.count,
+            sourceOrientation: orientation.rawValue, sourceHasGPS: info.exif.hasGPS,
+            outputWidth: 0, outputHeight: 0, outputBytes: 0, action: .reencoded, quality: nil, encodes: 0,
+            decodeScale: 1, keptColorProfile: false, warnings: info.warnings, timings: .init())
+
+        if options.allowPassThrough, let jpeg = passThrough(bytes, info: info, orientation: orientation) {
+            report.action = jpeg.count == bytes.count ? .passedThrough : .metadataStripped
+            report.outputWidth = info.width
+            report.outputHeight = info.height
+            report.outputBytes = jpeg.count
+            report.keptColorProfile = info.iccProfile != nil && options.metadata == .colorProfileOnly
+            report.timings.total = seconds(clock.now - start)
+            return PreparedPhoto(jpeg: jpeg, report: report)
+        }
+
+        var mark = clock.now
+        func lap() -> Double {
+            let now = clock.now
+            defer { mark = now }
+            return seconds(now - mark)
+        }
+        let decoded = try Decoder.decode(bytes, info: info, target: target, options: options)
+        report.decodeScale = decoded.scale
+        report.warnings += decoded.warnings
+        report.timings.decode = lap()
+
+        var image = decoded.image
+        if image.width != target.width || image.height != target.height {
+            image = Resizer.resize(image, width: target.width, height: target.height)
+        }
+        report.timings.resize = lap()
+
+        image = orientation.apply(to: image)
+        report.timings.orient = lap()
+
+        let profile = colorProfileSegments(info.iccProfile, channels: image.channels, warnings: &report.warnings)
+        let encoded = try BudgetEncoder(options: options, extraSegments: profile).encode(image)
+        report.timings.encode = lap()
+
+        report.outputWidth = encoded.width
+        report.outputHeight = encoded.height
+        report.outputBytes = encoded.jpeg.count
+        report.quality = encoded.quality
+        report.encodes = encoded.encodes
+        report.keptColorProfile = !profile.isEmpty
+        report.timings.total = seconds(clock.now - start)
+        return PreparedPhoto(jpeg: encoded.jpeg, report: report)
+    }
+
+    /// The source JPEG itself, or with its metadata removed losslessly, when it already fits:
+    /// within the size and the budget, upright, 8-bit YCbCr or grey, Huffman-coded, and decoding
+    /// without a single warning.
+    private func passThrough(_ bytes: [UInt8], info: SourceInfo, orientation: Orientation) -> [UInt8]? {
+        guard let structure = info.jpeg, orientation == .up,
+            max(info.width, info.height) <= options.maxEdge,
+            !structure.arithmetic, structure.components == 1 || structure.components == 3,
+            structure.adobeTransform == nil || structure.adobeTransform == 1 || structure.components == 1
+        else { return nil }
+        guard (try? Decoder.decodeJPEG(bytes, info: info, scale: 8, strict: true)) != nil else { return nil }
+        let keepICC = options.metadata == .colorProfileOnly
+        let hasMetadata = structure.segments.contains {
+            structure.isMetadata($0, bytes: bytes) || (!keepICC && $0.marker == 0xE2)
+        }
+        let jpeg = hasMetadata ? JPEGSegments.strippingMetadata(bytes, structure: structure, keepICC: keepICC) : bytes
+        return jpeg.count < options.maxBytes ? jpeg : nil
+    }
+
+    /// The APP2 segments for the source's ICC profile, when the policy keeps it and it describes the
+    /// output's colour space (a CMYK profile does not describe converted RGB pixels).
+    private func colorProfileSegments(_ profile: [UInt8]?, channels: Int, warnings: inout [String]) -> [UInt8] {
+        guard options.metadata == .colorProfileOnly, let profile else { return [] }
+        let expected = channels == 1 ? "GRAY" : "RGB "
+        guard let space = JPEGSegments.iccColorSpace(profile), space == expected else {
+            warnings.append("the ICC profile (\(JPEGSegments.iccColorSpace(profile) ?? "unreadable")) does not describe the \(channels == 1 ? "grey" : "RGB") output; it was dropped")
+            return []
+        }
+        guard let segments = JPEGSegments.iccSegments(profile), segments.count <= options.maxBytes / 4 else {
+            warnings.append("the ICC profile (\(profile.count) bytes) is too large for the byte budget; it was dropped")
+            return []
+        }
+        return segments
+    }
+}
+
+func seconds(_ duration: Duration) -> Double {
+    let (s, attoseconds) = duration.components
+    return Double(s) + Double(attoseconds) / 1e18
+}
+
+/// Reads a whole file into memory with POSIX calls, keeping `strerror`'s words in errors.
+enum FileBytes {
+    static func read(_ path: String) throws(PhotoPrepError) -> [UInt8] {
+        func failure(_ what: String) -> PhotoPrepError {
+            PhotoPrepError(.read, .io, "\(what): \(String(cString: strerror(errno)))", file: path)
+        }
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw failure("cannot open") }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw failure("cannot stat") }
+        guard (status.st_mode & S_IFMT) == S_IFREG else {
+            throw PhotoPrepError(.read, .io, "not a regular file", file: path)
+        }
+        let size = Int(status.st_size)
+        var failed = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            var done = 0
+            while done < size {
+                let n = Glibc.read(fd, buffer.baseAddress! + done, size - done)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { failed = n < 0; break }
+                done += n
+            }
+            count = done
+        }
+        if failed { throw failure("cannot read") }
+        return bytes
+    }
+}

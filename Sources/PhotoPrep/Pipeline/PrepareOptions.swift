@@ -1,0 +1,67 @@
+/// How to prepare a photo: the size and byte budget, and the policies around them.
+public struct PrepareOptions: Sendable, Hashable {
+    /// The built-in targets of the app's three photo kinds.
+    public enum Preset: String, Sendable, CaseIterable {
+        /// Profile pictures: long edge 1024 px, under 500 KiB.
+        case profile
+        /// Group photos: long edge 2048 px, under 500 KiB.
+        case group
+        /// Album photos: long edge 2048 px, under 5 MiB (the storage rule's `5 * 1024 * 1024`).
+        case photo
+    }
+
+    /// What metadata the output keeps.
+    public enum Metadata: String, Sendable, Hashable {
+        /// Keep the source's ICC colour profile; drop EXIF (GPS, serials, thumbnails), XMP, IPTC, comments.
+        case colorProfileOnly
+        /// Drop everything, the ICC profile too.
+        case none
+    }
+
+    /// The long edge of the output is at most this many pixels; images are never upscaled.
+    public var maxEdge: Int
+    /// The output is strictly smaller than this many bytes.
+    public var maxBytes: Int
+    /// The JPEG qualities the budget search may choose from; the highest that fits wins.
+    public var qualities: ClosedRange<Int> = 50...100
+    /// What transparency is flattened onto.
+    public var background: RGBColor = .white
+    public var metadata: Metadata = .colorProfileOnly
+    /// Images whose header declares more pixels are refused before decoding (sharp's default, 16383²).
+    public var maxPixels: Int = 268_402_689
+    /// Treat codec warnings (for example, a truncated JPEG) as errors.
+    public var strict: Bool = false
+    /// JPEGs are decoded at 1/2, 1/4 or 1/8 scale while that leaves at least this many times the
+    /// output size for the final Lanczos3 (measured in the README: quality against speed).
+    public var shrinkOnLoadMargin: Double = 1.5
+    /// When even the lowest quality misses the budget, dimensions shrink, but not below this long edge.
+    public var minimumEdge: Int = 256
+    /// A fitting encode within this fraction of the budget ends the search without proving that the
+    /// next quality up would miss.
+    public var budgetTolerance: Double = 0.03
+    /// Pass a JPEG through unchanged (or with metadata stripped losslessly) when it already fits.
+    public var allowPassThrough: Bool = true
+
+    public init(maxEdge: Int, maxBytes: Int) {
+        self.maxEdge = maxEdge
+        self.maxBytes = maxBytes
+    }
+
+    public init(preset: Preset) {
+        switch preset {
+        case .profile: self.init(maxEdge: 1024, maxBytes: 500 * 1024)
+        case .group: self.init(maxEdge: 2048, maxBytes: 500 * 1024)
+        case .photo: self.init(maxEdge: 2048, maxBytes: 5 * 1024 * 1024)
+        }
+    }
+
+    /// The output size for a source of `width` × `height`: long edge at most `maxEdge`, aspect kept,
+    /// computed from the original dimensions so that shrink-on-load never changes it.
+    public func outputSize(width: Int, height: Int) -> (width: Int, height: Int) {
+        let long = max(width, height)
+        guard long > maxEdge else { return (width, height) }
+        let scale = Double(maxEdge) / Double(long)
+        let short = { (side: Int) in max(1, Int((Double(side) * scale).rounded())) }
+        return width >= height ? (maxEdge, short(height)) : (short(width), maxEdge)
+    }
+}

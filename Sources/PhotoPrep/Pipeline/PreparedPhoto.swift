@@ -1,0 +1,50 @@
+/// An upload-ready JPEG and the report of how it was made.
+public struct PreparedPhoto: Sendable {
+    public var jpeg: [UInt8]
+    public var report: PrepareReport
+}
+
+/// What `PhotoPipeline.prepare` did to one photo.
+public struct PrepareReport: Sendable, Codable, Equatable {
+    /// How the output bytes came about.
+    public enum Action: String, Sendable, Codable {
+        /// Decoded, resized/oriented as needed, encoded under the budget.
+        case reencoded
+        /// The source JPEG already fitted and carried nothing to strip: returned byte for byte.
+        case passedThrough
+        /// The source JPEG already fitted; its metadata segments were removed without re-encoding.
+        case metadataStripped
+    }
+
+    /// Seconds spent in each stage.
+    public struct Timings: Sendable, Codable, Equatable {
+        public var decode = 0.0
+        public var resize = 0.0
+        public var orient = 0.0
+        public var encode = 0.0
+        public var total = 0.0
+    }
+
+    public var sourceFormat: ImageFormat
+    public var sourceWidth: Int
+    public var sourceHeight: Int
+    public var sourceBytes: Int
+    /// The EXIF orientation found in the source (1 when none).
+    public var sourceOrientation: Int
+    public var sourceHasGPS: Bool
+    public var outputWidth: Int
+    public var outputHeight: Int
+    public var outputBytes: Int
+    public var action: Action
+    /// The JPEG quality of the output (nil when the source was passed through).
+    public var quality: Int?
+    /// How many JPEG encodes the budget search ran.
+    public var encodes: Int
+    /// The JPEG was decoded at 1/`decodeScale` (1 for PNG and full-size decodes).
+    public var decodeScale: Int
+    /// Whether an ICC colour profile was written to the output.
+    public var keptColorProfile: Bool
+    /// Codec warnings (for example, "Premature end of JPEG file") and dropped-metadata notes.
+    public var warnings: [String]
+    public var timings: Timings
+}
