@@ -1,5 +1,22 @@
 // swift-tools-version: 6.1
 import PackageDescription
+import Foundation
+
+/// The resampler's SIMD loops run 2–3.6× faster with AVX2 (measured on this project's 2-core
+/// machines). Release builds use it when the building machine has it, like `-march=native`;
+/// `PHOTOPREP_PORTABLE=1` builds for baseline x86-64 instead.
+let hostHasAVX2: Bool = {
+    #if arch(x86_64) && os(Linux)
+    guard ProcessInfo.processInfo.environment["PHOTOPREP_PORTABLE"] == nil,
+        let cpu = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
+    else { return false }
+    return cpu.contains(" avx2 ") && cpu.contains(" fma ")
+    #else
+    return false
+    #endif
+}()
+let simdSettings: [SwiftSetting] =
+    hostHasAVX2 ? [.unsafeFlags(["-target-cpu", "haswell"], .when(configuration: .release))] : []
 
 /// One settings array for every Swift target (Swift 6 mode plus the upcoming features we hold ourselves to).
 let swiftSettings: [SwiftSetting] = [
@@ -24,7 +41,7 @@ let package = Package(
         .target(
             name: "PhotoPrep",
             dependencies: ["CTurboJPEG", "CPNG"],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings + simdSettings
         ),
         .executableTarget(
             name: "photoprep",

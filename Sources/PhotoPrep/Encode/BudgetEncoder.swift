@@ -20,7 +20,9 @@ struct BudgetEncoder {
         var image = image
         var encodes = 0
         while true {
-            var search = QualitySearch(qualities: options.qualities, limit: limit, tolerance: options.budgetTolerance)
+            var search = QualitySearch(
+                qualities: options.qualities, limit: limit, tolerance: options.budgetTolerance,
+                pixels: image.width * image.height)
             var kept: [UInt8]?
             search: while true {
                 switch search.next() {

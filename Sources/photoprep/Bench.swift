@@ -1,0 +1,79 @@
+import ArgumentParser
+import Foundation
+import PhotoPrep
+
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Time the pipeline in-process, single-threaded, on photos: per photo time, bytes, quality, encodes.",
+        discussion: "Each photo is read once, then prepared --runs times; the median time is printed. Peak memory is the whole process's.")
+
+    @Argument(help: "Photo files or folders.")
+    var inputs: [String]
+
+    @Option(help: "Runs per photo (the median is reported).")
+    var runs = 3
+
+    @OptionGroup var pipeline: PipelineOptions
+
+    func run() throws {
+        let files = try InputFiles.expand(inputs, excluding: "/nonexistent")
+        let preparer = PhotoPipeline(options: pipeline.options)
+        let budget = pipeline.options.maxBytes
+        print("photoprep bench: long edge ≤ \(pipeline.options.maxEdge) px, < \(budget) bytes, \(runs) run(s) per photo, single-threaded, in-process")
+        print(row("photo", "MP", "in KiB", "ms", "decode", "resize", "encode", "out", "out KiB", "Q", "enc", "scale"))
+        var times: [Double] = [], encodes: [(Int, Bool)] = [], failures = 0
+        for file in files {
+            guard let bytes = FileManager.default.contents(atPath: file.path).map([UInt8].init) else { continue }
+            var samples: [(Double, PrepareReport)] = []
+            do {
+                for _ in 0..<max(runs, 1) {
+                    let report = try preparer.prepare(bytes).report
+                    samples.append((report.timings.total, report))
+                }
+            } catch {
+                failures += 1
+                print("\((file.path as NSString).lastPathComponent): \(error)")
+                continue
+            }
+            let (time, r) = samples.sorted { $0.0 < $1.0 }[samples.count / 2]
+            times.append(time)
+            // The budget binds when the highest quality did not fit.
+            encodes.append((r.encodes, r.quality.map { $0 < pipeline.maxQuality } ?? false))
+            print(row(
+                (file.path as NSString).lastPathComponent,
+                String(format: "%.1f", Double(r.sourceWidth * r.sourceHeight) / 1e6),
+                String(r.sourceBytes / 1024), String(format: "%.1f", time * 1000),
+                String(format: "%.1f", r.timings.decode * 1000), String(format: "%.1f", r.timings.resize * 1000),
+                String(format: "%.1f", r.timings.encode * 1000), "\(r.outputWidth)×\(r.outputHeight)",
+                String(r.outputBytes / 1024), r.quality.map(String.init) ?? "pass", String(r.encodes), "1/\(r.decodeScale)"))
+        }
+        guard !times.isEmpty else { return }
+        let binding = encodes.filter(\.1).map(\.0), free = encodes.filter { !$0.1 }.map(\.0)
+        func mean(_ xs: [Int]) -> String { xs.isEmpty ? "–" : String(format: "%.2f", Double(xs.reduce(0, +)) / Double(xs.count)) }
+        print("""
+            photos: \(times.count) prepared, \(failures) failed
+            median time per photo: \(String(format: "%.1f", median(times) * 1000)) ms (mean \(String(format: "%.1f", times.reduce(0, +) / Double(times.count) * 1000)) ms)
+            encodes per photo: \(mean(binding)) where the budget binds (\(binding.count) photos), \(mean(free)) where it does not (\(free.count))
+            peak memory (whole process, max RSS): \(peakResidentMegabytes()) MB
+            """)
+    }
+
+    func row(_ columns: String...) -> String {
+        let widths = [28, 5, 7, 7, 7, 7, 7, 10, 8, 4, 4, 5]
+        return zip(columns, widths).map { text, width in
+            text.count >= width ? text : String(repeating: " ", count: width - text.count) + text
+        }.joined(separator: " ")
+    }
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
+/// The process's peak resident set size (`getrusage` ru_maxrss, in KiB on Linux), in MB.
+func peakResidentMegabytes() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Int(usage.ru_maxrss) * 1024 / 1_000_000
+}

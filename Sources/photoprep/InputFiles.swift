@@ -1,0 +1,67 @@
+import Foundation
+
+/// One input photo and the path of its output relative to `--out`.
+struct InputFile {
+    var path: String
+    var relativeOutput: String
+}
+
+/// Expands files and folders (recursively, hidden files skipped) into input files, each with an output
+/// path that mirrors its place under the input folder, with a `.jpg` extension.
+enum InputFiles {
+    static func expand(_ inputs: [String], excluding outputRoot: String) throws -> [InputFile] {
+        let manager = FileManager.default
+        let excluded = URL(fileURLWithPath: outputRoot).standardizedFileURL.resolvingSymlinksInPath().path
+        var files: [InputFile] = []
+        for input in inputs {
+            var isDirectory: ObjCBool = false
+            guard manager.fileExists(atPath: input, isDirectory: &isDirectory) else {
+                throw CommandFailure(message: "\(input): no such file or folder")
+            }
+            if !isDirectory.boolValue {
+                files.append(InputFile(path: input, relativeOutput: outputName(URL(fileURLWithPath: input).lastPathComponent)))
+                continue
+            }
+            let root = URL(fileURLWithPath: input).standardizedFileURL.resolvingSymlinksInPath()
+            guard let walker = manager.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey, .isDirectoryKey], options: [.skipsHiddenFiles]) else { continue }
+            var found: [InputFile] = []
+            for case let url as URL in walker {
+                let resolved = url.standardizedFileURL.resolvingSymlinksInPath()
+                if resolved.path == excluded { walker.skipDescendants(); continue }
+                guard (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true else { continue }
+                let relative = String(resolved.path.dropFirst(root.path.count + 1))
+                let folderName = root.lastPathComponent
+                found.append(InputFile(path: url.path, relativeOutput: folderName + "/" + outputName(relative)))
+            }
+            files += found.sorted { $0.path < $1.path }
+        }
+        return disambiguated(files)
+    }
+
+    /// `a/b/photo.png` → `a/b/photo.jpg`.
+    static func outputName(_ relative: String) -> String {
+        let url = URL(fileURLWithPath: relative, relativeTo: URL(fileURLWithPath: "/"))
+        let stem = url.deletingPathExtension().relativePath
+        return (stem.isEmpty ? relative : stem) + ".jpg"
+    }
+
+    /// Gives colliding outputs (`photo.png` and `photo.jpg`) distinct names: `photo.jpg`, `photo-2.jpg`.
+    static func disambiguated(_ files: [InputFile]) -> [InputFile] {
+        var taken = Set<String>()
+        return files.map { file in
+            var candidate = file.relativeOutput
+            var n = 2
+            while taken.contains(candidate.lowercased()) {
+                candidate = String(file.relativeOutput.dropLast(4)) + "-\(n).jpg"
+                n += 1
+            }
+            taken.insert(candidate.lowercased())
+            return InputFile(path: file.path, relativeOutput: candidate)
+        }
+    }
+}
+
+struct CommandFailure: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}

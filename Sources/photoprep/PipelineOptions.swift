@@ -1,0 +1,59 @@
+public import ArgumentParser
+import Foundation
+import PhotoPrep
+
+/// The pipeline options every command shares.
+struct PipelineOptions: ParsableArguments {
+    @Option(help: "Target preset: profile (1024 px, < 500 KiB), group (2048 px, < 500 KiB), photo (2048 px, < 5 MiB).")
+    var preset: PrepareOptions.Preset = .group
+
+    @Option(help: "Long edge in pixels (overrides the preset's).")
+    var maxEdge: Int?
+
+    @Option(help: "Byte budget, e.g. 500KiB, 5MiB, 800KB (overrides the preset's). The output is strictly smaller.")
+    var maxBytes: ByteSize?
+
+    @Option(help: "Highest JPEG quality the budget search may choose.")
+    var maxQuality: Int = 100
+
+    @Flag(help: "Strip everything, the ICC colour profile too (EXIF, GPS, XMP, IPTC and comments always go).")
+    var stripAll = false
+
+    @Flag(help: "Treat decoder warnings (e.g. a truncated JPEG) as errors.")
+    var strict = false
+
+    func validate() throws {
+        if let maxEdge, maxEdge < 16 { throw ValidationError("--max-edge must be at least 16") }
+        if !(1...100).contains(maxQuality) { throw ValidationError("--max-quality must be 1…100") }
+    }
+
+    var options: PrepareOptions {
+        var options = PrepareOptions(preset: preset)
+        if let maxEdge { options.maxEdge = maxEdge }
+        if let maxBytes { options.maxBytes = maxBytes.bytes }
+        options.qualities = min(options.qualities.lowerBound, maxQuality)...maxQuality
+        options.metadata = stripAll ? .none : .colorProfileOnly
+        options.strict = strict
+        return options
+    }
+}
+
+extension PrepareOptions.Preset: ExpressibleByArgument {}
+
+/// A byte count written as `500KiB`, `5MiB`, `800KB`, `1.5MB` or plain bytes.
+struct ByteSize: ExpressibleByArgument {
+    var bytes: Int
+
+    init?(argument: String) {
+        let units: [(suffix: String, factor: Double)] = [
+            ("KiB", 1024), ("MiB", 1024 * 1024), ("GiB", 1024 * 1024 * 1024),
+            ("KB", 1000), ("MB", 1_000_000), ("GB", 1_000_000_000), ("K", 1024), ("M", 1024 * 1024), ("B", 1),
+        ]
+        let text = argument.trimmingCharacters(in: .whitespaces)
+        let unit = units.first { text.lowercased().hasSuffix($0.suffix.lowercased()) } ?? ("", 1)
+        guard let number = Double(text.dropLast(unit.suffix.count).trimmingCharacters(in: .whitespaces)),
+            number > 0, number * unit.factor < Double(Int.max)
+        else { return nil }
+        bytes = Int(number * unit.factor)
+    }
+}
