@@ -19,12 +19,16 @@ struct PipelineOptions: ParsableArguments {
     @Flag(help: "Strip everything, the ICC colour profile too (EXIF, GPS, XMP, IPTC and comments always go).")
     var stripAll = false
 
+    @Option(help: "Shrink-on-load margin: JPEGs decode at 1/2, 1/4 or 1/8 while that leaves this many times the output size.")
+    var shrinkMargin: Double = PrepareOptions(preset: .group).shrinkOnLoadMargin
+
     @Flag(help: "Treat decoder warnings (e.g. a truncated JPEG) as errors.")
     var strict = false
 
     func validate() throws {
         if let maxEdge, maxEdge < 16 { throw ValidationError("--max-edge must be at least 16") }
         if !(1...100).contains(maxQuality) { throw ValidationError("--max-quality must be 1…100") }
+        if shrinkMargin < 1 { throw ValidationError("--shrink-margin must be at least 1") }
     }
 
     var options: PrepareOptions {
@@ -34,6 +38,7 @@ struct PipelineOptions: ParsableArguments {
         options.qualities = min(options.qualities.lowerBound, maxQuality)...maxQuality
         options.metadata = stripAll ? .none : .colorProfileOnly
         options.strict = strict
+        options.shrinkOnLoadMargin = shrinkMargin
         return options
     }
 }

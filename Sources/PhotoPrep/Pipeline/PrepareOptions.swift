@@ -32,8 +32,10 @@ public struct PrepareOptions: Sendable, Hashable {
     /// Treat codec warnings (for example, a truncated JPEG) as errors.
     public var strict: Bool = false
     /// JPEGs are decoded at 1/2, 1/4 or 1/8 scale while that leaves at least this many times the
-    /// output size for the final Lanczos3 (measured in the README: quality against speed).
-    public var shrinkOnLoadMargin: Double = 1.5
+    /// output size for the final Lanczos3. Measured on real photos (README, "Shrink-on-load"):
+    /// 1.25 keeps SSIM-Y ≥ 0.985 against a full-resolution resize (median 0.999) and decodes a
+    /// 24 MP photo for 2048 px at half size (149 ms, 69 MB) where 1.5 decodes it whole (230 ms, 135 MB).
+    public var shrinkOnLoadMargin: Double = 1.25
     /// When even the lowest quality misses the budget, dimensions shrink, but not below this long edge.
     public var minimumEdge: Int = 256
     /// A fitting encode within this fraction of the budget ends the search without proving that the

@@ -1,0 +1,89 @@
+import Testing
+@testable import PhotoPrep
+
+/// The plain, bounds-checked reference for `Resizer`'s SIMD passes: same weights, same fixed-point
+/// arithmetic, one output sample at a time.
+enum ReferenceResizer {
+    static func resize(_ image: PixelImage, width: Int, height: Int) -> PixelImage {
+        var result = image
+        if height != image.height {
+            let filter = Lanczos3Filter(inputSize: image.height, outputSize: height)
+            var out = [UInt8](repeating: 0, count: image.width * image.channels * height)
+            for y in 0..<height {
+                for x in 0..<(image.width * image.channels) {
+                    var acc = Lanczos3Filter.one >> 1
+                    for k in 0..<filter.counts[y] {
+                        acc += Int32(result.pixels[(filter.starts[y] + k) * image.width * image.channels + x]) * filter.weights[y * filter.taps + k]
+                    }
+                    out[y * image.width * image.channels + x] = Resizer.clamp(acc)
+                }
+            }
+            result = PixelImage(width: image.width, height: height, channels: image.channels, pixels: out)
+        }
+        if width != image.width {
+            let filter = Lanczos3Filter(inputSize: image.width, outputSize: width)
+            let c = image.channels
+            var out = [UInt8](repeating: 0, count: width * c * result.height)
+            for y in 0..<result.height {
+                for x in 0..<width {
+                    for ch in 0..<c {
+                        var acc = Lanczos3Filter.one >> 1
+                        for k in 0..<filter.counts[x] {
+                            acc += Int32(result.pixels[(y * image.width + filter.starts[x] + k) * c + ch]) * filter.weights[x * filter.taps + k]
+                        }
+                        out[(y * width + x) * c + ch] = Resizer.clamp(acc)
+                    }
+                }
+            }
+            result = PixelImage(width: width, height: result.height, channels: c, pixels: out)
+        }
+        return result
+    }
+}
+
+@Suite struct ResizerTests {
+    @Test(arguments: [(480, 320, 200, 133), (480, 320, 479, 319), (480, 320, 97, 61), (480, 320, 480, 100), (480, 320, 17, 320)])
+    func simdPassesMatchTheScalarReference(inW: Int, inH: Int, outW: Int, outH: Int) throws {
+        let photo = try decodeFixture("edge/progressive.jpg")
+        #expect(photo.width == inW && photo.height == inH)
+        #expect(Resizer.resize(photo, width: outW, height: outH) == ReferenceResizer.resize(photo, width: outW, height: outH))
+        let grey = try decodeFixture("edge/grey.jpg")
+        #expect(Resizer.resize(grey, width: outW, height: outH) == ReferenceResizer.resize(grey, width: outW, height: outH))
+    }
+
+    @Test func flatImagesStayFlat() {
+        let flat = PixelImage(width: 301, height: 203, channels: 3, pixels: [UInt8](repeating: 77, count: 301 * 203 * 3))
+        let small = Resizer.resize(flat, width: 64, height: 43)
+        #expect(Set(small.pixels) == [77])
+    }
+
+    @Test func weightsSumToOne() {
+        for (input, output) in [(4032, 1024), (1000, 999), (3, 1), (2048, 2048)] {
+            let filter = Lanczos3Filter(inputSize: input, outputSize: output)
+            for i in 0..<output {
+                let sum = (0..<filter.counts[i]).reduce(Int32(0)) { $0 + filter.weights[i * filter.taps + $1] }
+                #expect(sum == Lanczos3Filter.one)
+            }
+        }
+    }
+
+    @Test func downscaledPhotoIsCloseToAFullResolutionDownscale() throws {
+        // Shrink-on-load + Lanczos3 against Lanczos3 from full resolution, on a real photo.
+        let fullDecode = try decodeFixture("photos/ladybird-2560x1600.jpg")
+        let reference = Resizer.resize(fullDecode, width: 640, height: 400)
+        let bytes = try Fixture.bytes("photos/ladybird-2560x1600.jpg")
+        let info = try SourceInfo.read(bytes, maxPixels: .max)
+        let quarter = try Decoder.decodeJPEG(bytes, info: info, scale: 2, strict: false).image
+        let viaShrink = Resizer.resize(quarter, width: 640, height: 400)
+        #expect(lumaPSNR(viaShrink, reference) > 38)
+    }
+
+    @Test func outputSizeComesFromTheOriginalDimensions() {
+        let options = PrepareOptions(preset: .group)
+        #expect(options.outputSize(width: 4032, height: 3024) == (2048, 1536))
+        #expect(options.outputSize(width: 3024, height: 4032) == (1536, 2048))
+        #expect(options.outputSize(width: 5640, height: 3172) == (2048, 1152))
+        #expect(options.outputSize(width: 1000, height: 800) == (1000, 800), "never upscaled")
+        #expect(options.outputSize(width: 100_000, height: 10) == (2048, 1))
+    }
+}
