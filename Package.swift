@@ -53,8 +53,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PhotoPrepTests",
-            dependencies: ["PhotoPrep", "CTurboJPEG"],
-            resources: [],
+            dependencies: ["PhotoPrep", "photoprep"],
             swiftSettings: swiftSettings
         ),
     ],

@@ -3,17 +3,26 @@ import Testing
 
 @Suite struct OrientationTests {
     /// Orientations 1–8 were made losslessly from one upright photo: after `prepare`, each must match
-    /// the upright one, be 640 × 400, carry no orientation tag and no GPS.
-    @Test(arguments: 1...8)
-    func everyOrientationComesOutUpright(orientation: Int) throws {
-        let pipeline = PhotoPipeline(preset: .group)
-        let upright = try decodeJPEG(pipeline.prepare(contentsOf: Fixture.path("orientation/landscape_1.jpg")).jpeg)
+    /// the upright one, be 640 × 400, carry no orientation tag and no GPS — both when the JPEG is
+    /// turned upright losslessly and when its pixels are decoded, oriented and re-encoded.
+    @Test(arguments: 1...8, [true, false])
+    func everyOrientationComesOutUpright(orientation: Int, lossless: Bool) throws {
+        var options = PrepareOptions(preset: .group)
+        options.allowPassThrough = lossless
+        let pipeline = PhotoPipeline(options: options)
+        let upright = try decodeFixture("orientation/landscape_1.jpg")
         let photo = try pipeline.prepare(contentsOf: Fixture.path("orientation/landscape_\(orientation).jpg"))
         #expect(photo.report.sourceOrientation == orientation)
         #expect(photo.report.sourceHasGPS)
+        if lossless {
+            #expect(photo.report.action == (orientation == 1 ? .metadataStripped : .losslesslyOriented))
+        } else {
+            #expect(photo.report.action == .reencoded)
+        }
         let image = try decodeJPEG(photo.jpeg)
         #expect(image.width == 640 && image.height == 400)
-        #expect(lumaDifference(image, upright) < 2.5, "orientation \(orientation) is not upright")
+        #expect(photo.report.outputWidth == 640 && photo.report.outputHeight == 400)
+        #expect(lumaDifference(image, upright) < (lossless ? 0.5 : 2.5), "orientation \(orientation) is not upright")
 
         let output = try JPEGStructure.parse(photo.jpeg)
         #expect(output.exif == nil, "no EXIF (so no orientation tag and no GPS) in the output")

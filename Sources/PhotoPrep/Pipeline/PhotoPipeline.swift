@@ -49,12 +49,13 @@ public struct PhotoPipeline: Sendable {
             outputWidth: 0, outputHeight: 0, outputBytes: 0, action: .reencoded, quality: nil, encodes: 0,
             decodeScale: 1, keptColorProfile: false, warnings: info.warnings, timings: .init())
 
-        if options.allowPassThrough, let jpeg = passThrough(bytes, info: info, orientation: orientation) {
-            report.action = jpeg.count == bytes.count ? .passedThrough : .metadataStripped
-            report.outputWidth = info.width
-            report.outputHeight = info.height
+        if options.allowPassThrough, let (jpeg, action) = lossless(bytes, info: info, orientation: orientation) {
+            report.action = action
+            let upright = try JPEGStructure.parse(jpeg)
+            report.outputWidth = upright.width
+            report.outputHeight = upright.height
             report.outputBytes = jpeg.count
-            report.keptColorProfile = info.iccProfile != nil && options.metadata == .colorProfileOnly
+            report.keptColorProfile = upright.iccProfile != nil
             report.timings.total = seconds(clock.now - start)
             return PreparedPhoto(jpeg: jpeg, report: report)
         }
@@ -93,22 +94,36 @@ public struct PhotoPipeline: Sendable {
         return PreparedPhoto(jpeg: encoded.jpeg, report: report)
     }
 
-    /// The source JPEG itself, or with its metadata removed losslessly, when it already fits:
-    /// within the size and the budget, upright, 8-bit YCbCr or grey, Huffman-coded, and decoding
-    /// without a single warning.
-    private func passThrough(_ bytes: [UInt8], info: SourceInfo, orientation: Orientation) -> [UInt8]? {
-        guard let structure = info.jpeg, orientation == .up,
+    /// The source JPEG without decoding it, when it already fits: within the size and the budget,
+    /// 8-bit YCbCr or grey, Huffman-coded, decoding without a single warning. Then it is passed
+    /// through as it is, or with its metadata segments removed, or turned upright losslessly
+    /// (`tjTransform`) when its EXIF orientation is not 1 and its edges allow it.
+    private func lossless(
+        _ bytes: [UInt8], info: SourceInfo, orientation: Orientation
+    ) -> (jpeg: [UInt8], action: PrepareReport.Action)? {
+        guard let structure = info.jpeg,
             max(info.width, info.height) <= options.maxEdge,
             !structure.arithmetic, structure.components == 1 || structure.components == 3,
             structure.adobeTransform == nil || structure.adobeTransform == 1 || structure.components == 1
         else { return nil }
         guard (try? Decoder.decodeJPEG(bytes, info: info, scale: 8, strict: true)) != nil else { return nil }
         let keepICC = options.metadata == .colorProfileOnly
-        let hasMetadata = structure.segments.contains {
-            structure.isMetadata($0, bytes: bytes) || (!keepICC && $0.marker == 0xE2)
+        let result: (jpeg: [UInt8], action: PrepareReport.Action)
+        if orientation == .up {
+            let hasMetadata = structure.segments.contains {
+                structure.isMetadata($0, bytes: bytes) || (!keepICC && $0.marker == 0xE2)
+            }
+            result = hasMetadata
+                ? (JPEGSegments.strippingMetadata(bytes, structure: structure, keepICC: keepICC), .metadataStripped)
+                : (bytes, .passedThrough)
+        } else {
+            guard let transformer = try? TurboJPEGTransformer(),
+                let upright = transformer.upright(bytes, orientation: orientation)
+            else { return nil }
+            let profile = keepICC ? info.iccProfile.flatMap(JPEGSegments.iccSegments) ?? [] : []
+            result = (upright.withUnsafeBytes { JPEGSegments.inserting(profile, into: $0) }, .losslesslyOriented)
         }
-        let jpeg = hasMetadata ? JPEGSegments.strippingMetadata(bytes, structure: structure, keepICC: keepICC) : bytes
-        return jpeg.count < options.maxBytes ? jpeg : nil
+        return result.jpeg.count < options.maxBytes ? result : nil
     }
 
     /// The APP2 segments for the source's ICC profile, when the policy keeps it and it describes the

@@ -14,6 +14,9 @@ public struct PrepareReport: Sendable, Codable, Equatable {
         case passedThrough
         /// The source JPEG already fitted; its metadata segments were removed without re-encoding.
         case metadataStripped
+        /// The source JPEG already fitted but was not upright: its DCT blocks were rotated or
+        /// flipped losslessly (like `jpegtran`), with metadata removed.
+        case losslesslyOriented
     }
 
     /// Seconds spent in each stage.

@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+@testable import PhotoPrep
+
+/// Runs the built `photoprep` binary, as a user would.
+struct CommandResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+func photoprep(_ arguments: [String]) throws -> CommandResult {
+    let binary = Bundle.allBundles.map(\.bundleURL).first { $0.pathExtension == "xctest" }
+        .map { $0.deletingLastPathComponent().appendingPathComponent("photoprep") }
+        ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("photoprep")
+    let process = Process()
+    process.executableURL = binary
+    process.arguments = arguments
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return CommandResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+}
+
+func temporaryFolder() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("photoprep-tests-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+@Suite struct CommandTests {
+    @Test func preparesAMixedFolderNamingTheBadFiles() throws {
+        let root = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let inbox = root.appendingPathComponent("inbox")
+        try FileManager.default.createDirectory(at: inbox.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        for (fixture, name) in [
+            ("photos/storm-1920x1280.jpg", "storm.jpg"), ("edge/interlaced.png", "sub/interlaced.png"),
+            ("edge/truncated.png", "broken.png"), ("edge/not-an-image.txt", "notes.txt"),
+        ] {
+            try FileManager.default.copyItem(atPath: Fixture.path(fixture), toPath: inbox.appendingPathComponent(name).path)
+        }
+        let before = try Data(contentsOf: inbox.appendingPathComponent("storm.jpg"))
+        let out = root.appendingPathComponent("out")
+        let result = try photoprep(["prepare", inbox.path, "--preset", "profile", "--out", out.path])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("broken.png: decode failed (corrupt data): libpng"))
+        #expect(result.stderr.contains("notes.txt: sniff failed (unsupported format)"))
+        for name in ["inbox/storm.jpg", "inbox/sub/interlaced.jpg"] {
+            let jpeg = try [UInt8](Data(contentsOf: out.appendingPathComponent(name)))
+            #expect(jpeg.count < 500 * 1024)
+            let image = try decodeJPEG(jpeg)
+            #expect(max(image.width, image.height) <= 1024)
+        }
+        #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("inbox/broken.jpg").path))
+        #expect(try Data(contentsOf: inbox.appendingPathComponent("storm.jpg")) == before, "inputs untouched")
+        let leftovers = try FileManager.default.subpathsOfDirectory(atPath: out.path).filter { $0.hasSuffix(".tmp") }
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test func customEdgeAndBudget() throws {
+        let root = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let result = try photoprep([
+            "prepare", Fixture.path("photos/ladybird-2560x1600.jpg"), "--max-edge", "800", "--max-bytes", "100KB", "--out", root.path,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let jpeg = try [UInt8](Data(contentsOf: root.appendingPathComponent("ladybird-2560x1600.jpg")))
+        #expect(jpeg.count < 100_000)
+        #expect(try decodeJPEG(jpeg).width == 800)
+    }
+
+    @Test func badOptionsAreUsageErrors() throws {
+        let result = try photoprep(["prepare", Fixture.path("photos"), "--max-bytes", "lots", "--out", "/tmp/x"])
+        #expect(result.status != 0 && result.status != 1)
+        #expect(result.stderr.contains("--max-bytes"))
+    }
+}

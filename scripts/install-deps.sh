@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs what photoprep needs on Debian 12 (Swift 6.3 itself is expected on PATH):
+# the C libraries it links (libjpeg-turbo's TurboJPEG, libpng, zlib).
+set -euo pipefail
+packages=(libturbojpeg0-dev libpng-dev zlib1g-dev pkg-config)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  echo "installed: ${missing[*]}"
+fi
