@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 @main
 struct Photoprep: ParsableCommand {
@@ -6,11 +7,29 @@ struct Photoprep: ParsableCommand {
         commandName: "photoprep",
         abstract: "Turn photos into upload-ready JPEGs: decode, orient, resize, encode under a byte budget.",
         discussion: """
+            Presets: profile (long edge 1024 px, < 500 KiB), group (2048 px, < 500 KiB), photo (2048 px, < 5 MiB).
+
             Examples:
               photoprep prepare ~/Pictures/export --preset group --out ready/
               photoprep prepare IMG_0001.jpg --max-edge 1600 --max-bytes 800KB --out ready/
+              photoprep probe IMG_0001.jpg
               photoprep bench TestImages/photos --preset group
             """,
-        version: "0.1.0",
-        subcommands: [Prepare.self, Bench.self])
+        version: "0.2.0",
+        subcommands: [Prepare.self, Probe.self, Bench.self])
+
+    /// Runs the command, with usage errors exiting 2 (argument parser's own default is 64).
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            let code = exitCode(for: error)
+            if code == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(2)
+            }
+            exit(withError: error)
+        }
+    }
 }

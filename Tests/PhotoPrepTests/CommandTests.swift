@@ -10,11 +10,8 @@ struct CommandResult {
 }
 
 func photoprep(_ arguments: [String]) throws -> CommandResult {
-    let binary = Bundle.allBundles.map(\.bundleURL).first { $0.pathExtension == "xctest" }
-        .map { $0.deletingLastPathComponent().appendingPathComponent("photoprep") }
-        ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("photoprep")
     let process = Process()
-    process.executableURL = binary
+    process.executableURL = photoprepBinary
     process.arguments = arguments
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
@@ -49,7 +46,7 @@ func temporaryFolder() throws -> URL {
         let result = try photoprep(["prepare", inbox.path, "--preset", "profile", "--out", out.path])
         #expect(result.status == 1)
         #expect(result.stderr.contains("broken.png: decode failed (corrupt data): libpng"))
-        #expect(result.stderr.contains("notes.txt: sniff failed (unsupported format)"))
+        #expect(result.stderr.contains("skipped: \(inbox.path)/notes.txt: sniff failed (unsupported format): found text"))
         for name in ["inbox/storm.jpg", "inbox/sub/interlaced.jpg"] {
             let jpeg = try [UInt8](Data(contentsOf: out.appendingPathComponent(name)))
             #expect(jpeg.count < 500 * 1024)
@@ -76,7 +73,11 @@ func temporaryFolder() throws -> URL {
 
     @Test func badOptionsAreUsageErrors() throws {
         let result = try photoprep(["prepare", Fixture.path("photos"), "--max-bytes", "lots", "--out", "/tmp/x"])
-        #expect(result.status != 0 && result.status != 1)
+        #expect(result.status == 2)
         #expect(result.stderr.contains("--max-bytes"))
+        #expect(try photoprep(["prepare", Fixture.path("photos"), "--jobs", "0", "--out", "/tmp/x"]).status == 2)
+        #expect(try photoprep(["prepare", Fixture.path("photos"), "--out", Fixture.path("photos/storm-1920x1280.jpg")]).status == 2, "--out is a file")
+        #expect(try photoprep(["prepare", "/nonexistent/folder", "--out", "/tmp/x"]).status == 2)
+        #expect(try photoprep(["frobnicate"]).status == 2)
     }
 }

@@ -13,7 +13,7 @@ struct SourceInfo {
 
     /// Sniffs the format and reads the headers, refusing unsupported features and images over
     /// `maxPixels` before any pixel memory is allocated.
-    static func read(_ bytes: [UInt8], maxPixels: Int) throws(PhotoPrepError) -> SourceInfo {
+    static func read(_ bytes: [UInt8], maxPixels: Int, checkFeatures: Bool = true) throws(PhotoPrepError) -> SourceInfo {
         let format = try ImageFormat.sniff(bytes)
         let info: SourceInfo
         switch format {
@@ -23,10 +23,10 @@ struct SourceInfo {
                 format: .jpeg, width: structure.width, height: structure.height,
                 exif: EXIFSummary.parse(structure.exif), iccProfile: structure.iccProfile,
                 warnings: structure.warnings, jpeg: structure)
-            if structure.precision != 8 {
+            if checkFeatures && structure.precision != 8 {
                 throw PhotoPrepError(.decode, .unsupportedFeature, "\(structure.precision)-bit JPEG is not supported (only 8-bit samples)")
             }
-            if structure.coding == .lossless {
+            if checkFeatures && structure.coding == .lossless {
                 throw PhotoPrepError(.decode, .unsupportedFeature, "lossless JPEG (SOF3) is not supported")
             }
             guard structure.width > 0, structure.height > 0 else {

@@ -98,7 +98,7 @@ public struct PhotoPipeline: Sendable {
     /// 8-bit YCbCr or grey, Huffman-coded, decoding without a single warning. Then it is passed
     /// through as it is, or with its metadata segments removed, or turned upright losslessly
     /// (`tjTransform`) when its EXIF orientation is not 1 and its edges allow it.
-    private func lossless(
+    func lossless(
         _ bytes: [UInt8], info: SourceInfo, orientation: Orientation
     ) -> (jpeg: [UInt8], action: PrepareReport.Action)? {
         guard let structure = info.jpeg,

@@ -1,0 +1,41 @@
+import Foundation
+
+/// Writes files so that no reader ever sees one half-written: a temporary file in the same folder,
+/// flushed to disk (`fsync`), then renamed over the target.
+enum AtomicFile {
+    static let temporarySuffix = ".photoprep.tmp"
+
+    static func write(_ bytes: [UInt8], to path: String) throws {
+        let folder = (path as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let temporary = (folder as NSString).appendingPathComponent(
+            ".\((path as NSString).lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max))\(temporarySuffix)")
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+        guard fd >= 0 else { throw CommandFailure(message: "\(temporary): cannot create: \(String(cString: strerror(errno)))") }
+        var ok = true
+        bytes.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let n = Foundation.write(fd, buffer.baseAddress! + done, buffer.count - done)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { ok = false; break }
+                done += n
+            }
+        }
+        let error = String(cString: strerror(errno))
+        ok = ok && fsync(fd) == 0
+        close(fd)
+        guard ok, rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw CommandFailure(message: "\(path): cannot write: \(error)")
+        }
+    }
+
+    /// Removes temporary files a killed run left under `folder`.
+    static func removeLeftovers(under folder: String) {
+        guard let walker = FileManager.default.enumerator(atPath: folder) else { return }
+        for case let relative as String in walker where relative.hasSuffix(temporarySuffix) {
+            try? FileManager.default.removeItem(atPath: (folder as NSString).appendingPathComponent(relative))
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import Dispatch
+import Foundation
+import PhotoPrep
+import Synchronization
+
+/// Set by the first Ctrl-C: workers finish the photo in hand and take no new one.
+let stopRequested = Atomic<Bool>(false)
+
+/// What happened to one input.
+struct Outcome: Sendable {
+    enum Status: Sendable {
+        case prepared(PrepareReport)
+        /// Already prepared with the same content and settings (the manifest's report).
+        case unchanged(PrepareReport)
+        /// Not a JPEG or PNG.
+        case skipped(reason: String)
+        case failed(reason: String)
+    }
+
+    var input: String
+    var output: String
+    var sourceBytes: Int
+    var status: Status
+    var seconds: Double
+}
+
+/// Prepares a list of inputs with `jobs` worker threads. Each worker holds one photo at a time, so
+/// peak memory grows with `jobs`, not with the number of photos.
+final class BatchRunner: Sendable {
+    let files: [InputFile]
+    let outputRoot: String
+    let pipeline: PhotoPipeline
+    let manifest: Manifest?
+    /// Skip inputs the manifest says are prepared (false with `--force`, which still records).
+    let reuse: Bool
+    let settings: String
+
+    init(files: [InputFile], outputRoot: String, pipeline: PhotoPipeline, manifest: Manifest?, reuse: Bool = true) {
+        self.files = files
+        self.outputRoot = outputRoot
+        self.pipeline = pipeline
+        self.manifest = manifest
+        self.reuse = reuse
+        self.settings = Manifest.settingsKey(pipeline.options)
+    }
+
+    /// Runs the batch; `report` is called once per finished input, never concurrently.
+    /// Returns the outcomes in input order (inputs not started because of Ctrl-C are absent).
+    func run(jobs: Int, report: @escaping @Sendable (Outcome) -> Void) -> [Outcome] {
+        let next = Mutex(0)
+        let results = Mutex([Outcome?](repeating: nil, count: files.count))
+        let group = DispatchGroup()
+        for _ in 0..<max(1, min(jobs, files.count)) {
+            group.enter()
+            Thread.detachNewThread { [self] in
+                defer { group.leave() }
+                while !stopRequested.load(ordering: .relaxed) {
+                    let index = next.withLock { value -> Int in
+                        defer { value += 1 }
+                        return value
+                    }
+                    guard index < files.count else { return }
+                    let outcome = process(files[index])
+                    results.withLock {
+                        $0[index] = outcome
+                        report(outcome)
+                    }
+                }
+            }
+        }
+        group.wait()
+        return results.withLock { $0.compactMap { $0 } }
+    }
+
+    func process(_ file: InputFile) -> Outcome {
+        let start = ContinuousClock.now
+        let outputPath = (outputRoot as NSString).appendingPathComponent(file.relativeOutput)
+        var outcome = Outcome(input: file.path, output: outputPath, sourceBytes: 0, status: .failed(reason: ""), seconds: 0)
+        guard let data = FileManager.default.contents(atPath: file.path) else {
+            outcome.status = .failed(reason: "\(file.path): read failed: cannot read the file")
+            return outcome
+        }
+        let bytes = [UInt8](data)
+        outcome.sourceBytes = bytes.count
+        let hash = Manifest.sha256(bytes)
+        if reuse, let report = manifest?.upToDateReport(output: file.relativeOutput, outputPath: outputPath, sourceSHA256: hash, settings: settings) {
+            outcome.status = .unchanged(report)
+            return outcome
+        }
+        do {
+            let photo = try pipeline.prepare(bytes)
+            try AtomicFile.write(photo.jpeg, to: outputPath)
+            try manifest?.record(.init(output: file.relativeOutput, sourceSHA256: hash, settings: settings, report: photo.report))
+            outcome.status = .prepared(photo.report)
+        } catch let error as PhotoPrepError {
+            let named = "\(file.path): \(PhotoPrepError(error.stage, error.kind, error.message))"
+            outcome.status = error.kind == .unsupportedFormat ? .skipped(reason: named) : .failed(reason: named)
+        } catch {
+            outcome.status = .failed(reason: "\(error)")
+        }
+        outcome.seconds = seconds(since: start)
+        return outcome
+    }
+}
+
+func seconds(since start: ContinuousClock.Instant) -> Double {
+    let (s, atto) = (ContinuousClock.now - start).components
+    return Double(s) + Double(atto) / 1e18
+}

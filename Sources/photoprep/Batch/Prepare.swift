@@ -1,0 +1,104 @@
+import ArgumentParser
+import Foundation
+import PhotoPrep
+import Synchronization
+
+struct Prepare: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Prepare photos (files or folders, recursively) as upload-ready JPEGs under --out.",
+        discussion: """
+            Files are recognised by content, not by extension: JPEG and PNG are prepared, anything \
+            else is reported as skipped. Outputs mirror the input folders under --out with a .jpg \
+            extension and are written atomically; inputs are never modified.
+
+            Re-running the same command skips what is already prepared with the same settings \
+            (a manifest in --out keyed by content hash and settings), so an interrupted run \
+            (Ctrl-C, kill, power loss) finishes on the next run. Ctrl-C lets the photos in hand \
+            finish and prints what remains; a second Ctrl-C stops at once.
+
+            Exit status: 0 all prepared, 1 some files failed, 2 usage error, 130 interrupted.
+
+            Examples:
+              photoprep prepare ~/Pictures/2024 --preset photo --out upload/
+              photoprep prepare a.jpg b.png --max-edge 1600 --max-bytes 800KB --out out/ --report out/report.csv
+              photoprep prepare ~/Pictures --out out/ --json | jq .event
+            """)
+
+    @Argument(help: "Photo files or folders (recursive).")
+    var inputs: [String]
+
+    @Option(name: .shortAndLong, help: "Output folder (created if missing).")
+    var out: String
+
+    @OptionGroup var pipeline: PipelineOptions
+
+    @Option(name: .shortAndLong, help: "Photos prepared at once (default: the number of cores).")
+    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+
+    @Option(help: "Write one row per input to this file: CSV if it ends in .csv, JSON otherwise.")
+    var report: String?
+
+    @Flag(name: .shortAndLong, help: "Print only errors.")
+    var quiet = false
+
+    @Flag(help: "Print one JSON object per file event, then a summary object, on standard output.")
+    var json = false
+
+    @Flag(help: "Prepare everything again, ignoring what the manifest says is done.")
+    var force = false
+
+    func validate() throws {
+        if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if quiet && json { throw ValidationError("--quiet and --json cannot be combined") }
+    }
+
+    func run() throws {
+        let files: [InputFile]
+        do {
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+            guard access(out, W_OK) == 0 else { throw CommandFailure(message: "\(out): the output folder is not writable") }
+            files = try InputFiles.expand(inputs, excluding: out)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        AtomicFile.removeLeftovers(under: out)
+        let manifest = Manifest(folder: out)
+        let runner = BatchRunner(
+            files: files, outputRoot: out, pipeline: PhotoPipeline(options: pipeline.options), manifest: manifest,
+            reuse: !force)
+        let console = Console(mode: Console.mode(json: json, quiet: quiet), total: files.count)
+        let interrupts = Interrupts.install()
+        let outcomes = runner.run(jobs: jobs, report: console.report)
+        interrupts.cancel()
+        let summary = BatchSummary(
+            outcomes: outcomes, total: files.count, wallSeconds: seconds(since: console.start),
+            interrupted: stopRequested.load(ordering: .relaxed))
+        if let report {
+            try ReportRow.write(outcomes.map(ReportRow.init), to: report)
+        }
+        console.finish(summary)
+        if summary.remaining > 0 { throw ExitCode(130) }
+        if summary.failed > 0 { throw ExitCode(1) }
+    }
+}
+
+/// The first SIGINT/SIGTERM asks the batch to stop after the photos in hand; the second exits at once.
+struct Interrupts {
+    let sources: [any DispatchSourceSignal]
+
+    static func install() -> Interrupts {
+        let sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                if stopRequested.exchange(true, ordering: .relaxed) { exit(130) }
+                FileHandle.standardError.write(Data("\nstopping after the photos in hand (Ctrl-C again to stop now)…\n".utf8))
+            }
+            source.resume()
+            return source
+        }
+        return Interrupts(sources: sources)
+    }
+
+    func cancel() { sources.forEach { $0.cancel() } }
+}

@@ -1,0 +1,52 @@
+import ArgumentParser
+import Foundation
+import PhotoPrep
+
+struct Probe: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Describe photos: format, size, orientation, colour profile, metadata, and what prepare would do.")
+
+    @Argument(help: "Photo files.")
+    var files: [String]
+
+    @OptionGroup var pipeline: PipelineOptions
+
+    @Flag(help: "One JSON object per file.")
+    var json = false
+
+    func run() throws {
+        let preparer = PhotoPipeline(options: pipeline.options)
+        var failed = false
+        for file in files {
+            do {
+                let p = try preparer.probe(contentsOf: file)
+                if json {
+                    let encoder = JSONEncoder()
+                    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                    print(String(decoding: try encoder.encode(ProbeLine(file: file, probe: p)), as: UTF8.self))
+                    continue
+                }
+                let metadata = (p.hasEXIF ? ["EXIF" + (p.hasGPS ? " with GPS" : " (no GPS)")] : []) + p.otherMetadata
+                print("""
+                    \(file)
+                      format       \(p.format.rawValue), \(p.encoding), \(p.colorModel)
+                      size         \(p.width) × \(p.height) (\(String(format: "%.1f", Double(p.width * p.height) / 1e6)) MP), \(p.bytes) bytes
+                      orientation  \(p.orientation)\(p.orientation == 1 ? " (upright)" : "")
+                      colour       \(p.colorProfile.map { "ICC profile, \($0)" } ?? "no ICC profile (sRGB assumed)")
+                      metadata     \(metadata.isEmpty ? "none" : metadata.joined(separator: ", "))\(p.animated ? "\n  animation    yes (first frame used)" : "")
+                      prepare      \(p.plan.action.hasPrefix("refuse") ? p.plan.action : "\(p.plan.action) → \(p.plan.outputWidth) × \(p.plan.outputHeight)\(p.plan.decodeScale > 1 ? ", decoding at 1/\(p.plan.decodeScale)" : "")")
+                    """)
+                for warning in p.warnings { print("  warning      \(warning)") }
+            } catch {
+                failed = true
+                FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            }
+        }
+        if failed { throw ExitCode(1) }
+    }
+
+    struct ProbeLine: Encodable {
+        var file: String
+        var probe: PhotoProbe
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import Testing
+@testable import PhotoPrep
+
+/// `photoprep prepare` as a batch: resume, reports, JSON events, interruption — on the built binary.
+@Suite struct BatchCommandTests {
+    /// A folder with `copies` copies of two real photos (distinct content: one byte of a COM segment differs).
+    func photoFolder(copies: Int) throws -> URL {
+        let root = try temporaryFolder()
+        let inbox = root.appendingPathComponent("inbox")
+        try FileManager.default.createDirectory(at: inbox, withIntermediateDirectories: true)
+        let sources = [try Fixture.bytes("photos/storm-1920x1280.jpg"), try Fixture.bytes("photos/ladybird-2560x1600.jpg")]
+        for i in 0..<copies {
+            var bytes = sources[i % 2]
+            // Insert a comment segment after SOI so that every copy has its own content hash.
+            let comment = Array("copy \(i)".utf8)
+            bytes.insert(contentsOf: [0xFF, 0xFE, 0, UInt8(comment.count + 2)] + comment, at: 2)
+            try Data(bytes).write(to: inbox.appendingPathComponent(String(format: "photo-%03d.jpg", i)))
+        }
+        return root
+    }
+
+    func outputs(in folder: URL) throws -> [String] {
+        try FileManager.default.subpathsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".jpg") }.sorted()
+    }
+
+    @Test func reRunSkipsWhatIsPreparedAndReportsMatchTheDisk() throws {
+        let root = try photoFolder(copies: 4)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let out = root.appendingPathComponent("out"), report = root.appendingPathComponent("report.json")
+        let first = try photoprep(["prepare", root.appendingPathComponent("inbox").path, "--out", out.path, "--report", report.path])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.contains("4 prepared, 0 unchanged, 0 skipped, 0 failed"))
+
+        let rows = try JSONSerialization.jsonObject(with: Data(contentsOf: report)) as! [[String: Any]]
+        #expect(rows.count == 4)
+        for row in rows {
+            #expect(row["status"] as? String == "prepared")
+            let path = row["output"] as! String
+            let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as! Int
+            #expect(size == row["output_bytes"] as? Int ?? row["outputBytes"] as? Int)
+            let image = try decodeJPEG([UInt8](Data(contentsOf: URL(fileURLWithPath: path))))
+            #expect(image.width == row["outputWidth"] as? Int)
+        }
+
+        let second = try photoprep(["prepare", root.appendingPathComponent("inbox").path, "--out", out.path, "--json"])
+        #expect(second.status == 0)
+        let events = second.stdout.split(separator: "\n").map {
+            try! JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }
+        #expect(events.count == 5)
+        #expect(events.prefix(4).allSatisfy { $0["event"] as? String == "unchanged" })
+        let summary = try #require(events.last?["summary"] as? [String: Any])
+        #expect(summary["unchanged"] as? Int == 4 && summary["prepared"] as? Int == 0)
+
+        // Changed settings prepare again; --force too.
+        let third = try photoprep(["prepare", root.appendingPathComponent("inbox").path, "--out", out.path, "--preset", "profile"])
+        #expect(third.stdout.contains("4 prepared, 0 unchanged"))
+        let forced = try photoprep(["prepare", root.appendingPathComponent("inbox").path, "--out", out.path, "--preset", "profile", "--force"])
+        #expect(forced.stdout.contains("4 prepared, 0 unchanged"))
+    }
+
+    @Test func jsonEventsCarryTheReport() throws {
+        let root = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let result = try photoprep([
+            "prepare", Fixture.path("photos/ladybird-2560x1600.jpg"), Fixture.path("edge/photo.gif"), Fixture.path("edge/truncated.png"),
+            "--out", root.path, "--json",
+        ])
+        #expect(result.status == 1)
+        let events = result.stdout.split(separator: "\n").map {
+            try! JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }
+        #expect(events.map { $0["event"] as! String }.sorted() == ["failed", "prepared", "skipped", "summary"])
+        let prepared = try #require(events.first { $0["event"] as? String == "prepared" })
+        let report = try #require(prepared["report"] as? [String: Any])
+        #expect(report["outputWidth"] as? Int == 2048)
+        #expect((report["quality"] as? Int ?? 0) > 50)
+        let failed = try #require(events.first { $0["event"] as? String == "failed" })
+        #expect((failed["reason"] as? String)?.contains("truncated.png") == true)
+    }
+
+    @Test func csvReportHasOneRowPerInput() throws {
+        let root = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let report = root.appendingPathComponent("r.csv")
+        _ = try photoprep([
+            "prepare", Fixture.path("edge/progressive.jpg"), Fixture.path("edge/not-an-image.txt"), "--out", root.appendingPathComponent("o").path,
+            "--report", report.path, "-q",
+        ])
+        let lines = try String(contentsOf: report, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 3)
+        #expect(lines[0].hasPrefix("status,source,output,"))
+        #expect(lines.contains { $0.hasPrefix("prepared,") && $0.contains("progressive.jpg") && $0.contains(",480,320,14326,") })
+        #expect(lines.contains { $0.hasPrefix("skipped,") && $0.contains("not-an-image.txt") })
+    }
+
+    @Test func killedRunLeavesNoPartialOutputAndTheReRunFinishes() throws {
+        let root = try photoFolder(copies: 16)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let out = root.appendingPathComponent("out")
+        let child = Process()
+        child.executableURL = photoprepBinary
+        child.arguments = ["prepare", root.appendingPathComponent("inbox").path, "--out", out.path, "--jobs", "1", "-q"]
+        try child.run()
+        // Wait until a few photos are done, then kill -9 in the middle of the batch.
+        let manifest = out.appendingPathComponent(".photoprep-manifest.jsonl")
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let lines = (try? String(contentsOf: manifest, encoding: .utf8))?.split(separator: "\n").count ?? 0
+            if lines >= 3 { break }
+            usleep(5_000)
+        }
+        kill(child.processIdentifier, SIGKILL)
+        child.waitUntilExit()
+        let partial = try outputs(in: out)
+        #expect(partial.count >= 3 && partial.count < 16, "killed half-way: \(partial.count) outputs")
+        for name in partial {
+            // Every visible output is a whole JPEG.
+            let image = try decodeJPEG([UInt8](Data(contentsOf: out.appendingPathComponent(name))))
+            #expect(image.width > 0)
+        }
+        let rerun = try photoprep(["prepare", root.appendingPathComponent("inbox").path, "--out", out.path])
+        #expect(rerun.status == 0)
+        #expect(rerun.stdout.contains("\(16 - partial.count) prepared, \(partial.count) unchanged"), "\(rerun.stdout)")
+        #expect(try outputs(in: out).count == 16)
+        let leftovers = try FileManager.default.subpathsOfDirectory(atPath: out.path).filter { $0.hasSuffix(".tmp") }
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test func ctrlCFinishesThePhotosInHandAndSaysWhatRemains() throws {
+        let root = try photoFolder(copies: 24)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let out = root.appendingPathComponent("out")
+        let child = Process()
+        child.executableURL = photoprepBinary
+        child.arguments = ["prepare", root.appendingPathComponent("inbox").path, "--out", out.path, "--jobs", "1"]
+        let stdout = Pipe()
+        child.standardOutput = stdout
+        child.standardError = Pipe()
+        try child.run()
+        let manifest = out.appendingPathComponent(".photoprep-manifest.jsonl")
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, ((try? String(contentsOf: manifest, encoding: .utf8))?.split(separator: "\n").count ?? 0) < 2 {
+            usleep(5_000)
+        }
+        kill(child.processIdentifier, SIGINT)
+        let text = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        child.waitUntilExit()
+        #expect(child.terminationStatus == 130)
+        #expect(text.contains("not started (interrupted: re-run the same command to finish)"), "\(text)")
+        let done = try outputs(in: out)
+        #expect(done.count < 24)
+        for name in done { #expect(try decodeJPEG([UInt8](Data(contentsOf: out.appendingPathComponent(name)))).width > 0) }
+    }
+
+    @Test func outputInsideTheInputFolderIsNotReIngestedAndCollisionsGetDistinctNames() throws {
+        let root = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try FileManager.default.copyItem(atPath: Fixture.path("edge/progressive.jpg"), toPath: root.appendingPathComponent("a.jpg").path)
+        try FileManager.default.copyItem(atPath: Fixture.path("edge/photo-rgb8.png"), toPath: root.appendingPathComponent("a.png").path)
+        let out = root.appendingPathComponent("ready")
+        for _ in 0..<2 {
+            let result = try photoprep(["prepare", root.path, "--out", out.path])
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        let name = root.lastPathComponent
+        #expect(try outputs(in: out) == ["\(name)/a-2.jpg", "\(name)/a.jpg"])
+    }
+}
+
+let photoprepBinary: URL = Bundle.allBundles.map(\.bundleURL).first { $0.pathExtension == "xctest" }
+    .map { $0.deletingLastPathComponent().appendingPathComponent("photoprep") }
+    ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("photoprep")
