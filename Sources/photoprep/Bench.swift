@@ -5,7 +5,7 @@ import PhotoPrep
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Time the pipeline in-process, single-threaded, on photos: per photo time, bytes, quality, encodes.",
-        discussion: "Each photo is read once, then prepared --runs times; the median time is printed. Peak memory is the whole process's.")
+        discussion: "Each photo is read from disk and prepared --runs times; the median time is printed. Peak memory is the whole process's.")
 
     @Argument(help: "Photo files or folders.")
     var inputs: [String]
@@ -15,28 +15,36 @@ struct Bench: ParsableCommand {
 
     @OptionGroup var pipeline: PipelineOptions
 
+    @Flag(help: "One JSON object per photo (file, seconds, report) instead of the table.")
+    var json = false
+
     func run() throws {
         let files = try InputFiles.expand(inputs, excluding: "/nonexistent")
         let preparer = PhotoPipeline(options: pipeline.options)
         let budget = pipeline.options.maxBytes
-        print("photoprep bench: long edge ≤ \(pipeline.options.maxEdge) px, < \(budget) bytes, \(runs) run(s) per photo, single-threaded, in-process")
-        print(row("photo", "MP", "in KiB", "ms", "decode", "resize", "encode", "out", "out KiB", "Q", "enc", "scale"))
+        if !json { print("photoprep bench: long edge ≤ \(pipeline.options.maxEdge) px, < \(budget) bytes, \(runs) run(s) per photo, single-threaded, in-process")
+        print(row("photo", "MP", "in KiB", "ms", "decode", "resize", "encode", "out", "out KiB", "Q", "enc", "scale")) }
         var times: [Double] = [], encodes: [(Int, Bool)] = [], failures = 0
         for file in files {
-            guard let bytes = FileManager.default.contents(atPath: file.path).map([UInt8].init) else { continue }
             var samples: [(Double, PrepareReport)] = []
             do {
                 for _ in 0..<max(runs, 1) {
-                    let report = try preparer.prepare(bytes).report
+                    let report = try preparer.prepare(contentsOf: file.path).report
                     samples.append((report.timings.total, report))
                 }
             } catch {
                 failures += 1
-                print("\((file.path as NSString).lastPathComponent): \(error)")
+                FileHandle.standardError.write(Data("\((file.path as NSString).lastPathComponent): \(error)\n".utf8))
                 continue
             }
             let (time, r) = samples.sorted { $0.0 < $1.0 }[samples.count / 2]
             times.append(time)
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                print(String(decoding: try encoder.encode(Line(file: file.path, seconds: time, report: r)), as: UTF8.self))
+                continue
+            }
             // The budget binds when the highest quality did not fit.
             encodes.append((r.encodes, r.quality.map { $0 < pipeline.maxQuality } ?? false))
             print(row(
@@ -47,7 +55,7 @@ struct Bench: ParsableCommand {
                 String(format: "%.1f", r.timings.encode * 1000), "\(r.outputWidth)×\(r.outputHeight)",
                 String(r.outputBytes / 1024), r.quality.map(String.init) ?? "pass", String(r.encodes), "1/\(r.decodeScale)"))
         }
-        guard !times.isEmpty else { return }
+        guard !times.isEmpty, !json else { return }
         let binding = encodes.filter(\.1).map(\.0), free = encodes.filter { !$0.1 }.map(\.0)
         func mean(_ xs: [Int]) -> String { xs.isEmpty ? "–" : String(format: "%.2f", Double(xs.reduce(0, +)) / Double(xs.count)) }
         print("""
@@ -56,6 +64,12 @@ struct Bench: ParsableCommand {
             encodes per photo: \(mean(binding)) where the budget binds (\(binding.count) photos), \(mean(free)) where it does not (\(free.count))
             peak memory (whole process, max RSS): \(peakResidentMegabytes()) MB
             """)
+    }
+
+    struct Line: Encodable {
+        var file: String
+        var seconds: Double
+        var report: PrepareReport
     }
 
     func row(_ columns: String...) -> String {

@@ -16,6 +16,9 @@ struct PipelineOptions: ParsableArguments {
     @Option(help: "Highest JPEG quality the budget search may choose.")
     var maxQuality: Int = 100
 
+    @Option(help: "Colour that transparency is flattened onto, as RRGGBB.")
+    var background: HexColor = HexColor(color: .white)
+
     @Flag(help: "Strip everything, the ICC colour profile too (EXIF, GPS, XMP, IPTC and comments always go).")
     var stripAll = false
 
@@ -38,6 +41,7 @@ struct PipelineOptions: ParsableArguments {
         options.qualities = min(options.qualities.lowerBound, maxQuality)...maxQuality
         options.metadata = stripAll ? .none : .colorProfileOnly
         options.strict = strict
+        options.background = background.color
         options.shrinkOnLoadMargin = shrinkMargin
         return options
     }
@@ -60,5 +64,22 @@ struct ByteSize: ExpressibleByArgument {
             number > 0, number * unit.factor < Double(Int.max)
         else { return nil }
         bytes = Int(number * unit.factor)
+    }
+}
+
+/// An sRGB colour written as `RRGGBB` (a leading `#` is allowed).
+struct HexColor: ExpressibleByArgument {
+    var color: RGBColor
+
+    init(color: RGBColor) { self.color = color }
+
+    init?(argument: String) {
+        let hex = argument.hasPrefix("#") ? String(argument.dropFirst()) : argument
+        guard hex.count == 6, let value = UInt32(hex, radix: 16) else { return nil }
+        color = RGBColor(red: UInt8(value >> 16), green: UInt8((value >> 8) & 0xFF), blue: UInt8(value & 0xFF))
+    }
+
+    var defaultValueDescription: String {
+        String(format: "%02X%02X%02X", color.red, color.green, color.blue)
     }
 }

@@ -40,7 +40,7 @@ public struct PrepareOptions: Sendable, Hashable {
     public var minimumEdge: Int = 256
     /// A fitting encode within this fraction of the budget ends the search without proving that the
     /// next quality up would miss.
-    public var budgetTolerance: Double = 0.05
+    public var budgetTolerance: Double = 0.02
     /// Pass a JPEG through unchanged (or with metadata stripped losslessly) when it already fits.
     public var allowPassThrough: Bool = true
 

@@ -22,16 +22,16 @@ enum InputFiles {
                 files.append(InputFile(path: input, relativeOutput: outputName(URL(fileURLWithPath: input).lastPathComponent)))
                 continue
             }
-            let root = URL(fileURLWithPath: input).standardizedFileURL.resolvingSymlinksInPath()
-            guard let walker = manager.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey, .isDirectoryKey], options: [.skipsHiddenFiles]) else { continue }
+            let root = URL(fileURLWithPath: input).standardizedFileURL
+            guard let walker = manager.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey], options: [.skipsHiddenFiles]) else { continue }
             var found: [InputFile] = []
             for case let url as URL in walker {
-                let resolved = url.standardizedFileURL.resolvingSymlinksInPath()
+                // Symbolic links are followed: what counts is the file they point at.
+                let resolved = url.resolvingSymlinksInPath()
                 if resolved.path == excluded { walker.skipDescendants(); continue }
-                guard (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true else { continue }
-                let relative = String(resolved.path.dropFirst(root.path.count + 1))
-                let folderName = root.lastPathComponent
-                found.append(InputFile(path: url.path, relativeOutput: folderName + "/" + outputName(relative)))
+                guard (try? resolved.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true else { continue }
+                let relative = String(url.standardizedFileURL.path.dropFirst(root.path.count + 1))
+                found.append(InputFile(path: url.path, relativeOutput: root.lastPathComponent + "/" + outputName(relative)))
             }
             files += found.sorted { $0.path < $1.path }
         }
