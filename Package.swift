@@ -30,11 +30,14 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "PhotoPrep", targets: ["PhotoPrep"]),
+        .library(name: "PhotoUpload", targets: ["PhotoUpload"]),
         .executable(name: "photoprep", targets: ["photoprep"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
@@ -44,10 +47,21 @@ let package = Package(
             dependencies: ["CTurboJPEG", "CPNG"],
             swiftSettings: swiftSettings + simdSettings
         ),
+        .target(
+            name: "PhotoUpload",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "photoprep",
             dependencies: [
                 "PhotoPrep",
+                "PhotoUpload",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -56,6 +70,17 @@ let package = Package(
         .testTarget(
             name: "PhotoPrepTests",
             dependencies: ["PhotoPrep", "photoprep"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PhotoUploadTests",
+            dependencies: [
+                "PhotoUpload", "photoprep",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            exclude: ["Support"],
             swiftSettings: swiftSettings
         ),
     ],

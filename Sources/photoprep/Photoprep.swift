@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 
 @main
-struct Photoprep: ParsableCommand {
+struct Photoprep: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "photoprep",
         abstract: "Turn photos into upload-ready JPEGs: decode, orient, resize, encode under a byte budget.",
@@ -16,13 +16,17 @@ struct Photoprep: ParsableCommand {
               photoprep bench TestImages/photos --preset group
             """,
         version: "0.2.0",
-        subcommands: [Prepare.self, Probe.self, Bench.self])
+        subcommands: [Prepare.self, Probe.self, Upload.self, Bench.self])
 
     /// Runs the command, with usage errors exiting 2 (argument parser's own default is 64).
-    static func main() {
+    static func main() async {
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
         } catch {
             let code = exitCode(for: error)
             if code == .validationFailure {

@@ -53,6 +53,8 @@ extension PrepareOptions.Preset: ExpressibleByArgument {}
 struct ByteSize: ExpressibleByArgument {
     var bytes: Int
 
+    init(bytes: Int) { self.bytes = bytes }
+
     init?(argument: String) {
         let units: [(suffix: String, factor: Double)] = [
             ("KiB", 1024), ("MiB", 1024 * 1024), ("GiB", 1024 * 1024 * 1024),

@@ -1,0 +1,111 @@
+import Foundation
+
+/// The embedded destination: a folder on disk (`file:///path`) with the semantics of a resumable
+/// upload server. Partial uploads live in `.photoprep-uploads/` under the folder; every chunk is
+/// appended at its offset and flushed (`fsync`) before it is acknowledged; the finished file is
+/// renamed into place at its key, so no reader ever sees a partial object.
+struct LocalStore: UploadTransport {
+    let root: URL
+
+    var partialFolder: URL { root.appendingPathComponent(".photoprep-uploads") }
+
+    func create(length: Int64, request: UploadRequest) async throws(TransportFailure) -> String {
+        try validate(request.key)
+        let id = UUID().uuidString.lowercased()
+        do {
+            try FileManager.default.createDirectory(at: partialFolder, withIntermediateDirectories: true)
+            let info = try JSONEncoder().encode(PartialInfo(key: request.key, length: length))
+            try info.write(to: partialFolder.appendingPathComponent("\(id).json"), options: .atomic)
+            guard FileManager.default.createFile(atPath: partialFolder.appendingPathComponent("\(id).part").path, contents: nil) else {
+                throw TransportFailure.status(500, "cannot create the partial file")
+            }
+        } catch let failure as TransportFailure {
+            throw failure
+        } catch {
+            throw .status(500, "\(partialFolder.path): \(error.localizedDescription)")
+        }
+        if length == 0 { try finalize(id) }
+        return id
+    }
+
+    func query(_ location: String, request: UploadRequest) async throws(TransportFailure) -> Int64 {
+        let part = partialFolder.appendingPathComponent("\(location).part")
+        if let size = (try? FileManager.default.attributesOfItem(atPath: part.path))?[.size] as? Int64 { return size }
+        // Finished already (the rename happened before the acknowledgement was recorded)?
+        if let info = try? info(location), FileManager.default.fileExists(atPath: root.appendingPathComponent(info.key).path) {
+            return info.length
+        }
+        throw .status(404, "\(location): no such upload")
+    }
+
+    func send(
+        _ location: String, offset: Int64, chunk: [UInt8], request: UploadRequest, sent: @escaping @Sendable (Int) -> Void
+    ) async throws(TransportFailure) -> Int64 {
+        let info = try info(location)
+        let path = partialFolder.appendingPathComponent("\(location).part").path
+        let fd = open(path, O_WRONLY)
+        guard fd >= 0 else { throw .status(404, "\(location): no such upload") }
+        defer { close(fd) }
+        var status = stat()
+        fstat(fd, &status)
+        guard Int64(status.st_size) == offset else { throw .status(409, "offset \(offset) but the upload holds \(status.st_size) bytes") }
+        guard offset + Int64(chunk.count) <= info.length else { throw .status(413, "the chunk goes past the declared length") }
+        var written = 0
+        while written < chunk.count {
+            if Task.isCancelled { throw .cancelled }
+            let piece = min(64 * 1024, chunk.count - written)
+            let n = chunk.withUnsafeBytes { pwrite(fd, $0.baseAddress! + written, piece, off_t(offset) + off_t(written)) }
+            guard n > 0 else { throw .status(507, "\(path): \(String(cString: strerror(errno)))") }
+            written += n
+            sent(written)
+        }
+        guard fsync(fd) == 0 else { throw .status(507, "\(path): fsync: \(String(cString: strerror(errno)))") }
+        let newOffset = offset + Int64(chunk.count)
+        if newOffset == info.length { try finalize(location) }
+        return newOffset
+    }
+
+    func terminate(_ location: String, request: UploadRequest) async throws(TransportFailure) {
+        try? FileManager.default.removeItem(at: partialFolder.appendingPathComponent("\(location).part"))
+        try? FileManager.default.removeItem(at: partialFolder.appendingPathComponent("\(location).json"))
+    }
+
+    func objectLocation(_ location: String, request: UploadRequest) -> String {
+        root.appendingPathComponent(request.key).absoluteString
+    }
+
+    private struct PartialInfo: Codable {
+        var key: String
+        var length: Int64
+    }
+
+    private func info(_ location: String) throws(TransportFailure) -> PartialInfo {
+        guard let data = FileManager.default.contents(atPath: partialFolder.appendingPathComponent("\(location).json").path),
+            let info = try? JSONDecoder().decode(PartialInfo.self, from: data)
+        else { throw .status(404, "\(location): no such upload") }
+        return info
+    }
+
+    /// Moves the complete partial file to its key (atomic rename) and removes the bookkeeping.
+    private func finalize(_ location: String) throws(TransportFailure) {
+        let info = try info(location)
+        let target = root.appendingPathComponent(info.key)
+        do {
+            try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+        } catch {
+            throw .status(500, "\(target.deletingLastPathComponent().path): \(error.localizedDescription)")
+        }
+        guard rename(partialFolder.appendingPathComponent("\(location).part").path, target.path) == 0 else {
+            throw .status(500, "\(target.path): \(String(cString: strerror(errno)))")
+        }
+        try? FileManager.default.removeItem(at: partialFolder.appendingPathComponent("\(location).json"))
+    }
+
+    /// Keys stay inside the folder: no empty, `.` or `..` segments, no absolute paths, no control characters.
+    private func validate(_ key: String) throws(TransportFailure) {
+        let segments = key.split(separator: "/", omittingEmptySubsequences: false)
+        guard !key.isEmpty, !key.hasPrefix("/"), segments.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }),
+            !key.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else { throw .status(400, "invalid object key \"\(key)\"") }
+    }
+}

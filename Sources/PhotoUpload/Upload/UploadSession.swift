@@ -1,0 +1,143 @@
+import Foundation
+import Synchronization
+
+/// Drives one upload: performs the state machine's actions with a transport, keeps the journal
+/// and reports monotone progress.
+final class UploadSession: Sendable {
+    let transport: any UploadTransport
+    let destination: String
+    let request: UploadRequest
+    let source: OpenSource
+    let configuration: UploadConfiguration
+    let journal: UploadJournal?
+    private let machine: Mutex<UploadStateMachine>
+    private let progress: Mutex<UploadProgress>
+    private let clock = ContinuousClock()
+    private let started: ContinuousClock.Instant
+
+    init(transport: any UploadTransport, destination: String, request: UploadRequest, source: OpenSource,
+         configuration: UploadConfiguration, journal: UploadJournal?) {
+        self.transport = transport
+        self.destination = destination
+        self.request = request
+        self.source = source
+        self.configuration = configuration
+        self.journal = journal
+        started = clock.now
+        var resumeAt: String?
+        if let journal, let entry = journal.entry(destination: destination, key: request.key) {
+            if entry.contentSHA256 == source.sha256 && entry.length == source.length {
+                resumeAt = entry.location
+            } else {
+                // An unfinished upload of other content under the same key: delete it, start afresh.
+                let stale = entry.location
+                Task.detached { try? await transport.terminate(stale, request: request) }
+                journal.remove(destination: destination, key: request.key)
+            }
+        }
+        machine = Mutex(UploadStateMachine(
+            length: source.length, chunkSize: configuration.chunkSize, maxRetryDuration: configuration.maxRetryDuration,
+            backoff: Backoff(initial: configuration.initialBackoff, maximum: configuration.maxBackoff), resuming: resumeAt))
+        progress = Mutex(UploadProgress(acknowledged: 0, sent: 0, total: source.length))
+    }
+
+    /// Runs until a terminal event, or until paused (then returns `.paused`).
+    func run(emit: @escaping @Sendable (UploadEvent) -> Void, pausing: @escaping @Sendable () -> Bool) async -> UploadEvent {
+        while true {
+            if Task.isCancelled {
+                if pausing() {
+                    machine.withLock { $0.requery() }
+                    return .paused(progress.withLock { $0 })
+                }
+                machine.withLock { $0.cancel() }
+            }
+            let action = machine.withLock { $0.next() }
+            switch action {
+            case .create(let length):
+                await perform { () async throws(TransportFailure) in .created(location: try await transport.create(length: length, request: request)) }
+            case .query(let location):
+                await perform { () async throws(TransportFailure) in .offset(try await transport.query(location, request: request)) }
+            case .send(let location, let offset, let length):
+                let chunk: [UInt8]
+                do {
+                    chunk = try source.read(offset: offset, length: length)
+                } catch {
+                    journal?.remove(destination: destination, key: request.key)
+                    return .failed(error)
+                }
+                let before = clock.now
+                await perform { () async throws(TransportFailure) in
+                    .offset(try await transport.send(location, offset: offset, chunk: chunk, request: request) { [self] count in
+                        report(sent: offset + Int64(count), emit: emit)
+                    })
+                }
+                if let rate = configuration.maxBytesPerSecond, rate > 0 {
+                    let due = Duration.seconds(Double(chunk.count) / Double(rate)) - (clock.now - before)
+                    if due > .zero { try? await Task.sleep(for: due) }
+                }
+            case .wait(let delay):
+                try? await Task.sleep(for: delay)
+            case .terminate(let location):
+                // Runs even though this task is cancelled: the deletion must happen.
+                let transport = self.transport, request = self.request
+                let done = await Task.detached { () -> Bool in
+                    do { try await transport.terminate(location, request: request); return true } catch { return false }
+                }.value
+                machine.withLock { $0.record(done ? .terminated : .status(500, "could not delete the partial upload"), now: elapsed, jitter: 0) }
+            case .finish(let location):
+                journal?.remove(destination: destination, key: request.key)
+                return .finished(location: transport.objectLocation(location, request: request))
+            case .fail(let error):
+                // Keep the journal after exhausted retries (a later run resumes); drop it for errors retrying cannot fix.
+                if error.kind != .retriesExhausted { journal?.remove(destination: destination, key: request.key) }
+                return .failed(error)
+            case .cancelled:
+                journal?.remove(destination: destination, key: request.key)
+                return .cancelled
+            }
+            if case .create = action { saveJournal() } else if case .send = action { saveJournal() } else if case .query = action { saveJournal() }
+            let acknowledged = machine.withLock { $0.offset }
+            report(acknowledged: acknowledged, emit: emit)
+        }
+    }
+
+    private var elapsed: Duration { clock.now - started }
+
+    /// Performs one request and records its outcome.
+    private func perform(_ request: () async throws(TransportFailure) -> UploadStateMachine.Outcome) async {
+        let outcome: UploadStateMachine.Outcome
+        do {
+            outcome = try await request()
+        } catch .status(let code, let message) {
+            outcome = .status(code, message)
+        } catch .transport(let message) {
+            outcome = .transportError(message)
+        } catch {
+            return  // cancelled: the loop decides between pause and cancel
+        }
+        machine.withLock { $0.record(outcome, now: elapsed, jitter: Double.random(in: 0...1)) }
+    }
+
+    private func saveJournal() {
+        guard let journal else { return }
+        let (location, offset) = machine.withLock { ($0.location, $0.offset) }
+        guard let location else { return }
+        try? journal.save(.init(
+            destination: destination, key: request.key, location: location, offset: offset, length: source.length,
+            contentSHA256: source.sha256, updated: Date()))
+    }
+
+    /// Emits progress only when it grows: never backwards, never past the total.
+    private func report(acknowledged: Int64? = nil, sent: Int64? = nil, emit: @Sendable (UploadEvent) -> Void) {
+        let changed = progress.withLock { p -> UploadProgress? in
+            var next = p
+            if let acknowledged { next.acknowledged = max(p.acknowledged, min(acknowledged, p.total)) }
+            if let sent { next.sent = max(p.sent, min(sent, p.total)) }
+            next.sent = max(next.sent, next.acknowledged)
+            guard next != p else { return nil }
+            p = next
+            return next
+        }
+        if let changed { emit(.progress(changed)) }
+    }
+}

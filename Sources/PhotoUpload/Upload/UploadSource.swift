@@ -1,0 +1,77 @@
+import Crypto
+import Foundation
+
+/// The bytes to upload: in memory, or a file read chunk by chunk (memory bounded by the chunk size).
+public enum UploadSource: Sendable {
+    case bytes([UInt8])
+    case file(String)
+
+    /// Opens the source for reading: its length, content hash and a chunk reader.
+    func open() throws(UploadError) -> OpenSource {
+        switch self {
+        case .bytes(let bytes):
+            let hash = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+            return OpenSource(length: Int64(bytes.count), sha256: hash, storage: .bytes(bytes))
+        case .file(let path):
+            let fd = Foundation.open(path, O_RDONLY)
+            guard fd >= 0 else { throw UploadError(.io, "\(path): cannot open: \(String(cString: strerror(errno)))") }
+            var status = stat()
+            guard fstat(fd, &status) == 0 else {
+                close(fd)
+                throw UploadError(.io, "\(path): cannot stat: \(String(cString: strerror(errno)))")
+            }
+            let source = OpenSource(length: Int64(status.st_size), sha256: "", storage: .file(fd, path))
+            var hasher = SHA256()
+            var offset: Int64 = 0
+            while offset < source.length {
+                let piece = try source.read(offset: offset, length: Int(min(1 << 20, source.length - offset)))
+                hasher.update(data: piece)
+                offset += Int64(piece.count)
+            }
+            return OpenSource(length: source.length, sha256: hasher.finalize().map { String(format: "%02x", $0) }.joined(), storage: source.storage)
+        }
+    }
+}
+
+/// An opened source; a file descriptor is closed when the last copy goes away.
+final class OpenSource: Sendable {
+    enum Storage: Sendable {
+        case bytes([UInt8])
+        case file(Int32, String)
+    }
+
+    let length: Int64
+    let sha256: String
+    let storage: Storage
+
+    init(length: Int64, sha256: String, storage: Storage) {
+        self.length = length
+        self.sha256 = sha256
+        self.storage = storage
+    }
+
+    deinit {
+        if case .file(let fd, _) = storage { close(fd) }
+    }
+
+    func read(offset: Int64, length: Int) throws(UploadError) -> [UInt8] {
+        switch storage {
+        case .bytes(let bytes):
+            return Array(bytes[Int(offset)..<(Int(offset) + length)])
+        case .file(let fd, let path):
+            var failed = false
+            let chunk = [UInt8](unsafeUninitializedCapacity: length) { buffer, count in
+                var done = 0
+                while done < length {
+                    let n = pread(fd, buffer.baseAddress! + done, length - done, off_t(offset) + off_t(done))
+                    if n < 0 && errno == EINTR { continue }
+                    if n <= 0 { failed = true; break }
+                    done += n
+                }
+                count = done
+            }
+            if failed { throw UploadError(.io, "\(path): cannot read \(length) bytes at \(offset): the file changed or is unreadable") }
+            return chunk
+        }
+    }
+}

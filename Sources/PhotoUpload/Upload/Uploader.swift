@@ -1,0 +1,96 @@
+import AsyncHTTPClient
+import Foundation
+import Synchronization
+
+/// Uploads to one destination: a tus 1.0 server (`http://` or `https://` endpoint) or a local store
+/// folder (`file:///path`, the embedded default).
+///
+/// ```swift
+/// let uploader = try Uploader(destination: "https://uploads.example.com/files/",
+///                             journal: UploadJournal(folder: stateFolder))
+/// let task = uploader.upload(.file("photo.jpg"), request: UploadRequest(key: "profile_images/u1/photo.jpg",
+///                                                                      authorization: "Bearer …"))
+/// for await event in task.events { print(event) }
+/// ```
+public final class Uploader: Sendable {
+    public let destination: String
+    public let configuration: UploadConfiguration
+    public let journal: UploadJournal?
+    private let kind: Kind
+    /// The tus server's checksum support, asked once.
+    private let checksum = Mutex<Bool?>(nil)
+
+    private enum Kind {
+        case tus(URL)
+        case local(URL)
+    }
+
+    public init(destination: String, configuration: UploadConfiguration = UploadConfiguration(), journal: UploadJournal? = nil) throws(UploadError) {
+        self.destination = destination
+        self.configuration = configuration
+        self.journal = journal
+        if destination.hasPrefix("http://") || destination.hasPrefix("https://") {
+            guard let url = URL(string: destination) else { throw UploadError(.rejected, "\(destination): not a valid URL") }
+            kind = .tus(url)
+        } else if destination.hasPrefix("file://") {
+            guard let url = URL(string: destination), url.isFileURL else { throw UploadError(.rejected, "\(destination): not a valid file URL") }
+            kind = .local(url.standardizedFileURL)
+        } else if destination.contains("://") {
+            throw UploadError(.rejected, "\(destination): unsupported destination (use http(s):// for tus or file:// for a folder)")
+        } else {
+            kind = .local(URL(fileURLWithPath: destination).standardizedFileURL)
+        }
+    }
+
+    /// Starts uploading `source` under `request.key`; resumes an unfinished upload of the same content
+    /// from the journal.
+    public func upload(_ source: UploadSource, request: UploadRequest) async -> UploadTask {
+        let transport: any UploadTransport
+        switch kind {
+        case .local(let root):
+            transport = LocalStore(root: root)
+        case .tus(let endpoint):
+            var sendChecksums = false
+            if configuration.checksums {
+                if let known = checksum.withLock({ $0 }) {
+                    sendChecksums = known
+                } else {
+                    let offered = await TusClient.discover(endpoint: endpoint, client: .shared, timeout: configuration.requestTimeout, authorization: request.authorization)
+                    sendChecksums = offered.extensions.contains("checksum") && offered.checksums.contains("sha1")
+                    checksum.withLock { $0 = sendChecksums }
+                }
+            }
+            transport = TusClient(endpoint: endpoint, client: .shared, timeout: configuration.requestTimeout, checksum: sendChecksums)
+        }
+        let opened: OpenSource
+        do {
+            opened = try source.open()
+        } catch {
+            return UploadTask(failed: error)
+        }
+        return UploadTask(session: UploadSession(
+            transport: transport, destination: destination, request: request, source: opened, configuration: configuration,
+            journal: journal))
+    }
+
+    /// Uploads many items, at most `maxConcurrent` at a time; returns each one's terminal event in order.
+    public func uploadAll(_ items: [(UploadSource, UploadRequest)], maxConcurrent: Int = 4) async -> [UploadEvent] {
+        await withTaskGroup(of: (Int, UploadEvent).self) { group in
+            var results = [UploadEvent?](repeating: nil, count: items.count)
+            var next = 0
+            func add() async {
+                let index = next
+                next += 1
+                let (source, request) = items[index]
+                let task = await upload(source, request: request)
+                group.addTask { (index, await task.result()) }
+            }
+            while next < min(items.count, max(1, maxConcurrent)) { await add() }
+            while let (index, event) = await group.next() {
+                results[index] = event
+                if next < items.count { await add() }
+            }
+            return results.map { $0! }
+        }
+    }
+}

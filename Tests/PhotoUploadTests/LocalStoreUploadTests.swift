@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+@testable import PhotoUpload
+
+/// The embedded destination: a folder, with the same semantics as a resumable upload server.
+@Suite struct LocalStoreUploadTests {
+    func events(of task: UploadTask) async -> [UploadEvent] {
+        var all: [UploadEvent] = []
+        for await event in task.events { all.append(event) }
+        return all
+    }
+
+    @Test(arguments: [100_000, 1_000_000, 5_000_000])
+    func uploadsAreByteIdenticalWithMonotoneProgress(size: Int) async throws {
+        let root = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let bytes = testBytes(size, seed: UInt64(size))
+        let uploader = try Uploader(destination: root.appendingPathComponent("store").absoluteString)
+        let task = await uploader.upload(.bytes(bytes), request: UploadRequest(key: "user_photos/u1/album/p1.jpg"))
+        let all = await events(of: task)
+        #expect(all.last == .finished(location: root.appendingPathComponent("store/user_photos/u1/album/p1.jpg").absoluteString))
+        #expect(all.filter(\.isTerminal).count == 1)
+        let stored = try [UInt8](Data(contentsOf: root.appendingPathComponent("store/user_photos/u1/album/p1.jpg")))
+        #expect(stored == bytes)
+        let progress = all.compactMap { if case .progress(let p) = $0 { p } else { nil } }
+        #expect(progress.count >= 2, "even a 100 KB upload shows progress")
+        #expect(zip(progress, progress.dropFirst()).allSatisfy { $0.acknowledged <= $1.acknowledged && $0.sent <= $1.sent })
+        #expect(progress.allSatisfy { $0.acknowledged <= $0.sent && $0.sent <= Int64(size) })
+        #expect(progress.last?.acknowledged == Int64(size))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("store/.photoprep-uploads").path)
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test func cancelRemovesThePartialUpload() async throws {
+        let root = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        var configuration = UploadConfiguration()
+        configuration.chunkSize = 64 * 1024
+        configuration.maxBytesPerSecond = 4_000_000  // 3 MB take ~0.75 s: time to cancel half-way
+        let uploader = try Uploader(destination: root.path, configuration: configuration, journal: UploadJournal(folder: root.appendingPathComponent("journal")))
+        let task = await uploader.upload(.bytes(testBytes(3_000_000)), request: UploadRequest(key: "a/b.jpg"))
+        var last: UploadEvent?
+        for await event in task.events {
+            if case .progress(let p) = event, p.acknowledged >= 1_000_000 { task.cancel() }
+            last = event
+        }
+        #expect(last == .cancelled)
+        #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("a/b.jpg").path))
+        let partials = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(".photoprep-uploads").path)
+        #expect(partials.isEmpty)
+        #expect(UploadJournal(folder: root.appendingPathComponent("journal")).entries().isEmpty)
+    }
+
+    @Test func pauseKeepsThePartialAndResumeFinishes() async throws {
+        let root = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        var configuration = UploadConfiguration()
+        configuration.chunkSize = 64 * 1024
+        configuration.maxBytesPerSecond = 4_000_000
+        let journal = UploadJournal(folder: root.appendingPathComponent("journal"))
+        let uploader = try Uploader(destination: root.path, configuration: configuration, journal: journal)
+        let bytes = testBytes(2_000_000)
+        let task = await uploader.upload(.bytes(bytes), request: UploadRequest(key: "p.jpg"))
+        var pausedAt: Int64?
+        for await event in task.events {
+            switch event {
+            case .progress(let p) where p.acknowledged >= 500_000 && pausedAt == nil:
+                task.pause()
+            case .paused(let p):
+                pausedAt = p.acknowledged
+                let entry = try #require(journal.entries().first)
+                #expect(entry.offset >= 500_000 && entry.offset < 2_000_000)
+                task.resume()
+            default:
+                break
+            }
+        }
+        #expect(pausedAt != nil)
+        #expect(await task.result() == .finished(location: root.appendingPathComponent("p.jpg").absoluteString))
+        #expect(try [UInt8](Data(contentsOf: root.appendingPathComponent("p.jpg"))) == bytes)
+        #expect(journal.entries().isEmpty)
+    }
+
+    @Test func keysCannotEscapeTheFolder() async throws {
+        let root = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let uploader = try Uploader(destination: root.appendingPathComponent("store").path)
+        for key in ["../escape.jpg", "/etc/passwd", "a//b.jpg", "a/./b.jpg", ""] {
+            let result = await uploader.upload(.bytes([1, 2, 3]), request: UploadRequest(key: key)).result()
+            guard case .failed(let error) = result else { Issue.record("\(key) was accepted"); continue }
+            #expect(error.kind == .rejected)
+        }
+        #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("escape.jpg").path))
+    }
+
+    @Test func unreadableSourceFailsClearly() async throws {
+        let uploader = try Uploader(destination: FileManager.default.temporaryDirectory.path)
+        let result = await uploader.upload(.file("/nonexistent/photo.jpg"), request: UploadRequest(key: "x.jpg")).result()
+        guard case .failed(let error) = result else { Issue.record("expected a failure"); return }
+        #expect(error.kind == .io)
+        #expect(error.message.contains("/nonexistent/photo.jpg"))
+    }
+}

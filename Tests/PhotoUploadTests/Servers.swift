@@ -1,0 +1,157 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// A process started by a test on 127.0.0.1 and stopped when the test ends.
+final class ServerProcess: @unchecked Sendable {
+    let port: Int
+    let process = Process()
+
+    init(port: Int, executable: String, arguments: [String]) throws {
+        self.port = port
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [executable] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(20)
+        while !Self.accepts(port: port) {
+            guard Date() < deadline, process.isRunning else {
+                stop()
+                throw TestSetupError(message: "\(executable) did not start listening on 127.0.0.1:\(port)")
+            }
+            usleep(20_000)
+        }
+    }
+
+    /// SIGTERM, then SIGKILL if it is still running after two seconds (the Python servers wait for
+    /// keep-alive connections on SIGTERM).
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        let deadline = Date().addingTimeInterval(2)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    deinit { stop() }
+
+    static func accepts(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+
+    /// A port nothing listens on right now (bind to port 0 and read what the kernel chose).
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+struct TestSetupError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
+
+/// The `resumable-upload` tus server (PyPI), with its files in a temporary folder.
+final class TusServer: @unchecked Sendable {
+    let folder: URL
+    private(set) var server: ServerProcess
+    let port: Int
+    var endpoint: String { "http://127.0.0.1:\(port)/files/" }
+
+    init(maxSize: Int = 5 * 1024 * 1024) throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("tus-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        port = ServerProcess.freePort()
+        self.maxSize = maxSize
+        server = try Self.start(port: port, folder: folder, maxSize: maxSize)
+    }
+
+    private let maxSize: Int
+
+    private static func start(port: Int, folder: URL, maxSize: Int) throws -> ServerProcess {
+        try ServerProcess(port: port, executable: "resumable-upload", arguments: [
+            "serve", "--host", "127.0.0.1", "--port", String(port), "--upload-dir", folder.path,
+            "--db-path", folder.appendingPathComponent("uploads.db").path, "--max-size", String(maxSize),
+            "--upload-expiry", "86400", "--enable-downloads", "--log-level", "ERROR",
+        ])
+    }
+
+    /// Stops and starts the server on the same port and files.
+    func restart() throws {
+        server.stop()
+        server = try Self.start(port: port, folder: folder, maxSize: maxSize)
+    }
+
+    deinit {
+        server.stop()
+        try? FileManager.default.removeItem(at: folder)
+    }
+}
+
+/// The fault-injecting proxy in Support/fault_proxy.py, in front of `upstream`.
+final class FaultProxy: @unchecked Sendable {
+    let server: ServerProcess
+    let statsFile: URL
+    var endpoint: String { "http://127.0.0.1:\(server.port)/files/" }
+
+    init(upstream: Int, faults: [String]) throws {
+        statsFile = FileManager.default.temporaryDirectory.appendingPathComponent("proxy-\(UUID().uuidString).json")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/fault_proxy.py").path
+        let port = ServerProcess.freePort()
+        server = try ServerProcess(port: port, executable: "python3", arguments: [script, String(port), String(upstream), "--stats", statsFile.path] + faults)
+    }
+
+    /// Total PATCH body bytes the server accepted through the proxy.
+    var patchBytes: Int {
+        guard let data = FileManager.default.contents(atPath: statsFile.path),
+            let stats = try? JSONSerialization.jsonObject(with: data) as? [String: Int]
+        else { return 0 }
+        return stats["patch_bytes"] ?? 0
+    }
+
+    deinit {
+        server.stop()
+        try? FileManager.default.removeItem(at: statsFile)
+    }
+}
+
+/// Fetches a URL's body (a finished upload, with --enable-downloads).
+func download(_ url: String) async throws -> [UInt8] {
+    let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
+    guard response.status.code == 200 else { throw TestSetupError(message: "GET \(url): \(response.status)") }
+    return Array(buffer: try await response.body.collect(upTo: 64 << 20))
+}
+
+/// `count` bytes of deterministic, incompressible-looking content.
+func testBytes(_ count: Int, seed: UInt64 = 1) -> [UInt8] {
+    var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
+    return (0..<count).map { _ in
+        state ^= state << 13; state ^= state >> 7; state ^= state << 17
+        return UInt8(truncatingIfNeeded: state)
+    }
+}
+
+func temporaryFolder() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("photoupload-tests-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}

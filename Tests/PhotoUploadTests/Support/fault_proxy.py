@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""A small HTTP reverse proxy for the upload tests: forwards to a tus server on 127.0.0.1 and injects
+faults. Listens on 127.0.0.1 only; every fault is bounded by a count.
+
+  fault_proxy.py LISTEN_PORT UPSTREAM_PORT [--fail-503 N] [--drop N] [--corrupt-patch N]
+                 [--require-token T] [--delay-patch SECONDS] [--stats FILE]
+
+--fail-503 N       answer 503 to the first N PATCH requests
+--drop N           close the connection without an answer on the first N PATCH requests
+                   (after forwarding half of the body, like a connection cut mid-chunk)
+--corrupt-patch N  flip one byte in the body of the first N PATCH requests
+--require-token T  answer 401 unless 'Authorization: Bearer T'
+--delay-patch S    sleep S seconds before forwarding each PATCH (slows an upload down)
+--stats FILE       write {"patch_bytes": total PATCH body bytes forwarded, ...} after every request
+"""
+import argparse
+import http.client
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+args = None
+lock = threading.Lock()
+stats = {"patch_requests": 0, "patch_bytes": 0, "requests": 0}
+
+
+class Proxy(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def forward(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        with lock:
+            stats["requests"] += 1
+            patch_index = stats["patch_requests"] if self.command == "PATCH" else None
+            if self.command == "PATCH":
+                stats["patch_requests"] += 1
+        if args.require_token and self.headers.get("Authorization") != f"Bearer {args.require_token}":
+            return self.answer(401, b"missing or wrong bearer token")
+        if patch_index is not None:
+            if args.delay_patch:
+                time.sleep(args.delay_patch)
+            if patch_index < args.fail_503:
+                return self.answer(503, b"injected 503")
+            if patch_index < args.drop:
+                half = body[: len(body) // 2]
+                self.send_upstream(half, headers_override={"Content-Length": str(len(half))}, swallow=True)
+                self.close_connection = True
+                self.connection.shutdown(2)
+                return
+            if patch_index < args.corrupt_patch and body:
+                body = bytes([body[0] ^ 0xFF]) + body[1:]
+        status, headers, payload = self.send_upstream(body)
+        if self.command == "PATCH" and 200 <= status < 300:
+            with lock:
+                stats["patch_bytes"] += len(body)
+        self.send_response(status)
+        for name, value in headers:
+            if name.lower() not in ("transfer-encoding", "connection", "content-length"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(payload)
+        self.save_stats()
+
+    def send_upstream(self, body, headers_override=None, swallow=False):
+        connection = http.client.HTTPConnection("127.0.0.1", args.upstream, timeout=30)
+        headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
+        headers.update(headers_override or {})
+        try:
+            connection.request(self.command, self.path, body=body, headers=headers)
+            response = connection.getresponse()
+            payload = response.read()
+            return response.status, response.getheaders(), payload
+        except Exception as error:
+            if swallow:
+                return 0, [], b""
+            return 502, [], str(error).encode()
+        finally:
+            connection.close()
+
+    def answer(self, status, text):
+        self.send_response(status)
+        self.send_header("Tus-Resumable", "1.0.0")
+        self.send_header("Content-Length", str(len(text)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(text)
+        self.save_stats()
+
+    def save_stats(self):
+        if args.stats:
+            with lock:
+                with open(args.stats + ".tmp", "w") as f:
+                    json.dump(stats, f)
+                import os
+                os.replace(args.stats + ".tmp", args.stats)
+
+    do_GET = do_POST = do_PATCH = do_HEAD = do_DELETE = do_OPTIONS = forward
+
+
+def main():
+    global args
+    parser = argparse.ArgumentParser()
+    parser.add_argument("port", type=int)
+    parser.add_argument("upstream", type=int)
+    parser.add_argument("--fail-503", type=int, default=0)
+    parser.add_argument("--drop", type=int, default=0)
+    parser.add_argument("--corrupt-patch", type=int, default=0)
+    parser.add_argument("--require-token")
+    parser.add_argument("--delay-patch", type=float, default=0)
+    parser.add_argument("--stats")
+    args = parser.parse_args()
+    ThreadingHTTPServer(("127.0.0.1", args.port), Proxy).serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+import Foundation
+import Testing
+@testable import PhotoUpload
+
+/// Against a real tus server (`resumable-upload` from PyPI) on 127.0.0.1, checking the server's state.
+@Suite(.serialized) struct TusUploadTests {
+    func configuration(chunk: Int = 256 * 1024, retry: Duration = .seconds(30)) -> UploadConfiguration {
+        var c = UploadConfiguration()
+        c.chunkSize = chunk
+        c.maxRetryDuration = retry
+        c.initialBackoff = .milliseconds(50)
+        c.maxBackoff = .milliseconds(400)
+        return c
+    }
+
+    func collect(_ task: UploadTask) async -> [UploadEvent] {
+        var all: [UploadEvent] = []
+        for await event in task.events { all.append(event) }
+        return all
+    }
+
+    @Test(arguments: [100_000, 1_000_000, 5_000_000])
+    func uploadsAreByteIdenticalOnTheServer(size: Int) async throws {
+        let server = try TusServer()
+        let bytes = testBytes(size, seed: UInt64(size) + 7)
+        let uploader = try Uploader(destination: server.endpoint, configuration: configuration())
+        let all = await collect(await uploader.upload(.bytes(bytes), request: UploadRequest(key: "group_photos/g1/photo.jpg")))
+        guard case .finished(let location) = all.last else { Issue.record("\(all.last.map(String.init(describing:)) ?? "no event")"); return }
+        #expect(location.hasPrefix(server.endpoint))
+        #expect(try await download(location) == bytes)
+        let progress = all.compactMap { if case .progress(let p) = $0 { p } else { nil } }
+        #expect(progress.count >= 2)
+        #expect(zip(progress, progress.dropFirst()).allSatisfy { $0.acknowledged <= $1.acknowledged && $0.sent <= $1.sent })
+        #expect(progress.last?.acknowledged == Int64(size) && progress.allSatisfy { $0.sent <= Int64(size) })
+        #expect(all.filter(\.isTerminal).count == 1)
+    }
+
+    @Test func cancelHalfWayDeletesTheUploadOnTheServer() async throws {
+        let server = try TusServer()
+        let proxy = try FaultProxy(upstream: server.port, faults: ["--delay-patch", "0.02"])
+        let uploader = try Uploader(destination: proxy.endpoint, configuration: configuration(chunk: 64 * 1024))
+        let task = await uploader.upload(.bytes(testBytes(3_000_000)), request: UploadRequest(key: "c.jpg"))
+        var location: String?
+        var last: UploadEvent?
+        let journal = UploadJournal(folder: try temporaryFolder())
+        _ = journal
+        for await event in task.events {
+            if case .progress(let p) = event, p.acknowledged >= 1_000_000, location == nil {
+                location = "seen"
+                task.cancel()
+            }
+            last = event
+        }
+        #expect(last == .cancelled)
+        // The server holds no upload any more: its upload folder has no data file left.
+        let files = try FileManager.default.contentsOfDirectory(atPath: server.folder.path).filter { !$0.hasPrefix("uploads.db") }
+        #expect(files.isEmpty, "\(files)")
+    }
+
+    @Test func restartedServerIsResumedAfter() async throws {
+        let server = try TusServer()
+        let proxy = try FaultProxy(upstream: server.port, faults: ["--delay-patch", "0.02"])
+        let bytes = testBytes(2_000_000, seed: 3)
+        let uploader = try Uploader(destination: proxy.endpoint, configuration: configuration(chunk: 64 * 1024))
+        let task = await uploader.upload(.bytes(bytes), request: UploadRequest(key: "r.jpg"))
+        var restarted = false
+        var last: UploadEvent?
+        for await event in task.events {
+            if case .progress(let p) = event, p.acknowledged >= 600_000, !restarted {
+                restarted = true
+                try server.restart()
+            }
+            last = event
+        }
+        guard case .finished(let location) = last else { Issue.record("\(String(describing: last))"); return }
+        #expect(restarted)
+        #expect(try await download(location.replacingOccurrences(of: String(proxy.server.port), with: String(server.port))) == bytes)
+    }
+
+    @Test func transient503sAndDroppedConnectionsAreRetried() async throws {
+        let server = try TusServer()
+        let proxy = try FaultProxy(upstream: server.port, faults: ["--fail-503", "3", "--drop", "5"])
+        let bytes = testBytes(1_500_000, seed: 5)
+        let uploader = try Uploader(destination: proxy.endpoint, configuration: configuration())
+        let result = await uploader.upload(.bytes(bytes), request: UploadRequest(key: "t.jpg")).result()
+        guard case .finished(let location) = result else { Issue.record("\(result)"); return }
+        #expect(try await download(location.replacingOccurrences(of: String(proxy.server.port), with: String(server.port))) == bytes)
+    }
+
+    @Test func retryBudgetEndsInAClearError() async throws {
+        let server = try TusServer()
+        let proxy = try FaultProxy(upstream: server.port, faults: ["--fail-503", "1000"])
+        let uploader = try Uploader(destination: proxy.endpoint, configuration: configuration(retry: .seconds(2)))
+        let started = ContinuousClock.now
+        let result = await uploader.upload(.bytes(testBytes(300_000)), request: UploadRequest(key: "b.jpg")).result()
+        guard case .failed(let error) = result else { Issue.record("\(result)"); return }
+        #expect(error.kind == .retriesExhausted)
+        #expect(error.message.contains("503"))
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    @Test func corruptedChunkIsResentAfterTheChecksumMismatch() async throws {
+        let server = try TusServer()
+        let proxy = try FaultProxy(upstream: server.port, faults: ["--corrupt-patch", "2"])
+        let bytes = testBytes(700_000, seed: 9)
+        let uploader = try Uploader(destination: proxy.endpoint, configuration: configuration())
+        let result = await uploader.upload(.bytes(bytes), request: UploadRequest(key: "k.jpg")).result()
+        guard case .finished(let location) = result else { Issue.record("\(result)"); return }
+        #expect(try await download(location.replacingOccurrences(of: String(proxy.server.port), with: String(server.port))) == bytes,
+                "the corrupted chunks were refused (460) and sent again")
+    }
+
+    @Test func tooLargeAndUnauthorisedFailAtOnce() async throws {
+        let server = try TusServer(maxSize: 1_000_000)
+        let uploader = try Uploader(destination: server.endpoint, configuration: configuration())
+        let large = await uploader.upload(.bytes(testBytes(1_500_000)), request: UploadRequest(key: "big.jpg")).result()
+        guard case .failed(let error) = large else { Issue.record("\(large)"); return }
+        #expect(error.kind == .tooLarge && error.status == 413)
+
+        let proxy = try FaultProxy(upstream: server.port, faults: ["--require-token", "secret"])
+        let guarded = try Uploader(destination: proxy.endpoint, configuration: configuration())
+        let started = ContinuousClock.now
+        let refused = await guarded.upload(.bytes(testBytes(1000)), request: UploadRequest(key: "x.jpg", authorization: "Bearer wrong")).result()
+        guard case .failed(let denied) = refused else { Issue.record("\(refused)"); return }
+        #expect(denied.kind == .notAuthorized && denied.status == 401)
+        #expect(ContinuousClock.now - started < .seconds(2), "no retries on 401")
+        let allowed = await guarded.upload(.bytes(testBytes(1000)), request: UploadRequest(key: "x.jpg", authorization: "Bearer secret")).result()
+        guard case .finished = allowed else { Issue.record("\(allowed)"); return }
+    }
+
+    @Test func journalNeverResumesAgainstOtherContent() async throws {
+        let server = try TusServer()
+        let folder = try temporaryFolder()
+        let journal = UploadJournal(folder: folder)
+        var slow = configuration(chunk: 64 * 1024)
+        slow.maxBytesPerSecond = 1_000_000
+        let uploader = try Uploader(destination: server.endpoint, configuration: slow, journal: journal)
+        let first = testBytes(500_000, seed: 11)
+        let task = await uploader.upload(.bytes(first), request: UploadRequest(key: "same-key.jpg"))
+        for await event in task.events {
+            if case .progress(let p) = event, p.acknowledged >= 128 * 1024 { task.pause() }
+            if case .paused = event { break }
+        }
+        #expect(journal.entries().count == 1)
+        // Other content under the same key: a fresh upload, not a continuation of the first.
+        let second = testBytes(500_000, seed: 12)
+        let result = await uploader.upload(.bytes(second), request: UploadRequest(key: "same-key.jpg")).result()
+        guard case .finished(let location) = result else { Issue.record("\(result)"); return }
+        #expect(try await download(location) == second)
+        #expect(journal.entries().isEmpty)
+    }
+}
