@@ -135,10 +135,22 @@ final class FaultProxy: @unchecked Sendable {
 }
 
 /// Fetches a URL's body (a finished upload, with --enable-downloads).
+/// A fresh connection each time (`Connection: close`): the Python servers drop idle keep-alive ones.
 func download(_ url: String) async throws -> [UInt8] {
-    let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
-    guard response.status.code == 200 else { throw TestSetupError(message: "GET \(url): \(response.status)") }
-    return Array(buffer: try await response.body.collect(upTo: 64 << 20))
+    var request = HTTPClientRequest(url: url)
+    request.headers.add(name: "Connection", value: "close")
+    var lastError: (any Error)?
+    for _ in 0..<3 {
+        do {
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+            guard response.status.code == 200 else { throw TestSetupError(message: "GET \(url): \(response.status)") }
+            return Array(buffer: try await response.body.collect(upTo: 64 << 20))
+        } catch {
+            lastError = error
+            try await Task.sleep(for: .milliseconds(200))
+        }
+    }
+    throw lastError!
 }
 
 /// `count` bytes of deterministic, incompressible-looking content.

@@ -20,15 +20,20 @@ public enum UploadSource: Sendable {
                 close(fd)
                 throw UploadError(.io, "\(path): cannot stat: \(String(cString: strerror(errno)))")
             }
-            let source = OpenSource(length: Int64(status.st_size), sha256: "", storage: .file(fd, path))
+            let length = Int64(status.st_size)
             var hasher = SHA256()
             var offset: Int64 = 0
-            while offset < source.length {
-                let piece = try source.read(offset: offset, length: Int(min(1 << 20, source.length - offset)))
-                hasher.update(data: piece)
-                offset += Int64(piece.count)
+            do {
+                while offset < length {
+                    let piece = try OpenSource.read(fd: fd, path: path, offset: offset, length: Int(min(1 << 20, length - offset)))
+                    hasher.update(data: piece)
+                    offset += Int64(piece.count)
+                }
+            } catch {
+                close(fd)
+                throw error
             }
-            return OpenSource(length: source.length, sha256: hasher.finalize().map { String(format: "%02x", $0) }.joined(), storage: source.storage)
+            return OpenSource(length: length, sha256: hasher.finalize().map { String(format: "%02x", $0) }.joined(), storage: .file(fd, path))
         }
     }
 }
@@ -59,6 +64,12 @@ final class OpenSource: Sendable {
         case .bytes(let bytes):
             return Array(bytes[Int(offset)..<(Int(offset) + length)])
         case .file(let fd, let path):
+            return try Self.read(fd: fd, path: path, offset: offset, length: length)
+        }
+    }
+
+    static func read(fd: Int32, path: String, offset: Int64, length: Int) throws(UploadError) -> [UInt8] {
+        do {
             var failed = false
             let chunk = [UInt8](unsafeUninitializedCapacity: length) { buffer, count in
                 var done = 0

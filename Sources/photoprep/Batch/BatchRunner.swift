@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import PhotoPrep
+import PhotoUpload
 import Synchronization
 
 /// Set by the first Ctrl-C: workers finish the photo in hand and take no new one.
@@ -22,6 +23,8 @@ struct Outcome: Sendable {
     var sourceBytes: Int
     var status: Status
     var seconds: Double
+    /// Where the output was uploaded (`prepare --upload`).
+    var uploadedTo: String?
 }
 
 /// Prepares a list of inputs with `jobs` worker threads. Each worker holds one photo at a time, so
@@ -34,14 +37,21 @@ final class BatchRunner: Sendable {
     /// Skip inputs the manifest says are prepared (false with `--force`, which still records).
     let reuse: Bool
     let settings: String
+    /// Uploads each output under its relative path (`--upload`); the manifest records a file only
+    /// once it is uploaded too, so a re-run resumes unfinished uploads.
+    let uploader: Uploader?
+    let authorization: String?
 
-    init(files: [InputFile], outputRoot: String, pipeline: PhotoPipeline, manifest: Manifest?, reuse: Bool = true) {
+    init(files: [InputFile], outputRoot: String, pipeline: PhotoPipeline, manifest: Manifest?, reuse: Bool = true,
+         uploader: Uploader? = nil, authorization: String? = nil) {
         self.files = files
         self.outputRoot = outputRoot
         self.pipeline = pipeline
         self.manifest = manifest
         self.reuse = reuse
-        self.settings = Manifest.settingsKey(pipeline.options)
+        self.uploader = uploader
+        self.authorization = authorization
+        self.settings = Manifest.settingsKey(pipeline.options) + (uploader.map { ";upload=\($0.destination)" } ?? "")
     }
 
     /// Runs the batch; `report` is called once per finished input, never concurrently.
@@ -90,6 +100,17 @@ final class BatchRunner: Sendable {
         do {
             let photo = try pipeline.prepare(bytes)
             try AtomicFile.write(photo.jpeg, to: outputPath)
+            if let uploader {
+                let request = UploadRequest(key: file.relativeOutput, authorization: authorization)
+                let result = blocking { await uploader.upload(.file(outputPath), request: request).result() }
+                guard case .finished(let location) = result else {
+                    let reason = if case .failed(let error) = result { error.description } else { "upload cancelled" }
+                    outcome.status = .failed(reason: "\(file.path): \(reason)")
+                    outcome.seconds = seconds(since: start)
+                    return outcome
+                }
+                outcome.uploadedTo = location
+            }
             try manifest?.record(.init(output: file.relativeOutput, sourceSHA256: hash, settings: settings, report: photo.report))
             outcome.status = .prepared(photo.report)
         } catch let error as PhotoPrepError {
@@ -106,4 +127,17 @@ final class BatchRunner: Sendable {
 func seconds(since start: ContinuousClock.Instant) -> Double {
     let (s, atto) = (ContinuousClock.now - start).components
     return Double(s) + Double(atto) / 1e18
+}
+
+/// Runs async work from a worker thread (never from the cooperative pool) and waits for it.
+func blocking<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
+    let semaphore = DispatchSemaphore(value: 0)
+    let box = Mutex<T?>(nil)
+    Task {
+        let value = await work()
+        box.withLock { $0 = value }
+        semaphore.signal()
+    }
+    semaphore.wait()
+    return box.withLock { $0! }
 }

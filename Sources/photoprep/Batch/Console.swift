@@ -95,6 +95,7 @@ final class Console: Sendable {
             let warning = r.warnings.isEmpty ? "" : "  warning: " + r.warnings.joined(separator: "; ")
             return "\(outcome.input) → \(outcome.output)  \(r.sourceWidth)×\(r.sourceHeight) \(kib(r.sourceBytes)) → "
                 + "\(r.outputWidth)×\(r.outputHeight) \(kib(r.outputBytes))  \(how), \(String(format: "%.0f ms", outcome.seconds * 1000))\(warning)"
+                + (outcome.uploadedTo.map { "  uploaded → \($0)" } ?? "")
         case .unchanged:
             return "\(outcome.input) → \(outcome.output)  unchanged (already prepared with these settings)"
         case .skipped(let reason), .failed(let reason):
@@ -129,12 +130,14 @@ final class Console: Sendable {
         var output: String?
         var seconds: Double?
         var report: PrepareReport?
+        var uploadedTo: String?
         var reason: String?
         var summary: BatchSummary?
 
         init(_ outcome: Outcome) {
             input = outcome.input
             seconds = outcome.seconds
+            uploadedTo = outcome.uploadedTo
             switch outcome.status {
             case .prepared(let r): event = "prepared"; output = outcome.output; report = r
             case .unchanged(let r): event = "unchanged"; output = outcome.output; report = r

@@ -47,6 +47,11 @@ struct Prepare: ParsableCommand {
     @Flag(help: "Prepare everything again, ignoring what the manifest says is done.")
     var force = false
 
+    @Option(help: "Also upload each output, under its path relative to --out, to a tus endpoint (http(s)://…) or a folder (file:///…).")
+    var upload: String?
+
+    @OptionGroup(title: "Upload options (with --upload)") var uploadOptions: UploadOptions
+
     func validate() throws {
         if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if quiet && json { throw ValidationError("--quiet and --json cannot be combined") }
@@ -65,7 +70,7 @@ struct Prepare: ParsableCommand {
         let manifest = Manifest(folder: out)
         let runner = BatchRunner(
             files: files, outputRoot: out, pipeline: PhotoPipeline(options: pipeline.options), manifest: manifest,
-            reuse: !force)
+            reuse: !force, uploader: try upload.map(uploadOptions.uploader(to:)), authorization: uploadOptions.authorization)
         let console = Console(mode: Console.mode(json: json, quiet: quiet), total: files.count)
         let interrupts = Interrupts.install()
         let outcomes = runner.run(jobs: jobs, report: console.report)

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+@testable import PhotoUpload
+
+let photoprepBinary: URL = Bundle.allBundles.map(\.bundleURL).first { $0.pathExtension == "xctest" }
+    .map { $0.deletingLastPathComponent().appendingPathComponent("photoprep") }
+    ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("photoprep")
+
+/// `photoprep upload`, run as a process, against a real tus server.
+@Suite(.serialized) struct UploadCommandTests {
+    func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = photoprepBinary
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile(), stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+
+    @Test func killedUploadProcessResumesAndResendsAtMostAboutOneChunk() async throws {
+        let server = try TusServer()
+        let proxy = try FaultProxy(upstream: server.port, faults: ["--delay-patch", "0.03"])
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let bytes = testBytes(3_000_000, seed: 21)
+        let file = folder.appendingPathComponent("photo.jpg")
+        try Data(bytes).write(to: file)
+        let state = folder.appendingPathComponent("state")
+        let chunk = 64 * 1024
+        let arguments = ["upload", file.path, "--to", proxy.endpoint, "--state", state.path, "--chunk-size", String(chunk), "--json"]
+
+        let child = Process()
+        child.executableURL = photoprepBinary
+        child.arguments = arguments
+        child.standardOutput = FileHandle.nullDevice
+        try child.run()
+        let journal = UploadJournal(folder: state)
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, (journal.entries().first?.offset ?? 0) < 1_000_000 { usleep(10_000) }
+        kill(child.processIdentifier, SIGKILL)
+        child.waitUntilExit()
+        let killedAt = try #require(journal.entries().first?.offset)
+        #expect(killedAt >= 1_000_000 && killedAt < 3_000_000, "killed half-way")
+
+        let again = try run(arguments)
+        #expect(again.status == 0, "\(again.stderr)")
+        let finished = again.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.first { $0["event"] as? String == "finished" }
+        let location = try #require(finished?["location"] as? String)
+        #expect(try await download(location.replacingOccurrences(of: String(proxy.server.port), with: String(server.port))) == bytes)
+        // Everything the server accepted over both runs: the file once, plus at most about one chunk again.
+        #expect(proxy.patchBytes <= bytes.count + chunk, "re-sent \(proxy.patchBytes - bytes.count) bytes")
+        #expect(journal.entries().isEmpty)
+    }
+
+    @Test func unauthorisedUploadFailsWithExitStatus1() async throws {
+        let server = try TusServer()
+        let proxy = try FaultProxy(upstream: server.port, faults: ["--require-token", "s3cret"])
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("a.jpg")
+        try Data(testBytes(10_000)).write(to: file)
+        let denied = try run(["upload", file.path, "--to", proxy.endpoint, "--token", "wrong", "--state", folder.appendingPathComponent("s").path])
+        #expect(denied.status == 1)
+        #expect(denied.stderr.contains("not authorised"))
+        let allowed = try run(["upload", file.path, "--to", proxy.endpoint, "--token", "s3cret", "--state", folder.appendingPathComponent("s").path])
+        #expect(allowed.status == 0, "\(allowed.stderr)")
+    }
+
+    @Test func prepareUploadsEveryOutputUnderItsRelativePath() async throws {
+        let server = try TusServer()
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let photos = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("TestImages/photos")
+        let out = folder.appendingPathComponent("out")
+        let result = try run(["prepare", photos.path, "--out", out.path, "--upload", server.endpoint,
+                              "--state", folder.appendingPathComponent("state").path, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let events = result.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.filter { $0["event"] as? String == "prepared" }
+        #expect(events.count == 2)
+        for event in events {
+            let location = try #require(event["uploadedTo"] as? String)
+            let output = try #require(event["output"] as? String)
+            #expect(try await download(location) == [UInt8](Data(contentsOf: URL(fileURLWithPath: output))))
+        }
+    }
+}
