@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import PhotoPrep
+@_spi(Benchmarks) import PhotoPrep
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -18,8 +18,12 @@ struct Bench: ParsableCommand {
     @Flag(help: "One JSON object per photo (file, seconds, report) instead of the table.")
     var json = false
 
+    @Flag(help: "Time each stage separately: decode at every scale, resize, one encode, the budget search.")
+    var stages = false
+
     func run() throws {
         let files = try InputFiles.expand(inputs, excluding: "/nonexistent")
+        if stages { return try runStages(files) }
         let preparer = PhotoPipeline(options: pipeline.options)
         let budget = pipeline.options.maxBytes
         if !json { print("photoprep bench: long edge ≤ \(pipeline.options.maxEdge) px, < \(budget) bytes, \(runs) run(s) per photo, single-threaded, in-process")
@@ -64,6 +68,20 @@ struct Bench: ParsableCommand {
             encodes per photo: \(mean(binding)) where the budget binds (\(binding.count) photos), \(mean(free)) where it does not (\(free.count))
             peak memory (whole process, max RSS): \(peakResidentMegabytes()) MB
             """)
+    }
+
+    func runStages(_ files: [InputFile]) throws {
+        print("photoprep bench --stages: median of \(runs) run(s), single-threaded, in-process")
+        for file in files {
+            guard let data = FileManager.default.contents(atPath: file.path) else { continue }
+            do {
+                let timings = try StageTimings.measure([UInt8](data), options: pipeline.options, runs: runs)
+                print((file.path as NSString).lastPathComponent)
+                for (stage, seconds) in timings { print("  \(stage.padding(toLength: 40, withPad: " ", startingAt: 0)) \(String(format: "%8.2f ms", seconds * 1000))") }
+            } catch {
+                FileHandle.standardError.write(Data("\((file.path as NSString).lastPathComponent): \(error)\n".utf8))
+            }
+        }
     }
 
     struct Line: Encodable {

@@ -66,9 +66,15 @@ struct Upload: AsyncParsableCommand {
 
     func run() async throws {
         let uploader = try upload.uploader(to: to)
+        let start = ContinuousClock.now
         let failed = await UploadRun(uploader: uploader, json: json, quiet: quiet).run(
             files.map { ($0, keyPrefix + ($0 as NSString).lastPathComponent) }, authorization: upload.authorization,
             parallel: upload.parallelUploads)
+        let bytes = files.compactMap { (try? FileManager.default.attributesOfItem(atPath: $0))?[.size] as? Int }.reduce(0, +)
+        let elapsed = seconds(since: start)
+        if !json && !quiet {
+            print("\(files.count - failed) uploaded, \(failed) failed — \(megabytes(bytes)) in \(String(format: "%.1f", elapsed)) s")
+        }
         if failed > 0 { throw ExitCode(1) }
     }
 }

@@ -100,4 +100,17 @@ import Testing
         #expect(error.kind == .io)
         #expect(error.message.contains("/nonexistent/photo.jpg"))
     }
+
+    @Test func manyUploadsWithABoundOnConcurrency() async throws {
+        let root = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let uploader = try Uploader(destination: root.path)
+        let items = (0..<6).map { i in (UploadSource.bytes(testBytes(50_000 + i, seed: UInt64(i))), UploadRequest(key: "album/\(i).jpg")) }
+        let results = await uploader.uploadAll(items, maxConcurrent: 2)
+        #expect(results.count == 6)
+        for (i, result) in results.enumerated() {
+            #expect(result == .finished(location: root.appendingPathComponent("album/\(i).jpg").absoluteString))
+            #expect(try [UInt8](Data(contentsOf: root.appendingPathComponent("album/\(i).jpg"))) == testBytes(50_000 + i, seed: UInt64(i)))
+        }
+    }
 }
