@@ -57,6 +57,8 @@ final class BatchRunner: Sendable {
     /// Runs the batch; `report` is called once per finished input, never concurrently.
     /// Returns the outcomes in input order (inputs not started because of Ctrl-C are absent).
     func run(jobs: Int, report: @escaping @Sendable (Outcome) -> Void) -> [Outcome] {
+        // Largest files first, so that a big photo does not start last and leave the other cores idle.
+        let order = files.indices.sorted { size(of: files[$0]) > size(of: files[$1]) }
         let next = Mutex(0)
         let results = Mutex([Outcome?](repeating: nil, count: files.count))
         let group = DispatchGroup()
@@ -70,9 +72,9 @@ final class BatchRunner: Sendable {
                         return value
                     }
                     guard index < files.count else { return }
-                    let outcome = process(files[index])
+                    let outcome = process(files[order[index]])
                     results.withLock {
-                        $0[index] = outcome
+                        $0[order[index]] = outcome
                         report(outcome)
                     }
                 }
@@ -80,6 +82,10 @@ final class BatchRunner: Sendable {
         }
         group.wait()
         return results.withLock { $0.compactMap { $0 } }
+    }
+
+    private func size(of file: InputFile) -> Int {
+        (try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? Int ?? 0
     }
 
     func process(_ file: InputFile) -> Outcome {
