@@ -167,3 +167,31 @@ func temporaryFolder() throws -> URL {
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
 }
+
+/// tuspyserver (a second tus implementation) under uvicorn, with its files in a temporary folder.
+final class TuspyServer: @unchecked Sendable {
+    let folder: URL
+    let server: ServerProcess
+    var endpoint: String { "http://127.0.0.1:\(server.port)/files/" }
+
+    init() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("tuspy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let support = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support").path
+        let port = ServerProcess.freePort()
+        server = try ServerProcess(port: port, executable: "env", arguments: [
+            "TUS_DIR=\(folder.path)", "uvicorn", "tuspy_app:app", "--app-dir", support, "--host", "127.0.0.1",
+            "--port", String(port), "--log-level", "error",
+        ])
+    }
+
+    /// The stored bytes of the upload at `location` (tuspyserver keeps them under the upload id).
+    func stored(_ location: String) -> [UInt8]? {
+        FileManager.default.contents(atPath: folder.appendingPathComponent(URL(string: location)!.lastPathComponent).path).map { [UInt8]($0) }
+    }
+
+    deinit {
+        server.stop()
+        try? FileManager.default.removeItem(at: folder)
+    }
+}

@@ -149,4 +149,25 @@ import Testing
         #expect(try await download(location) == second)
         #expect(journal.entries().isEmpty)
     }
+
+    /// Interoperability with a second implementation: tuspyserver (no checksum extension).
+    @Test func uploadsAndCancelsOnTuspyserverToo() async throws {
+        let server = try TuspyServer()
+        let bytes = testBytes(1_200_000, seed: 31)
+        let uploader = try Uploader(destination: server.endpoint, configuration: configuration(chunk: 128 * 1024))
+        let result = await uploader.upload(.bytes(bytes), request: UploadRequest(key: "interop.jpg")).result()
+        guard case .finished(let location) = result else { Issue.record("\(result)"); return }
+        #expect(server.stored(location) == bytes)
+
+        var slow = configuration(chunk: 64 * 1024)
+        slow.maxBytesPerSecond = 2_000_000
+        let cancelling = try Uploader(destination: server.endpoint, configuration: slow)
+        let task = await cancelling.upload(.bytes(testBytes(2_000_000, seed: 32)), request: UploadRequest(key: "gone.jpg"))
+        for await event in task.events {
+            if case .progress(let p) = event, p.acknowledged >= 500_000 { task.cancel() }
+        }
+        #expect(await task.result() == .cancelled)
+        let left = try FileManager.default.contentsOfDirectory(atPath: server.folder.path).filter { !$0.hasPrefix(".") && !$0.hasSuffix(".info") && $0 != URL(string: location)!.lastPathComponent }
+        #expect(left.isEmpty, "\(left)")
+    }
 }
