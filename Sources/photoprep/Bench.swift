@@ -44,9 +44,7 @@ struct Bench: ParsableCommand {
             let (time, r) = samples.sorted { $0.0 < $1.0 }[samples.count / 2]
             times.append(time)
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-                print(String(decoding: try encoder.encode(Line(file: file.path, seconds: time, report: r)), as: UTF8.self))
+                printJSONLine(Line(file: file.path, seconds: time, report: r))
                 continue
             }
             // The budget binds when the highest quality did not fit.

@@ -21,9 +21,7 @@ struct Probe: ParsableCommand {
             do {
                 let p = try preparer.probe(contentsOf: file)
                 if json {
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-                    print(String(decoding: try encoder.encode(ProbeLine(file: file, probe: p)), as: UTF8.self))
+                    printJSONLine(ProbeLine(file: file, probe: p))
                     continue
                 }
                 let metadata = (p.hasEXIF ? ["EXIF" + (p.hasGPS ? " with GPS" : " (no GPS)")] : []) + p.otherMetadata

@@ -97,7 +97,7 @@ struct UploadRun {
                     var outcome = false
                     for await event in task.events {
                         if json {
-                            emit(UploadLine(file: path, key: key, event: event))
+                            printJSONLine(UploadLine(file: path, key: key, event: event))
                         } else if case .progress(let p) = event, live {
                             FileHandle.standardError.write(Data("\r\u{1B}[2K\(key): \(p.acknowledged)/\(p.total) bytes (\(Int(p.fraction * 100)) %)".utf8))
                         }
@@ -148,13 +148,6 @@ struct UploadRun {
         }
     }
 
-    func emit(_ line: UploadLine) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard var data = try? encoder.encode(line) else { return }
-        data.append(UInt8(ascii: "\n"))
-        FileHandle.standardOutput.write(data)
-    }
 }
 
 extension UploadEvent {

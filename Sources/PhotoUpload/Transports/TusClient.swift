@@ -19,7 +19,7 @@ struct TusClient: UploadTransport {
         var request = HTTPClientRequest(url: endpoint.absoluteString)
         request.method = .OPTIONS
         if let authorization { request.headers.add(name: "Authorization", value: authorization) }
-        guard let response = try? await client.execute(request, timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000)) else {
+        guard let response = try? await client.execute(request, timeout: timeAmount(timeout)) else {
             return ([], [])
         }
         func list(_ name: String) -> Set<String> {
@@ -94,7 +94,7 @@ struct TusClient: UploadTransport {
 
     private func perform(_ request: HTTPClientRequest, expecting: Set<UInt>) async throws(TransportFailure) -> HTTPClientResponse {
         do {
-            let response = try await client.execute(request, timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
+            let response = try await client.execute(request, timeout: timeAmount(timeout))
             let body = try await response.body.collect(upTo: 1 << 16)
             guard expecting.contains(response.status.code) else {
                 let text = String(buffer: body).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -138,4 +138,10 @@ struct CountingChunks: AsyncSequence, Sendable {
     }
 
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator(bytes: bytes, piece: piece, sent: sent) }
+}
+
+/// A Swift `Duration` as NIO's `TimeAmount`.
+func timeAmount(_ duration: Duration) -> TimeAmount {
+    let (seconds, attoseconds) = duration.components
+    return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
 }

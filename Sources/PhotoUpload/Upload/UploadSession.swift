@@ -95,7 +95,10 @@ final class UploadSession: Sendable {
                 journal?.remove(destination: destination, key: request.key)
                 return .cancelled
             }
-            if case .create = action { saveJournal() } else if case .send = action { saveJournal() } else if case .query = action { saveJournal() }
+            switch action {
+            case .create, .query, .send: saveJournal()
+            default: break
+            }
             let acknowledged = machine.withLock { $0.offset }
             report(acknowledged: acknowledged, emit: emit)
         }

@@ -53,7 +53,7 @@ final class Console: Sendable {
         }
         switch mode {
         case .json:
-            emitJSON(Event(outcome))
+            printJSONLine(Event(outcome))
         case .quiet:
             if case .failed(let reason) = outcome.status { printError("error: \(reason)") }
         case .plain:
@@ -77,7 +77,7 @@ final class Console: Sendable {
     func finish(_ summary: BatchSummary) {
         switch mode {
         case .json:
-            emitJSON(Event(summary: summary))
+            printJSONLine(Event(summary: summary))
         case .quiet:
             break
         case .live:
@@ -114,14 +114,6 @@ final class Console: Sendable {
     private func clearLine() { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
 
     private func printError(_ text: String) { FileHandle.standardError.write(Data((text + "\n").utf8)) }
-
-    private func emitJSON(_ event: Event) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard var data = try? encoder.encode(event) else { return }
-        data.append(UInt8(ascii: "\n"))
-        FileHandle.standardOutput.write(data)
-    }
 
     /// One `--json` line.
     struct Event: Encodable {
