@@ -1,14 +1,15 @@
 import ArgumentParser
 import Foundation
 import PhotoUpload
+import Synchronization
 
 /// Options every uploading command shares.
 struct UploadOptions: ParsableArguments {
     @Option(help: "Sent as 'Authorization: Bearer TOKEN'.")
     var token: String?
 
-    @Option(help: "Upload chunk size, e.g. 256KiB.")
-    var chunkSize: ByteSize = ByteSize(bytes: 256 * 1024)
+    @Option(help: "Fixed upload chunk size, e.g. 256KiB (default: 256 KiB, doubling per acknowledged chunk up to 8 MiB).")
+    var chunkSize: ByteSize?
 
     @Option(help: "Give up retrying transient failures after this many seconds.")
     var retrySeconds: Int = 600
@@ -19,10 +20,17 @@ struct UploadOptions: ParsableArguments {
     @Option(help: "Concurrent uploads.")
     var parallelUploads: Int = 4
 
+    @Flag(inversion: .prefixedNo, help: "Send a SHA-1 checksum with every chunk when the tus server offers it (a corrupted chunk is refused and sent again).")
+    var checksums = true
+
     func uploader(to destination: String) throws -> Uploader {
         var configuration = UploadConfiguration()
-        configuration.chunkSize = chunkSize.bytes
+        if let chunkSize {
+            configuration.chunkSize = chunkSize.bytes
+            configuration.maxChunkSize = chunkSize.bytes
+        }
         configuration.maxRetryDuration = .seconds(retrySeconds)
+        configuration.checksums = checksums
         do {
             return try Uploader(destination: destination, configuration: configuration, journal: UploadJournal(folder: URL(fileURLWithPath: state)))
         } catch {
@@ -40,7 +48,9 @@ struct Upload: AsyncParsableCommand {
             Each file is uploaded under its name (or --key-prefix + name). Unfinished uploads are \
             journalled under --state: re-running the same command resumes them where the server \
             stopped, after Ctrl-C, a kill or a crash.
-            Exit status: 0 all uploaded, 1 some failed, 2 usage error.
+            Ctrl-C pauses the uploads in flight (the server keeps what it has) and starts no new \
+            ones; re-run the same command to resume.
+            Exit status: 0 all uploaded, 1 some failed, 2 usage error, 130 interrupted.
 
             Examples:
               photoprep upload out/*.jpg --to https://uploads.example.com/files/ --token "$TOKEN"
@@ -67,60 +77,101 @@ struct Upload: AsyncParsableCommand {
     func run() async throws {
         let uploader = try upload.uploader(to: to)
         let start = ContinuousClock.now
-        let failed = await UploadRun(uploader: uploader, json: json, quiet: quiet).run(
+        let uploads = UploadRun(uploader: uploader, json: json, quiet: quiet)
+        let interrupts = Interrupts.install("pausing the uploads; re-run the same command to resume") { uploads.pauseAll() }
+        let counts = await uploads.run(
             files.map { ($0, keyPrefix + ($0 as NSString).lastPathComponent) }, authorization: upload.authorization,
             parallel: upload.parallelUploads)
+        interrupts.cancel()
         let bytes = files.compactMap { (try? FileManager.default.attributesOfItem(atPath: $0))?[.size] as? Int }.reduce(0, +)
         let elapsed = seconds(since: start)
         if !json && !quiet {
-            print("\(files.count - failed) uploaded, \(failed) failed — \(megabytes(bytes)) in \(String(format: "%.1f", elapsed)) s")
+            let paused = counts.paused + counts.notStarted > 0 ? ", \(counts.paused) paused, \(counts.notStarted) not started (re-run to resume)" : ""
+            print("\(counts.uploaded) uploaded, \(counts.failed) failed\(paused) — \(megabytes(bytes)) in \(String(format: "%.1f", elapsed)) s")
         }
-        if failed > 0 { throw ExitCode(1) }
+        if counts.paused + counts.notStarted > 0 { throw ExitCode(130) }
+        if counts.failed > 0 { throw ExitCode(1) }
     }
 }
 
-/// Uploads (file, key) pairs, printing progress and outcomes; returns how many failed.
-struct UploadRun {
+/// Uploads (file, key) pairs, printing progress and outcomes. `pauseAll()` (Ctrl-C) pauses the
+/// uploads in flight — nothing is deleted, the journal keeps them — and starts no new ones.
+final class UploadRun: Sendable {
     let uploader: Uploader
     let json: Bool
     let quiet: Bool
+    private let active = Mutex<[Int: UploadTask]>([:])
 
-    func run(_ items: [(path: String, key: String)], authorization: String?, parallel: Int) async -> Int {
+    init(uploader: Uploader, json: Bool, quiet: Bool) {
+        self.uploader = uploader
+        self.json = json
+        self.quiet = quiet
+    }
+
+    struct Counts {
+        var uploaded = 0, failed = 0, paused = 0, notStarted = 0
+    }
+
+    enum Outcome { case uploaded, failed, paused }
+
+    func pauseAll() {
+        for task in active.withLock({ Array($0.values) }) { task.pause() }
+    }
+
+    func run(_ items: [(path: String, key: String)], authorization: String?, parallel: Int) async -> Counts {
         let live = !json && !quiet && isatty(STDERR_FILENO) == 1
-        return await withTaskGroup(of: Bool.self) { group in
-            var next = 0, failed = 0
+        return await withTaskGroup(of: Outcome.self) { group in
+            var next = 0
+            var counts = Counts()
             func add() {
-                let (path, key) = items[next]
+                let index = next
+                let (path, key) = items[index]
                 next += 1
-                group.addTask {
+                group.addTask { [self] in
+                    let started = ContinuousClock.now
                     let task = await uploader.upload(.file(path), request: UploadRequest(key: key, authorization: authorization))
-                    var outcome = false
+                    active.withLock { $0[index] = task }
+                    defer { active.withLock { $0[index] = nil } }
+                    if stopRequested.load(ordering: .relaxed) { task.pause() }
                     for await event in task.events {
                         if json {
-                            printJSONLine(UploadLine(file: path, key: key, event: event))
+                            printJSONLine(UploadLine(file: path, key: key, event: event, seconds: event.isTerminal ? seconds(since: started) : nil))
                         } else if case .progress(let p) = event, live {
                             FileHandle.standardError.write(Data("\r\u{1B}[2K\(key): \(p.acknowledged)/\(p.total) bytes (\(Int(p.fraction * 100)) %)".utf8))
                         }
                         switch event {
                         case .finished(let location):
-                            outcome = true
                             if !json && !quiet { print("\(live ? "\r\u{1B}[2K" : "")\(path) → \(location)") }
+                            return .uploaded
                         case .failed(let error):
                             FileHandle.standardError.write(Data("\(live ? "\r\u{1B}[2K" : "")error: \(path): \(error)\n".utf8))
+                            return .failed
                         case .cancelled:
                             FileHandle.standardError.write(Data("cancelled: \(path)\n".utf8))
-                        default: break
+                            return .failed
+                        case .paused(let p):
+                            if !json && !quiet {
+                                FileHandle.standardError.write(Data("\(live ? "\r\u{1B}[2K" : "")paused: \(path) at \(p.acknowledged)/\(p.total) bytes\n".utf8))
+                            }
+                            return .paused
+                        case .progress:
+                            break
                         }
                     }
-                    return outcome
+                    return .failed
                 }
             }
             while next < min(items.count, max(1, parallel)) { add() }
-            while let ok = await group.next() {
-                if !ok { failed += 1 }
-                if next < items.count { add() }
+            while let outcome = await group.next() {
+                switch outcome {
+                case .uploaded: counts.uploaded += 1
+                case .failed: counts.failed += 1
+                case .paused: counts.paused += 1
+                }
+                if next < items.count && !stopRequested.load(ordering: .relaxed) { add() }
             }
-            return failed
+            counts.notStarted = items.count - next
+            return counts
         }
     }
 
@@ -133,10 +184,13 @@ struct UploadRun {
         var total: Int64?
         var location: String?
         var error: String?
+        /// On the terminal event: seconds since the upload started (discovery, hashing and every request).
+        var seconds: Double?
 
-        init(file: String, key: String, event: UploadEvent) {
+        init(file: String, key: String, event: UploadEvent, seconds: Double? = nil) {
             self.file = file
             self.key = key
+            self.seconds = seconds
             switch event {
             case .progress(let p), .paused(let p):
                 self.event = event.isPause ? "paused" : "progress"

@@ -36,6 +36,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: root) }
         var configuration = UploadConfiguration()
         configuration.chunkSize = 64 * 1024
+        configuration.maxChunkSize = 64 * 1024
         configuration.maxBytesPerSecond = 4_000_000  // 3 MB take ~0.75 s: time to cancel half-way
         let uploader = try Uploader(destination: root.path, configuration: configuration, journal: UploadJournal(folder: root.appendingPathComponent("journal")))
         let task = await uploader.upload(.bytes(testBytes(3_000_000)), request: UploadRequest(key: "a/b.jpg"))
@@ -56,6 +57,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: root) }
         var configuration = UploadConfiguration()
         configuration.chunkSize = 64 * 1024
+        configuration.maxChunkSize = 64 * 1024
         configuration.maxBytesPerSecond = 4_000_000
         let journal = UploadJournal(folder: root.appendingPathComponent("journal"))
         let uploader = try Uploader(destination: root.path, configuration: configuration, journal: journal)

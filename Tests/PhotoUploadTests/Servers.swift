@@ -120,13 +120,18 @@ final class FaultProxy: @unchecked Sendable {
         server = try ServerProcess(port: port, executable: "python3", arguments: [script, String(port), String(upstream), "--stats", statsFile.path] + faults)
     }
 
-    /// Total PATCH body bytes the server accepted through the proxy.
-    var patchBytes: Int {
+    private var stats: [String: Any] {
         guard let data = FileManager.default.contents(atPath: statsFile.path),
-            let stats = try? JSONSerialization.jsonObject(with: data) as? [String: Int]
-        else { return 0 }
-        return stats["patch_bytes"] ?? 0
+            let stats = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return [:] }
+        return stats
     }
+
+    /// Upload data the server accepted through the proxy (PATCH bodies and POST bodies with creation-with-upload).
+    var dataBytes: Int { stats["data_bytes"] as? Int ?? 0 }
+
+    /// Requests forwarded, by HTTP method.
+    var requests: [String: Int] { stats["by_method"] as? [String: Int] ?? [:] }
 
     deinit {
         server.stop()

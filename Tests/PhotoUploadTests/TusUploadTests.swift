@@ -4,9 +4,12 @@ import Testing
 
 /// Against a real tus server (`resumable-upload` from PyPI) on 127.0.0.1, checking the server's state.
 @Suite(.serialized) struct TusUploadTests {
-    func configuration(chunk: Int = 256 * 1024, retry: Duration = .seconds(30)) -> UploadConfiguration {
+    /// Fixed chunks of `chunk` bytes (so that tests can stop an upload half-way), or with `growing`
+    /// the default: chunks from `chunk` sized to the measured rate.
+    func configuration(chunk: Int = 256 * 1024, growing: Bool = false, retry: Duration = .seconds(30)) -> UploadConfiguration {
         var c = UploadConfiguration()
         c.chunkSize = chunk
+        if !growing { c.maxChunkSize = chunk }
         c.maxRetryDuration = retry
         c.initialBackoff = .milliseconds(50)
         c.maxBackoff = .milliseconds(400)
@@ -23,7 +26,7 @@ import Testing
     func uploadsAreByteIdenticalOnTheServer(size: Int) async throws {
         let server = try TusServer()
         let bytes = testBytes(size, seed: UInt64(size) + 7)
-        let uploader = try Uploader(destination: server.endpoint, configuration: configuration())
+        let uploader = try Uploader(destination: server.endpoint, configuration: configuration(growing: true))
         let all = await collect(await uploader.upload(.bytes(bytes), request: UploadRequest(key: "group_photos/g1/photo.jpg")))
         guard case .finished(let location) = all.last else { Issue.record("\(all.last.map(String.init(describing:)) ?? "no event")"); return }
         #expect(location.hasPrefix(server.endpoint))
@@ -37,7 +40,7 @@ import Testing
 
     @Test func cancelHalfWayDeletesTheUploadOnTheServer() async throws {
         let server = try TusServer()
-        let proxy = try FaultProxy(upstream: server.port, faults: ["--delay-patch", "0.02"])
+        let proxy = try FaultProxy(upstream: server.port, faults: ["--delay-data", "0.02"])
         let uploader = try Uploader(destination: proxy.endpoint, configuration: configuration(chunk: 64 * 1024))
         let task = await uploader.upload(.bytes(testBytes(3_000_000)), request: UploadRequest(key: "c.jpg"))
         var location: String?
@@ -59,7 +62,7 @@ import Testing
 
     @Test func restartedServerIsResumedAfter() async throws {
         let server = try TusServer()
-        let proxy = try FaultProxy(upstream: server.port, faults: ["--delay-patch", "0.02"])
+        let proxy = try FaultProxy(upstream: server.port, faults: ["--delay-data", "0.02"])
         let bytes = testBytes(2_000_000, seed: 3)
         let uploader = try Uploader(destination: proxy.endpoint, configuration: configuration(chunk: 64 * 1024))
         let task = await uploader.upload(.bytes(bytes), request: UploadRequest(key: "r.jpg"))
@@ -101,7 +104,7 @@ import Testing
 
     @Test func corruptedChunkIsResentAfterTheChecksumMismatch() async throws {
         let server = try TusServer()
-        let proxy = try FaultProxy(upstream: server.port, faults: ["--corrupt-patch", "2"])
+        let proxy = try FaultProxy(upstream: server.port, faults: ["--corrupt-data", "2"])
         let bytes = testBytes(700_000, seed: 9)
         let uploader = try Uploader(destination: proxy.endpoint, configuration: configuration())
         let result = await uploader.upload(.bytes(bytes), request: UploadRequest(key: "k.jpg")).result()
@@ -147,6 +150,69 @@ import Testing
         let result = await uploader.upload(.bytes(second), request: UploadRequest(key: "same-key.jpg")).result()
         guard case .finished(let location) = result else { Issue.record("\(result)"); return }
         #expect(try await download(location) == second)
+        #expect(journal.entries().isEmpty)
+    }
+
+    /// tuspyserver offers creation-with-upload and no checksums: a small photo goes with the POST.
+    @Test func aSmallPhotoTakesOneRequestWithCreationWithUpload() async throws {
+        let server = try TuspyServer()
+        let proxy = try FaultProxy(upstream: server.server.port, faults: [])
+        let bytes = testBytes(100_000, seed: 41)
+        let uploader = try Uploader(destination: proxy.endpoint, configuration: configuration())
+        let all = await collect(await uploader.upload(.bytes(bytes), request: UploadRequest(key: "small.jpg")))
+        guard case .finished(let location) = all.last else { Issue.record("\(String(describing: all.last))"); return }
+        #expect(server.stored(location) == bytes)
+        #expect(proxy.requests == ["OPTIONS": 1, "POST": 1], "discovery, then the photo with the creation request")
+        #expect(proxy.dataBytes == bytes.count)
+        let sent = all.compactMap { if case .progress(let p) = $0 { p.sent } else { nil } }
+        #expect(sent.count >= 4, "progress moves while the one request is sent: \(sent)")
+
+        // A larger file: the first chunk with the POST, the rest by PATCH from the server's offset.
+        let large = testBytes(1_000_000, seed: 42)
+        let result = await uploader.upload(.bytes(large), request: UploadRequest(key: "large.jpg")).result()
+        guard case .finished(let second) = result else { Issue.record("\(result)"); return }
+        #expect(server.stored(second) == large)
+        #expect(proxy.dataBytes == bytes.count + large.count, "nothing sent twice")
+    }
+
+    /// resumable-upload checks checksums on PATCH only, so with checksums in use the data goes by PATCH.
+    @Test func withChecksumsTheDataGoesByVerifiedPatch() async throws {
+        let server = try TusServer()
+        let proxy = try FaultProxy(upstream: server.port, faults: [])
+        let bytes = testBytes(100_000, seed: 44)
+        let uploader = try Uploader(destination: proxy.endpoint, configuration: configuration())
+        let result = await uploader.upload(.bytes(bytes), request: UploadRequest(key: "v.jpg")).result()
+        guard case .finished(let location) = result else { Issue.record("\(result)"); return }
+        #expect(try await download(location.replacingOccurrences(of: String(proxy.server.port), with: String(server.port))) == bytes)
+        #expect(proxy.requests == ["OPTIONS": 1, "POST": 1, "PATCH": 1])
+    }
+
+    @Test func theJournalKeepsTheServersExpiryAndDropsExpiredUploads() async throws {
+        let server = try TusServer()
+        let proxy = try FaultProxy(upstream: server.port, faults: [])
+        let journal = UploadJournal(folder: try temporaryFolder())
+        var slow = configuration(chunk: 64 * 1024)
+        slow.maxBytesPerSecond = 1_000_000
+        let uploader = try Uploader(destination: proxy.endpoint, configuration: slow, journal: journal)
+        let bytes = testBytes(600_000, seed: 43)
+        let task = await uploader.upload(.bytes(bytes), request: UploadRequest(key: "e.jpg"))
+        for await event in task.events {
+            if case .progress(let p) = event, p.acknowledged >= 128 * 1024 { task.pause() }
+            if case .paused = event { break }
+        }
+        var entry = try #require(journal.entries().first)
+        let expires = try #require(entry.expires, "the server announced Upload-Expires")
+        #expect(abs(expires.timeIntervalSinceNow - 86_400) < 120, "the server keeps uploads for a day: \(expires)")
+
+        // Pretend a day went by: the journalled upload must not be resumed, but uploaded afresh.
+        entry.expires = Date(timeIntervalSinceNow: -1)
+        try journal.save(entry)
+        let posts = proxy.requests["POST"] ?? 0
+        let result = await uploader.upload(.bytes(bytes), request: UploadRequest(key: "e.jpg")).result()
+        guard case .finished(let location) = result else { Issue.record("\(result)"); return }
+        #expect(location != entry.location)
+        #expect(proxy.requests["POST"] == posts + 1, "created anew")
+        #expect(try await download(location.replacingOccurrences(of: String(proxy.server.port), with: String(server.port))) == bytes)
         #expect(journal.entries().isEmpty)
     }
 

@@ -23,7 +23,7 @@ let photoprepBinary: URL = Bundle.allBundles.map(\.bundleURL).first { $0.pathExt
 
     @Test func killedUploadProcessResumesAndResendsAtMostAboutOneChunk() async throws {
         let server = try TusServer()
-        let proxy = try FaultProxy(upstream: server.port, faults: ["--delay-patch", "0.03"])
+        let proxy = try FaultProxy(upstream: server.port, faults: ["--delay-data", "0.03"])
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let bytes = testBytes(3_000_000, seed: 21)
@@ -54,7 +54,47 @@ let photoprepBinary: URL = Bundle.allBundles.map(\.bundleURL).first { $0.pathExt
         let location = try #require(finished?["location"] as? String)
         #expect(try await download(location.replacingOccurrences(of: String(proxy.server.port), with: String(server.port))) == bytes)
         // Everything the server accepted over both runs: the file once, plus at most about one chunk again.
-        #expect(proxy.patchBytes <= bytes.count + chunk, "re-sent \(proxy.patchBytes - bytes.count) bytes")
+        #expect(proxy.dataBytes <= bytes.count + chunk, "re-sent \(proxy.dataBytes - bytes.count) bytes")
+        #expect(journal.entries().isEmpty)
+    }
+
+    @Test func ctrlCPausesTheUploadAndTheNextRunResumesIt() async throws {
+        let server = try TusServer()
+        let proxy = try FaultProxy(upstream: server.port, faults: ["--delay-data", "0.03"])
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let bytes = testBytes(2_000_000, seed: 23)
+        let file = folder.appendingPathComponent("photo.jpg")
+        try Data(bytes).write(to: file)
+        let state = folder.appendingPathComponent("state")
+        let chunk = 64 * 1024
+        let arguments = ["upload", file.path, "--to", proxy.endpoint, "--state", state.path, "--chunk-size", String(chunk)]
+
+        let child = Process()
+        child.executableURL = photoprepBinary
+        child.arguments = arguments
+        let err = Pipe()
+        child.standardOutput = FileHandle.nullDevice
+        child.standardError = err
+        try child.run()
+        let journal = UploadJournal(folder: state)
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, (journal.entries().first?.offset ?? 0) < 500_000 { usleep(10_000) }
+        let interrupted = Date()
+        kill(child.processIdentifier, SIGINT)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        child.waitUntilExit()
+        #expect(child.terminationStatus == 130, "\(stderr)")
+        #expect(Date().timeIntervalSince(interrupted) < 2, "paused promptly")
+        #expect(stderr.contains("paused: \(file.path)"), "\(stderr)")
+        let entry = try #require(journal.entries().first, "the journal keeps the paused upload")
+        #expect(entry.offset >= 500_000 && entry.offset < bytes.count)
+
+        let again = try run(arguments)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.contains("1 uploaded, 0 failed"), "\(again.stdout)")
+        #expect(proxy.requests["POST"] == 1, "resumed, not created again")
+        #expect(proxy.dataBytes <= bytes.count + chunk, "re-sent \(proxy.dataBytes - bytes.count) bytes")
         #expect(journal.entries().isEmpty)
     }
 

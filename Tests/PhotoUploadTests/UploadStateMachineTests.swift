@@ -133,3 +133,68 @@ extension UploadStateMachineTests {
         #expect(failed?.kind == .retriesExhausted)
     }
 }
+
+extension UploadStateMachineTests {
+    func growing(length: Int64 = 10_000, createWithData: Bool = false) -> UploadStateMachine {
+        UploadStateMachine(length: length, chunkSize: 100, maxChunkSize: 800, maxRetryDuration: .seconds(10),
+                           backoff: Backoff(initial: .milliseconds(100), maximum: .seconds(1)), createWithData: createWithData)
+    }
+
+    @Test func chunksDoubleAfterEachAcknowledgementAndFallBackAfterAFailure() {
+        var m = growing()
+        _ = m.next(); m.record(.created(location: "u"), now: .zero, jitter: 1)
+        var sizes: [Int] = []
+        var offset: Int64 = 0
+        for _ in 0..<5 {
+            guard case .send(_, let at, let length) = m.next() else { Issue.record("expected a send"); return }
+            #expect(at == offset)
+            sizes.append(length)
+            offset += Int64(length)
+            m.record(.offset(offset), now: .zero, jitter: 1)
+        }
+        #expect(sizes == [100, 200, 400, 800, 800])
+        _ = m.next(); m.record(.transportError("reset"), now: .zero, jitter: 1)
+        _ = m.next()  // wait
+        #expect(m.next() == .query(location: "u"))
+        m.record(.offset(offset + 50), now: .zero, jitter: 1)  // the server kept part of the chunk
+        #expect(m.next() == .send(location: "u", offset: offset + 50, length: 100), "a query's answer does not grow the chunk")
+    }
+
+    @Test func theNextChunkTakesAboutASecondAtTheMeasuredRate() {
+        var m = growing(length: 100_000)
+        _ = m.next(now: .zero); m.record(.created(location: "u"), now: .zero, jitter: 1)
+        // 100 bytes in 0.5 s: 200 B/s, so the next chunk is 200 bytes.
+        #expect(m.next(now: .seconds(1)) == .send(location: "u", offset: 0, length: 100))
+        m.record(.offset(100), now: .milliseconds(1500), jitter: 1)
+        #expect(m.next(now: .seconds(2)) == .send(location: "u", offset: 100, length: 200))
+        // A fast link: straight to the largest chunk.
+        m.record(.offset(300), now: .milliseconds(2001), jitter: 1)
+        #expect(m.next(now: .seconds(3)) == .send(location: "u", offset: 300, length: 800))
+        // A slow link: never below the first chunk size.
+        m.record(.offset(1100), now: .seconds(30), jitter: 1)
+        #expect(m.next(now: .seconds(30)) == .send(location: "u", offset: 1100, length: 100))
+    }
+
+    @Test func creationWithUploadCarriesTheFirstChunk() {
+        var m = growing(length: 250, createWithData: true)
+        #expect(m.next() == .create(length: 250, firstChunk: 100))
+        m.record(.created(location: "u", offset: 100), now: .zero, jitter: 1)
+        #expect(m.next() == .send(location: "u", offset: 100, length: 150))
+        m.record(.offset(250), now: .zero, jitter: 1)
+        #expect(m.next() == .finish(location: "u"))
+
+        var small = growing(length: 60, createWithData: true)
+        #expect(small.next() == .create(length: 60, firstChunk: 60))
+        small.record(.created(location: "s", offset: 60), now: .zero, jitter: 1)
+        #expect(small.next() == .finish(location: "s"), "a small photo takes one request")
+    }
+
+    @Test func creationWithUploadAsksTheOffsetWhenTheServerDidNotSay() {
+        var m = growing(length: 250, createWithData: true)
+        _ = m.next()
+        m.record(.created(location: "u"), now: .zero, jitter: 1)
+        #expect(m.next() == .query(location: "u"))
+        m.record(.offset(0), now: .zero, jitter: 1)
+        #expect(m.next() == .send(location: "u", offset: 0, length: 100))
+    }
+}

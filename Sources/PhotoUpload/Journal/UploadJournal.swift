@@ -15,6 +15,8 @@ public struct UploadJournal: Sendable {
         /// SHA-256 of the content being uploaded.
         public var contentSHA256: String
         public var updated: Date
+        /// When the destination will forget the unfinished upload (tus `Upload-Expires`), if it said.
+        public var expires: Date?
     }
 
     public let folder: URL

@@ -9,7 +9,9 @@ struct LocalStore: UploadTransport {
 
     var partialFolder: URL { root.appendingPathComponent(".photoprep-uploads") }
 
-    func create(length: Int64, request: UploadRequest) async throws(TransportFailure) -> String {
+    var acceptsDataOnCreate: Bool { false }
+
+    func create(length: Int64, firstChunk: [UInt8], request: UploadRequest, sent: @escaping @Sendable (Int) -> Void) async throws(TransportFailure) -> Created {
         try validate(request.key)
         let id = UUID().uuidString.lowercased()
         do {
@@ -25,22 +27,22 @@ struct LocalStore: UploadTransport {
             throw .status(500, "\(partialFolder.path): \(error.localizedDescription)")
         }
         if length == 0 { try finalize(id) }
-        return id
+        return Created(location: id)
     }
 
-    func query(_ location: String, request: UploadRequest) async throws(TransportFailure) -> Int64 {
+    func query(_ location: String, request: UploadRequest) async throws(TransportFailure) -> Acknowledgement {
         let part = partialFolder.appendingPathComponent("\(location).part")
-        if let size = (try? FileManager.default.attributesOfItem(atPath: part.path))?[.size] as? Int64 { return size }
+        if let size = (try? FileManager.default.attributesOfItem(atPath: part.path))?[.size] as? Int64 { return Acknowledgement(offset: size) }
         // Finished already (the rename happened before the acknowledgement was recorded)?
         if let info = try? info(location), FileManager.default.fileExists(atPath: root.appendingPathComponent(info.key).path) {
-            return info.length
+            return Acknowledgement(offset: info.length)
         }
         throw .status(404, "\(location): no such upload")
     }
 
     func send(
         _ location: String, offset: Int64, chunk: [UInt8], request: UploadRequest, sent: @escaping @Sendable (Int) -> Void
-    ) async throws(TransportFailure) -> Int64 {
+    ) async throws(TransportFailure) -> Acknowledgement {
         let info = try info(location)
         let path = partialFolder.appendingPathComponent("\(location).part").path
         let fd = open(path, O_WRONLY)
@@ -62,7 +64,7 @@ struct LocalStore: UploadTransport {
         guard fsync(fd) == 0 else { throw .status(507, "\(path): fsync: \(String(cString: strerror(errno)))") }
         let newOffset = offset + Int64(chunk.count)
         if newOffset == info.length { try finalize(location) }
-        return newOffset
+        return Acknowledgement(offset: newOffset)
     }
 
     func terminate(_ location: String, request: UploadRequest) async throws(TransportFailure) {

@@ -4,32 +4,46 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 
-/// tus 1.0.0 over HTTP (core, creation, termination, checksum, expiration), with AsyncHTTPClient.
+/// tus 1.0.0 over HTTP (core, creation, creation-with-upload, termination, checksum, expiration),
+/// with AsyncHTTPClient.
 struct TusClient: UploadTransport {
     let endpoint: URL
     let client: HTTPClient
     let timeout: Duration
-    /// Send `Upload-Checksum: sha1 …` with every PATCH (the server advertised it).
-    let checksum: Bool
+    let server: ServerInfo
 
     static let version = "1.0.0"
 
-    /// Asks the server which extensions it supports (`OPTIONS`).
-    static func discover(endpoint: URL, client: HTTPClient, timeout: Duration, authorization: String?) async -> (extensions: Set<String>, checksums: Set<String>) {
+    /// What the server said it supports (`OPTIONS`), and what of it we use.
+    struct ServerInfo: Sendable, Equatable {
+        /// Send `Upload-Checksum: sha1 …` with every request carrying data.
+        var checksum = false
+        /// Send the first chunk with the `POST` (creation-with-upload). Not together with checksums:
+        /// the checksum extension covers PATCH requests, and servers (resumable-upload 0.3.0 among them)
+        /// store a POST's body without checking its `Upload-Checksum`, so a verified PATCH is worth
+        /// the extra round trip.
+        var creationWithUpload = false
+    }
+
+    /// Asks the server which extensions it supports (`OPTIONS`); nil when it did not answer.
+    static func discover(endpoint: URL, client: HTTPClient, timeout: Duration, authorization: String?, checksums: Bool) async -> ServerInfo? {
         var request = HTTPClientRequest(url: endpoint.absoluteString)
         request.method = .OPTIONS
+        request.headers.add(name: "Tus-Resumable", value: version)
         if let authorization { request.headers.add(name: "Authorization", value: authorization) }
-        guard let response = try? await client.execute(request, timeout: timeAmount(timeout)) else {
-            return ([], [])
-        }
+        guard let response = try? await client.execute(request, timeout: timeAmount(timeout)) else { return nil }
         func list(_ name: String) -> Set<String> {
             Set((response.headers.first(name: name) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
         }
         _ = try? await response.body.collect(upTo: 1 << 16)
-        return (list("Tus-Extension"), list("Tus-Checksum-Algorithm"))
+        let extensions = list("Tus-Extension")
+        let checksum = checksums && extensions.contains("checksum") && list("Tus-Checksum-Algorithm").contains("sha1")
+        return ServerInfo(checksum: checksum, creationWithUpload: !checksum && extensions.contains("creation-with-upload"))
     }
 
-    func create(length: Int64, request: UploadRequest) async throws(TransportFailure) -> String {
+    var acceptsDataOnCreate: Bool { server.creationWithUpload }
+
+    func create(length: Int64, firstChunk: [UInt8], request: UploadRequest, sent: @escaping @Sendable (Int) -> Void) async throws(TransportFailure) -> Created {
         var http = makeRequest(endpoint.absoluteString, method: .POST, request)
         http.headers.add(name: "Upload-Length", value: String(length))
         var metadata = request.metadata
@@ -39,31 +53,40 @@ struct TusClient: UploadTransport {
         metadata["content-type"] = request.contentType
         http.headers.add(name: "Upload-Metadata", value: metadata.sorted { $0.key < $1.key }
             .map { "\($0.key) \(Data($0.value.utf8).base64EncodedString())" }.joined(separator: ","))
+        if !firstChunk.isEmpty { attach(firstChunk, to: &http, sent: sent) }
         let response = try await perform(http, expecting: [201])
         guard let location = response.headers.first(name: "Location"),
             let url = URL(string: location, relativeTo: endpoint)?.absoluteURL
         else { throw .status(500, "the server created the upload without a Location header") }
-        return url.absoluteString
+        let offset = firstChunk.isEmpty ? nil : response.headers.first(name: "Upload-Offset").flatMap { Int64($0) }
+        return Created(location: url.absoluteString, offset: offset, expires: expiry(of: response))
     }
 
-    func query(_ location: String, request: UploadRequest) async throws(TransportFailure) -> Int64 {
+    func query(_ location: String, request: UploadRequest) async throws(TransportFailure) -> Acknowledgement {
         var http = makeRequest(location, method: .HEAD, request)
         http.headers.add(name: "Cache-Control", value: "no-store")
-        return try offset(of: try await perform(http, expecting: [200, 204]))
+        return try acknowledgement(of: try await perform(http, expecting: [200, 204]))
     }
 
     func send(
         _ location: String, offset: Int64, chunk: [UInt8], request: UploadRequest, sent: @escaping @Sendable (Int) -> Void
-    ) async throws(TransportFailure) -> Int64 {
+    ) async throws(TransportFailure) -> Acknowledgement {
         var http = makeRequest(location, method: .PATCH, request)
         http.headers.add(name: "Upload-Offset", value: String(offset))
+        attach(chunk, to: &http, sent: sent)
+        return try acknowledgement(of: try await perform(http, expecting: [204, 200]))
+    }
+
+    /// The chunk as the request body, with its checksum; handed to the network in pieces so that
+    /// progress moves inside a chunk (16 KiB pieces for a small photo, up to 256 KiB for large chunks).
+    private func attach(_ chunk: [UInt8], to http: inout HTTPClientRequest, sent: @escaping @Sendable (Int) -> Void) {
         http.headers.add(name: "Content-Type", value: "application/offset+octet-stream")
-        if checksum {
+        if server.checksum {
             let digest = Data(Insecure.SHA1.hash(data: chunk)).base64EncodedString()
             http.headers.add(name: "Upload-Checksum", value: "sha1 \(digest)")
         }
-        http.body = .stream(CountingChunks(bytes: chunk, piece: 16 * 1024, sent: sent), length: .known(Int64(chunk.count)))
-        return try self.offset(of: try await perform(http, expecting: [204, 200]))
+        let piece = min(256 * 1024, max(16 * 1024, chunk.count / 16))
+        http.body = .stream(CountingChunks(bytes: chunk, piece: piece, sent: sent), length: .known(Int64(chunk.count)))
     }
 
     func terminate(_ location: String, request: UploadRequest) async throws(TransportFailure) {
@@ -85,11 +108,15 @@ struct TusClient: UploadTransport {
         return http
     }
 
-    private func offset(of response: HTTPClientResponse) throws(TransportFailure) -> Int64 {
+    private func acknowledgement(of response: HTTPClientResponse) throws(TransportFailure) -> Acknowledgement {
         guard let text = response.headers.first(name: "Upload-Offset"), let value = Int64(text) else {
             throw .status(502, "the server's answer has no valid Upload-Offset")
         }
-        return value
+        return Acknowledgement(offset: value, expires: expiry(of: response))
+    }
+
+    private func expiry(of response: HTTPClientResponse) -> Date? {
+        response.headers.first(name: "Upload-Expires").flatMap(parseHTTPDate)
     }
 
     private func perform(_ request: HTTPClientRequest, expecting: Set<UInt>) async throws(TransportFailure) -> HTTPClientResponse {
@@ -138,6 +165,15 @@ struct CountingChunks: AsyncSequence, Sendable {
     }
 
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator(bytes: bytes, piece: piece, sent: sent) }
+}
+
+/// An HTTP date (RFC 9110 IMF-fixdate, e.g. `Sun, 06 Nov 1994 08:49:37 GMT`), as tus `Upload-Expires` uses.
+func parseHTTPDate(_ text: String) -> Date? {
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.timeZone = TimeZone(identifier: "GMT")
+    formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+    return formatter.date(from: text.trimmingCharacters(in: .whitespaces))
 }
 
 /// A Swift `Duration` as NIO's `TimeAmount`.

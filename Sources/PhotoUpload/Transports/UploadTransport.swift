@@ -1,18 +1,37 @@
+import Foundation
+
 /// The requests of a resumable upload, performed against one destination. `UploadSession` drives
 /// them with `UploadStateMachine`; the tus client and the local store implement them.
 protocol UploadTransport: Sendable {
-    /// Creates an upload of `length` bytes; returns its location.
-    func create(length: Int64, request: UploadRequest) async throws(TransportFailure) -> String
+    /// `create` may carry the first bytes (tus creation-with-upload), saving a round trip per small photo.
+    var acceptsDataOnCreate: Bool { get }
+    /// Creates an upload of `length` bytes, sending `firstChunk` with the request when it is not empty.
+    func create(length: Int64, firstChunk: [UInt8], request: UploadRequest, sent: @escaping @Sendable (Int) -> Void) async throws(TransportFailure) -> Created
     /// The offset the destination holds for the upload at `location`.
-    func query(_ location: String, request: UploadRequest) async throws(TransportFailure) -> Int64
+    func query(_ location: String, request: UploadRequest) async throws(TransportFailure) -> Acknowledgement
     /// Appends `chunk` at `offset`; `sent` is called as bytes go out. Returns the new offset.
     func send(
         _ location: String, offset: Int64, chunk: [UInt8], request: UploadRequest, sent: @escaping @Sendable (Int) -> Void
-    ) async throws(TransportFailure) -> Int64
+    ) async throws(TransportFailure) -> Acknowledgement
     /// Deletes a partial upload.
     func terminate(_ location: String, request: UploadRequest) async throws(TransportFailure)
     /// The URL of the finished object.
     func objectLocation(_ location: String, request: UploadRequest) -> String
+}
+
+/// What the destination holds of an upload, and until when it keeps an unfinished one.
+struct Acknowledgement: Sendable, Equatable {
+    var offset: Int64
+    /// tus `Upload-Expires`: after this the server may forget the upload.
+    var expires: Date? = nil
+}
+
+/// A new upload: its location, the bytes the destination kept of the data sent with the request
+/// (nil when none was sent or the destination did not say), and its expiry.
+struct Created: Sendable, Equatable {
+    var location: String
+    var offset: Int64? = nil
+    var expires: Date? = nil
 }
 
 /// A request that did not succeed: an HTTP status, or no answer at all.

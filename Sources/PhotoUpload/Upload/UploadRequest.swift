@@ -85,8 +85,11 @@ public struct UploadError: Error, Sendable, Hashable, CustomStringConvertible {
 
 /// How uploads behave.
 public struct UploadConfiguration: Sendable, Hashable {
-    /// Bytes per PATCH; memory use is bounded by this, whatever the file size.
+    /// Bytes in the first request that carries data, and again after any failure. Each acknowledged
+    /// chunk doubles the next one, up to `maxChunkSize` (set both equal for fixed chunks).
     public var chunkSize: Int = 256 * 1024
+    /// The largest chunk; memory use is bounded by this, whatever the file size.
+    public var maxChunkSize: Int = 8 * 1024 * 1024
     /// Transient failures are retried with exponential backoff for at most this long (Firebase's default).
     public var maxRetryDuration: Duration = .seconds(600)
     /// Backoff before the first retry; doubles each time, up to `maxBackoff`, with jitter.

@@ -12,6 +12,8 @@ final class UploadSession: Sendable {
     let journal: UploadJournal?
     private let machine: Mutex<UploadStateMachine>
     private let progress: Mutex<UploadProgress>
+    /// When the destination will forget the unfinished upload, as it last said.
+    private let expires = Mutex<Date?>(nil)
     private let clock = ContinuousClock()
     private let started: ContinuousClock.Instant
 
@@ -26,18 +28,23 @@ final class UploadSession: Sendable {
         started = clock.now
         var resumeAt: String?
         if let journal, let entry = journal.entry(destination: destination, key: request.key) {
-            if entry.contentSHA256 == source.sha256 && entry.length == source.length {
+            let expired = entry.expires.map { $0 <= Date() } ?? false
+            if entry.contentSHA256 == source.sha256 && entry.length == source.length && !expired {
                 resumeAt = entry.location
+                expires.withLock { $0 = entry.expires }
             } else {
-                // An unfinished upload of other content under the same key: delete it, start afresh.
+                // An unfinished upload of other content under the same key, or one the destination has
+                // forgotten by now: delete it (if it is still there), start afresh.
                 let stale = entry.location
                 Task.detached { try? await transport.terminate(stale, request: request) }
                 journal.remove(destination: destination, key: request.key)
             }
         }
         machine = Mutex(UploadStateMachine(
-            length: source.length, chunkSize: configuration.chunkSize, maxRetryDuration: configuration.maxRetryDuration,
-            backoff: Backoff(initial: configuration.initialBackoff, maximum: configuration.maxBackoff), resuming: resumeAt))
+            length: source.length, chunkSize: configuration.chunkSize, maxChunkSize: configuration.maxChunkSize,
+            maxRetryDuration: configuration.maxRetryDuration,
+            backoff: Backoff(initial: configuration.initialBackoff, maximum: configuration.maxBackoff),
+            createWithData: transport.acceptsDataOnCreate, resuming: resumeAt))
         progress = Mutex(UploadProgress(acknowledged: 0, sent: 0, total: source.length))
     }
 
@@ -51,12 +58,26 @@ final class UploadSession: Sendable {
                 }
                 machine.withLock { $0.cancel() }
             }
-            let action = machine.withLock { $0.next() }
+            let action = machine.withLock { $0.next(now: elapsed) }
             switch action {
-            case .create(let length):
-                await perform { () async throws(TransportFailure) in .created(location: try await transport.create(length: length, request: request)) }
+            case .create(let length, let firstChunk):
+                let chunk: [UInt8]
+                do {
+                    chunk = try source.read(offset: 0, length: firstChunk)
+                } catch {
+                    return .failed(error)
+                }
+                await perform(throttling: chunk.count) { () async throws(TransportFailure) in
+                    let created = try await transport.create(length: length, firstChunk: chunk, request: request) { [self] count in
+                        report(sent: Int64(count), emit: emit)
+                    }
+                    expires.withLock { $0 = created.expires ?? $0 }
+                    return .created(location: created.location, offset: created.offset)
+                }
             case .query(let location):
-                await perform { () async throws(TransportFailure) in .offset(try await transport.query(location, request: request)) }
+                await perform { () async throws(TransportFailure) in
+                    .offset(noting(try await transport.query(location, request: request)))
+                }
             case .send(let location, let offset, let length):
                 let chunk: [UInt8]
                 do {
@@ -65,15 +86,10 @@ final class UploadSession: Sendable {
                     journal?.remove(destination: destination, key: request.key)
                     return .failed(error)
                 }
-                let before = clock.now
-                await perform { () async throws(TransportFailure) in
-                    .offset(try await transport.send(location, offset: offset, chunk: chunk, request: request) { [self] count in
+                await perform(throttling: chunk.count) { () async throws(TransportFailure) in
+                    .offset(noting(try await transport.send(location, offset: offset, chunk: chunk, request: request) { [self] count in
                         report(sent: offset + Int64(count), emit: emit)
-                    })
-                }
-                if let rate = configuration.maxBytesPerSecond, rate > 0 {
-                    let due = Duration.seconds(Double(chunk.count) / Double(rate)) - (clock.now - before)
-                    if due > .zero { try? await Task.sleep(for: due) }
+                    }))
                 }
             case .wait(let delay):
                 try? await Task.sleep(for: delay)
@@ -106,8 +122,17 @@ final class UploadSession: Sendable {
 
     private var elapsed: Duration { clock.now - started }
 
-    /// Performs one request and records its outcome.
-    private func perform(_ request: () async throws(TransportFailure) -> UploadStateMachine.Outcome) async {
+    /// The acknowledged offset, keeping the expiry the destination announced.
+    private func noting(_ acknowledgement: Acknowledgement) -> Int64 {
+        if let date = acknowledgement.expires { expires.withLock { $0 = date } }
+        return acknowledgement.offset
+    }
+
+    /// Performs one request and records its outcome. With a rate limit, a request that sent `bytes`
+    /// takes at least `bytes / maxBytesPerSecond` before its outcome is recorded, so the next chunk
+    /// is sized to the limited rate.
+    private func perform(throttling bytes: Int = 0, _ request: () async throws(TransportFailure) -> UploadStateMachine.Outcome) async {
+        let before = clock.now
         let outcome: UploadStateMachine.Outcome
         do {
             outcome = try await request()
@@ -118,16 +143,22 @@ final class UploadSession: Sendable {
         } catch {
             return  // cancelled: the loop decides between pause and cancel
         }
+        if let rate = configuration.maxBytesPerSecond, rate > 0, bytes > 0 {
+            let due = Duration.seconds(Double(bytes) / Double(rate)) - (clock.now - before)
+            if due > .zero { try? await Task.sleep(for: due) }
+        }
         machine.withLock { $0.record(outcome, now: elapsed, jitter: Double.random(in: 0...1)) }
     }
 
+    /// Records where the upload stands, so that a new process can continue it; a complete upload
+    /// needs no entry (`finish` removes it next).
     private func saveJournal() {
         guard let journal else { return }
         let (location, offset) = machine.withLock { ($0.location, $0.offset) }
-        guard let location else { return }
+        guard let location, offset < source.length else { return }
         try? journal.save(.init(
             destination: destination, key: request.key, location: location, offset: offset, length: source.length,
-            contentSHA256: source.sha256, updated: Date()))
+            contentSHA256: source.sha256, updated: Date(), expires: expires.withLock { $0 }))
     }
 
     /// Emits progress only when it grows: never backwards, never past the total.

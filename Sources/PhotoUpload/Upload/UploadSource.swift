@@ -21,17 +21,20 @@ public enum UploadSource: Sendable {
                 throw UploadError(.io, "\(path): cannot stat: \(String(cString: strerror(errno)))")
             }
             let length = Int64(status.st_size)
+            // Hash through one reused buffer: no allocation per piece.
             var hasher = SHA256()
             var offset: Int64 = 0
-            do {
-                while offset < length {
-                    let piece = try OpenSource.read(fd: fd, path: path, offset: offset, length: Int(min(1 << 20, length - offset)))
-                    hasher.update(data: piece)
-                    offset += Int64(piece.count)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 64)
+            defer { buffer.deallocate() }
+            while offset < length {
+                let n = pread(fd, buffer.baseAddress!, Int(min(Int64(buffer.count), length - offset)), off_t(offset))
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else {
+                    close(fd)
+                    throw UploadError(.io, "\(path): cannot read at \(offset): the file changed or is unreadable")
                 }
-            } catch {
-                close(fd)
-                throw error
+                hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[..<n]))
+                offset += Int64(n)
             }
             return OpenSource(length: length, sha256: hasher.finalize().map { String(format: "%02x", $0) }.joined(), storage: .file(fd, path))
         }

@@ -17,8 +17,8 @@ public final class Uploader: Sendable {
     public let configuration: UploadConfiguration
     public let journal: UploadJournal?
     private let kind: Kind
-    /// The tus server's checksum support, asked once.
-    private let checksum = Mutex<Bool?>(nil)
+    /// What the tus server supports, asked once.
+    private let server = Mutex<TusClient.ServerInfo?>(nil)
 
     private enum Kind {
         case tus(URL)
@@ -45,32 +45,37 @@ public final class Uploader: Sendable {
     /// Starts uploading `source` under `request.key`; resumes an unfinished upload of the same content
     /// from the journal.
     public func upload(_ source: UploadSource, request: UploadRequest) async -> UploadTask {
+        // Ask a tus server what it supports while the source is read and hashed.
+        async let info = serverInfo(authorization: request.authorization)
+        let opened: OpenSource
+        do {
+            opened = try source.open()
+        } catch {
+            _ = await info
+            return UploadTask(failed: error)
+        }
         let transport: any UploadTransport
         switch kind {
         case .local(let root):
             transport = LocalStore(root: root)
         case .tus(let endpoint):
-            var sendChecksums = false
-            if configuration.checksums {
-                if let known = checksum.withLock({ $0 }) {
-                    sendChecksums = known
-                } else {
-                    let offered = await TusClient.discover(endpoint: endpoint, client: .shared, timeout: configuration.requestTimeout, authorization: request.authorization)
-                    sendChecksums = offered.extensions.contains("checksum") && offered.checksums.contains("sha1")
-                    checksum.withLock { $0 = sendChecksums }
-                }
-            }
-            transport = TusClient(endpoint: endpoint, client: .shared, timeout: configuration.requestTimeout, checksum: sendChecksums)
-        }
-        let opened: OpenSource
-        do {
-            opened = try source.open()
-        } catch {
-            return UploadTask(failed: error)
+            transport = TusClient(endpoint: endpoint, client: .shared, timeout: configuration.requestTimeout, server: await info ?? .init())
         }
         return UploadTask(session: UploadSession(
             transport: transport, destination: destination, request: request, source: opened, configuration: configuration,
             journal: journal))
+    }
+
+    /// What the tus server supports, asked once. A server that does not answer yet gets the core
+    /// protocol and creation only, and is asked again by the next upload.
+    private func serverInfo(authorization: String?) async -> TusClient.ServerInfo? {
+        guard case .tus(let endpoint) = kind else { return nil }
+        if let known = server.withLock({ $0 }) { return known }
+        let info = await TusClient.discover(
+            endpoint: endpoint, client: .shared, timeout: configuration.requestTimeout,
+            authorization: authorization, checksums: configuration.checksums)
+        if let info { server.withLock { $0 = info } }
+        return info
     }
 
     /// Uploads many items, at most `maxConcurrent` at a time; returns each one's terminal event in order.

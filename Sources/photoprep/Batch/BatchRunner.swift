@@ -4,9 +4,6 @@ import PhotoPrep
 import PhotoUpload
 import Synchronization
 
-/// Set by the first Ctrl-C: workers finish the photo in hand and take no new one.
-let stopRequested = Atomic<Bool>(false)
-
 /// What happened to one input.
 struct Outcome: Sendable {
     enum Status: Sendable {

@@ -72,7 +72,7 @@ struct Prepare: ParsableCommand {
             files: files, outputRoot: out, pipeline: PhotoPipeline(options: pipeline.options), manifest: manifest,
             reuse: !force, uploader: try upload.map(uploadOptions.uploader(to:)), authorization: uploadOptions.authorization)
         let console = Console(mode: Console.mode(json: json, quiet: quiet), total: files.count)
-        let interrupts = Interrupts.install()
+        let interrupts = Interrupts.install("stopping after the photos in hand")
         let outcomes = runner.run(jobs: jobs, report: console.report)
         interrupts.cancel()
         let summary = BatchSummary(
@@ -85,25 +85,4 @@ struct Prepare: ParsableCommand {
         if summary.remaining > 0 { throw ExitCode(130) }
         if summary.failed > 0 { throw ExitCode(1) }
     }
-}
-
-/// The first SIGINT/SIGTERM asks the batch to stop after the photos in hand; the second exits at once.
-struct Interrupts {
-    let sources: [any DispatchSourceSignal]
-
-    static func install() -> Interrupts {
-        let sources = [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                if stopRequested.exchange(true, ordering: .relaxed) { exit(130) }
-                FileHandle.standardError.write(Data("\nstopping after the photos in hand (Ctrl-C again to stop now)…\n".utf8))
-            }
-            source.resume()
-            return source
-        }
-        return Interrupts(sources: sources)
-    }
-
-    func cancel() { sources.forEach { $0.cancel() } }
 }

@@ -2,16 +2,20 @@
 """A small HTTP reverse proxy for the upload tests: forwards to a tus server on 127.0.0.1 and injects
 faults. Listens on 127.0.0.1 only; every fault is bounded by a count.
 
-  fault_proxy.py LISTEN_PORT UPSTREAM_PORT [--fail-503 N] [--drop N] [--corrupt-patch N]
-                 [--require-token T] [--delay-patch SECONDS] [--stats FILE]
+  fault_proxy.py LISTEN_PORT UPSTREAM_PORT [--fail-503 N] [--drop N] [--corrupt-data N]
+                 [--require-token T] [--delay-data SECONDS] [--stats FILE]
 
---fail-503 N       answer 503 to the first N PATCH requests
---drop N           close the connection without an answer on the first N PATCH requests
+Faults apply to the requests that carry upload data: every PATCH, and a POST with a body
+(tus creation-with-upload).
+
+--fail-503 N       answer 503 to the first N data requests
+--drop N           close the connection without an answer on the first N data requests
                    (after forwarding half of the body, like a connection cut mid-chunk)
---corrupt-patch N  flip one byte in the body of the first N PATCH requests
+--corrupt-data N   flip one byte in the body of the first N data requests
 --require-token T  answer 401 unless 'Authorization: Bearer T'
---delay-patch S    sleep S seconds before forwarding each PATCH (slows an upload down)
---stats FILE       write {"patch_bytes": total PATCH body bytes forwarded, ...} after every request
+--delay-data S     sleep S seconds before forwarding each data request (slows an upload down)
+--stats FILE       write {"data_bytes": body bytes of data requests the server accepted,
+                   "data_requests": ..., "requests": ..., "by_method": {...}} after every request
 """
 import argparse
 import http.client
@@ -22,7 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 args = None
 lock = threading.Lock()
-stats = {"patch_requests": 0, "patch_bytes": 0, "requests": 0}
+stats = {"data_requests": 0, "data_bytes": 0, "requests": 0, "by_method": {}}
 
 
 class Proxy(BaseHTTPRequestHandler):
@@ -34,30 +38,32 @@ class Proxy(BaseHTTPRequestHandler):
     def forward(self):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
+        carries_data = self.command == "PATCH" or (self.command == "POST" and length > 0)
         with lock:
             stats["requests"] += 1
-            patch_index = stats["patch_requests"] if self.command == "PATCH" else None
-            if self.command == "PATCH":
-                stats["patch_requests"] += 1
+            stats["by_method"][self.command] = stats["by_method"].get(self.command, 0) + 1
+            data_index = stats["data_requests"] if carries_data else None
+            if carries_data:
+                stats["data_requests"] += 1
         if args.require_token and self.headers.get("Authorization") != f"Bearer {args.require_token}":
             return self.answer(401, b"missing or wrong bearer token")
-        if patch_index is not None:
-            if args.delay_patch:
-                time.sleep(args.delay_patch)
-            if patch_index < args.fail_503:
+        if data_index is not None:
+            if args.delay_data:
+                time.sleep(args.delay_data)
+            if data_index < args.fail_503:
                 return self.answer(503, b"injected 503")
-            if patch_index < args.drop:
+            if data_index < args.drop:
                 half = body[: len(body) // 2]
                 self.send_upstream(half, headers_override={"Content-Length": str(len(half))}, swallow=True)
                 self.close_connection = True
                 self.connection.shutdown(2)
                 return
-            if patch_index < args.corrupt_patch and body:
+            if data_index < args.corrupt_data and body:
                 body = bytes([body[0] ^ 0xFF]) + body[1:]
         status, headers, payload = self.send_upstream(body)
-        if self.command == "PATCH" and 200 <= status < 300:
+        if carries_data and 200 <= status < 300:
             with lock:
-                stats["patch_bytes"] += len(body)
+                stats["data_bytes"] += len(body)
         self.send_response(status)
         for name, value in headers:
             if name.lower() not in ("transfer-encoding", "connection", "content-length"):
@@ -111,9 +117,9 @@ def main():
     parser.add_argument("upstream", type=int)
     parser.add_argument("--fail-503", type=int, default=0)
     parser.add_argument("--drop", type=int, default=0)
-    parser.add_argument("--corrupt-patch", type=int, default=0)
+    parser.add_argument("--corrupt-data", type=int, default=0)
     parser.add_argument("--require-token")
-    parser.add_argument("--delay-patch", type=float, default=0)
+    parser.add_argument("--delay-data", type=float, default=0)
     parser.add_argument("--stats")
     args = parser.parse_args()
     ThreadingHTTPServer(("127.0.0.1", args.port), Proxy).serve_forever()
