@@ -31,6 +31,7 @@ let package = Package(
     products: [
         .library(name: "PhotoPrep", targets: ["PhotoPrep"]),
         .library(name: "PhotoUpload", targets: ["PhotoUpload"]),
+        .library(name: "PhotoServices", targets: ["PhotoServices"]),
         .executable(name: "photoprep", targets: ["photoprep"]),
     ],
     dependencies: [
@@ -38,6 +39,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
@@ -57,30 +59,56 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "PhotoServices",
+            dependencies: [
+                "PhotoPrep",
+                "PhotoUpload",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "photoprep",
             dependencies: [
                 "PhotoPrep",
                 "PhotoUpload",
+                "PhotoServices",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(
-            name: "PhotoPrepTests",
-            dependencies: ["PhotoPrep", "photoprep"],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "PhotoUploadTests",
+        /// What the test targets share: the servers they start on 127.0.0.1 (and their Python
+        /// scripts in Support/), the built binary, test data.
+        .target(
+            name: "TestSupport",
             dependencies: [
-                "PhotoUpload", "photoprep",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
+            path: "Tests/TestSupport",
             exclude: ["Support"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PhotoPrepTests",
+            dependencies: ["PhotoPrep", "photoprep", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PhotoUploadTests",
+            dependencies: ["PhotoUpload", "photoprep", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PhotoServicesTests",
+            dependencies: [
+                "PhotoServices", "PhotoUpload", "PhotoPrep", "photoprep", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
     ],

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import PhotoPrep
 
 /// `photoprep prepare` as a batch: resume, reports, JSON events, interruption — on the built binary.
@@ -168,7 +169,3 @@ import Testing
         #expect(try outputs(in: out) == ["\(name)/a-2.jpg", "\(name)/a.jpg"])
     }
 }
-
-let photoprepBinary: URL = Bundle.allBundles.map(\.bundleURL).first { $0.pathExtension == "xctest" }
-    .map { $0.deletingLastPathComponent().appendingPathComponent("photoprep") }
-    ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("photoprep")

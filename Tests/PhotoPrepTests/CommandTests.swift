@@ -1,33 +1,8 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import PhotoPrep
 
-/// Runs the built `photoprep` binary, as a user would.
-struct CommandResult {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-}
-
-func photoprep(_ arguments: [String]) throws -> CommandResult {
-    let process = Process()
-    process.executableURL = photoprepBinary
-    process.arguments = arguments
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return CommandResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
-}
-
-func temporaryFolder() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("photoprep-tests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
 
 @Suite struct CommandTests {
     @Test func preparesAMixedFolderNamingTheBadFiles() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import PhotoUpload
 
 /// The embedded destination: a folder, with the same semantics as a resumable upload server.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import PhotoUpload
 
 /// Against a real tus server (`resumable-upload` from PyPI) on 127.0.0.1, checking the server's state.

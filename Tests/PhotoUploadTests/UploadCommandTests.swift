@@ -1,25 +1,11 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import PhotoUpload
-
-let photoprepBinary: URL = Bundle.allBundles.map(\.bundleURL).first { $0.pathExtension == "xctest" }
-    .map { $0.deletingLastPathComponent().appendingPathComponent("photoprep") }
-    ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("photoprep")
 
 /// `photoprep upload`, run as a process, against a real tus server.
 @Suite(.serialized) struct UploadCommandTests {
-    func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = photoprepBinary
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile(), stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
-    }
+    func run(_ arguments: [String]) throws -> CommandResult { try photoprep(arguments) }
 
     @Test func killedUploadProcessResumesAndResendsAtMostAboutOneChunk() async throws {
         let server = try TusServer()

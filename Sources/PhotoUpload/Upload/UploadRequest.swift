@@ -101,6 +101,10 @@ public struct UploadConfiguration: Sendable, Hashable {
     public var checksums: Bool = true
     /// Limit the upload rate (bytes per second), e.g. on metered networks; nil sends as fast as possible.
     public var maxBytesPerSecond: Int?
+    /// Keep a finished upload's journal entry (at full offset) until the owner calls
+    /// `UploadJournal.remove`: an owner that records the result elsewhere (a database) and dies before
+    /// doing so finds the upload finished on the next run instead of sending it again.
+    public var keepsFinishedInJournal = false
 
     public init() {}
 }

@@ -101,7 +101,11 @@ final class UploadSession: Sendable {
                 }.value
                 machine.withLock { $0.record(done ? .terminated : .status(500, "could not delete the partial upload"), now: elapsed, jitter: 0) }
             case .finish(let location):
-                journal?.remove(destination: destination, key: request.key)
+                if configuration.keepsFinishedInJournal {
+                    saveJournal(finished: true)
+                } else {
+                    journal?.remove(destination: destination, key: request.key)
+                }
                 return .finished(location: transport.objectLocation(location, request: request))
             case .fail(let error):
                 // Keep the journal after exhausted retries (a later run resumes); drop it for errors retrying cannot fix.
@@ -151,11 +155,11 @@ final class UploadSession: Sendable {
     }
 
     /// Records where the upload stands, so that a new process can continue it; a complete upload
-    /// needs no entry (`finish` removes it next).
-    private func saveJournal() {
+    /// needs no entry (`finish` removes it next) unless the owner keeps finished entries.
+    private func saveJournal(finished: Bool = false) {
         guard let journal else { return }
         let (location, offset) = machine.withLock { ($0.location, $0.offset) }
-        guard let location, offset < source.length else { return }
+        guard let location, offset < source.length || finished else { return }
         try? journal.save(.init(
             destination: destination, key: request.key, location: location, offset: offset, length: source.length,
             contentSHA256: source.sha256, updated: Date(), expires: expires.withLock { $0 }))

@@ -66,6 +66,35 @@ public final class Uploader: Sendable {
             journal: journal))
     }
 
+    /// Deletes a finished object given its location (as `finished` reported it): tus termination
+    /// (`DELETE`) on a tus server, the file in a local store. An object already gone is not an error.
+    public func delete(_ location: String, authorization: String? = nil) async throws(UploadError) {
+        switch kind {
+        case .tus(let endpoint):
+            let client = TusClient(endpoint: endpoint, client: .shared, timeout: configuration.requestTimeout, server: .init())
+            do {
+                try await client.terminate(location, request: UploadRequest(key: "", authorization: authorization))
+            } catch .status(let code, let message) {
+                throw UploadError(code == 401 || code == 403 ? .notAuthorized : .rejected, message, status: code)
+            } catch .transport(let message) {
+                throw UploadError(.retriesExhausted, message)
+            } catch {
+                throw UploadError(.io, "\(location): cancelled")
+            }
+        case .local(let root):
+            guard let url = URL(string: location), url.isFileURL, url.standardizedFileURL.path.hasPrefix(root.path + "/") else {
+                throw UploadError(.rejected, "\(location) is not in the store \(root.path)")
+            }
+            do {
+                try FileManager.default.removeItem(at: url)
+            } catch CocoaError.fileNoSuchFile {
+                return
+            } catch {
+                throw UploadError(.io, "\(url.path): \(error.localizedDescription)")
+            }
+        }
+    }
+
     /// What the tus server supports, asked once. A server that does not answer yet gets the core
     /// protocol and creation only, and is asked again by the next upload.
     private func serverInfo(authorization: String?) async -> TusClient.ServerInfo? {

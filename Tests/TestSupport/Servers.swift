@@ -1,14 +1,14 @@
 import AsyncHTTPClient
-import Foundation
+public import Foundation
 import NIOCore
 import NIOHTTP1
 
 /// A process started by a test on 127.0.0.1 and stopped when the test ends.
-final class ServerProcess: @unchecked Sendable {
-    let port: Int
+public final class ServerProcess: @unchecked Sendable {
+    public let port: Int
     let process = Process()
 
-    init(port: Int, executable: String, arguments: [String]) throws {
+    public init(port: Int, executable: String, arguments: [String]) throws {
         self.port = port
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [executable] + arguments
@@ -27,7 +27,7 @@ final class ServerProcess: @unchecked Sendable {
 
     /// SIGTERM, then SIGKILL if it is still running after two seconds (the Python servers wait for
     /// keep-alive connections on SIGTERM).
-    func stop() {
+    public func stop() {
         guard process.isRunning else { return }
         process.terminate()
         let deadline = Date().addingTimeInterval(2)
@@ -38,7 +38,7 @@ final class ServerProcess: @unchecked Sendable {
 
     deinit { stop() }
 
-    static func accepts(port: Int) -> Bool {
+    public static func accepts(port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
@@ -51,7 +51,7 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// A port nothing listens on right now (bind to port 0 and read what the kernel chose).
-    static func freePort() -> Int {
+    public static func freePort() -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
@@ -65,24 +65,26 @@ final class ServerProcess: @unchecked Sendable {
     }
 }
 
-struct TestSetupError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
+public struct TestSetupError: Error, CustomStringConvertible {
+    public var message: String
+    public init(message: String) { self.message = message }
+    public var description: String { message }
 }
 
 /// The `resumable-upload` tus server (PyPI), with its files in a temporary folder.
-final class TusServer: @unchecked Sendable {
-    let folder: URL
-    private(set) var server: ServerProcess
-    let port: Int
-    var endpoint: String { "http://127.0.0.1:\(port)/files/" }
+public final class TusServer: @unchecked Sendable {
+    public let folder: URL
+    public private(set) var server: ServerProcess
+    public let port: Int
+    public var endpoint: String { "http://127.0.0.1:\(port)/files/" }
 
-    init(maxSize: Int = 5 * 1024 * 1024) throws {
+    /// `port`: a given port (e.g. one a client was already told about), else a free one.
+    public init(maxSize: Int = 5 * 1024 * 1024, port: Int? = nil) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("tus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        port = ServerProcess.freePort()
+        self.port = port ?? ServerProcess.freePort()
         self.maxSize = maxSize
-        server = try Self.start(port: port, folder: folder, maxSize: maxSize)
+        server = try Self.start(port: self.port, folder: folder, maxSize: maxSize)
     }
 
     private let maxSize: Int
@@ -96,7 +98,7 @@ final class TusServer: @unchecked Sendable {
     }
 
     /// Stops and starts the server on the same port and files.
-    func restart() throws {
+    public func restart() throws {
         server.stop()
         server = try Self.start(port: port, folder: folder, maxSize: maxSize)
     }
@@ -108,12 +110,12 @@ final class TusServer: @unchecked Sendable {
 }
 
 /// The fault-injecting proxy in Support/fault_proxy.py, in front of `upstream`.
-final class FaultProxy: @unchecked Sendable {
-    let server: ServerProcess
+public final class FaultProxy: @unchecked Sendable {
+    public let server: ServerProcess
     let statsFile: URL
-    var endpoint: String { "http://127.0.0.1:\(server.port)/files/" }
+    public var endpoint: String { "http://127.0.0.1:\(server.port)/files/" }
 
-    init(upstream: Int, faults: [String]) throws {
+    public init(upstream: Int, faults: [String]) throws {
         statsFile = FileManager.default.temporaryDirectory.appendingPathComponent("proxy-\(UUID().uuidString).json")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/fault_proxy.py").path
         let port = ServerProcess.freePort()
@@ -128,10 +130,10 @@ final class FaultProxy: @unchecked Sendable {
     }
 
     /// Upload data the server accepted through the proxy (PATCH bodies and POST bodies with creation-with-upload).
-    var dataBytes: Int { stats["data_bytes"] as? Int ?? 0 }
+    public var dataBytes: Int { stats["data_bytes"] as? Int ?? 0 }
 
     /// Requests forwarded, by HTTP method.
-    var requests: [String: Int] { stats["by_method"] as? [String: Int] ?? [:] }
+    public var requests: [String: Int] { stats["by_method"] as? [String: Int] ?? [:] }
 
     deinit {
         server.stop()
@@ -141,7 +143,7 @@ final class FaultProxy: @unchecked Sendable {
 
 /// Fetches a URL's body (a finished upload, with --enable-downloads).
 /// A fresh connection each time (`Connection: close`): the Python servers drop idle keep-alive ones.
-func download(_ url: String) async throws -> [UInt8] {
+public func download(_ url: String) async throws -> [UInt8] {
     var request = HTTPClientRequest(url: url)
     request.headers.add(name: "Connection", value: "close")
     var lastError: (any Error)?
@@ -159,7 +161,7 @@ func download(_ url: String) async throws -> [UInt8] {
 }
 
 /// `count` bytes of deterministic, incompressible-looking content.
-func testBytes(_ count: Int, seed: UInt64 = 1) -> [UInt8] {
+public func testBytes(_ count: Int, seed: UInt64 = 1) -> [UInt8] {
     var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
     return (0..<count).map { _ in
         state ^= state << 13; state ^= state >> 7; state ^= state << 17
@@ -167,31 +169,33 @@ func testBytes(_ count: Int, seed: UInt64 = 1) -> [UInt8] {
     }
 }
 
-func temporaryFolder() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("photoupload-tests-\(UUID().uuidString)")
+public func temporaryFolder() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("photoprep-tests-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
 }
 
 /// tuspyserver (a second tus implementation) under uvicorn, with its files in a temporary folder.
-final class TuspyServer: @unchecked Sendable {
-    let folder: URL
-    let server: ServerProcess
-    var endpoint: String { "http://127.0.0.1:\(server.port)/files/" }
+public final class TuspyServer: @unchecked Sendable {
+    public let folder: URL
+    public let server: ServerProcess
+    public var endpoint: String { "http://127.0.0.1:\(server.port)/files/" }
 
-    init() throws {
+    /// `app`: the FastAPI app in Support/ (`tuspy_app`, or `rules_app` with the storage rules);
+    /// `environment`: its settings.
+    public init(app: String = "tuspy_app", environment: [String: String] = [:], port: Int? = nil) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("tuspy-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let support = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support").path
-        let port = ServerProcess.freePort()
-        server = try ServerProcess(port: port, executable: "env", arguments: [
-            "TUS_DIR=\(folder.path)", "uvicorn", "tuspy_app:app", "--app-dir", support, "--host", "127.0.0.1",
-            "--port", String(port), "--log-level", "error",
+        let port = port ?? ServerProcess.freePort()
+        let settings = (["TUS_DIR": folder.path].merging(environment) { $1 }).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        server = try ServerProcess(port: port, executable: "env", arguments: settings + [
+            "uvicorn", "\(app):app", "--app-dir", support, "--host", "127.0.0.1", "--port", String(port), "--log-level", "error",
         ])
     }
 
     /// The stored bytes of the upload at `location` (tuspyserver keeps them under the upload id).
-    func stored(_ location: String) -> [UInt8]? {
+    public func stored(_ location: String) -> [UInt8]? {
         FileManager.default.contents(atPath: folder.appendingPathComponent(URL(string: location)!.lastPathComponent).path).map { [UInt8]($0) }
     }
 

@@ -1,0 +1,386 @@
+import Foundation
+import GRDB
+import PhotoPrep
+public import PhotoUpload
+import Synchronization
+
+/// What happens to one photo on its way to storage. Every stream ends with exactly one terminal
+/// event: `finished`, `pending` (the destination is unreachable; `sync()` tries again), `failed` or
+/// `cancelled`.
+public enum PhotoJobEvent: Sendable, Equatable {
+    case preparing
+    /// Bytes the destination acknowledged.
+    case progress(UploadProgress)
+    case finished(url: String)
+    case pending(reason: String)
+    case failed(reason: String)
+    case cancelled
+
+    public var isTerminal: Bool {
+        switch self {
+        case .preparing, .progress: false
+        case .finished, .pending, .failed, .cancelled: true
+        }
+    }
+}
+
+/// Runs the photo jobs: prepare (once; retries re-use the prepared bytes), check the storage rules,
+/// upload resumably, then record the result and its effect (group photo, profile picture, album
+/// photo) in one transaction. Jobs live in SQLite, so a new process continues them with `sync()`;
+/// a job is claimed by one process at a time (`host:pid` + a lease), so it is uploaded once.
+public final class PhotoJobs: Sendable {
+    let database: AppDatabase
+    let uploader: Uploader
+    let staging: URL
+    /// The `Authorization` header for a user's uploads (nil: none).
+    let credentials: @Sendable (String) -> String?
+    let owner: String
+    /// A claim not renewed for this long is taken over (its process is gone or stuck).
+    static let lease: TimeInterval = 60
+    private let running = Mutex<[String: Running]>([:])
+
+    private struct Running {
+        var task: Task<Void, Never>?
+        var upload: UploadTask?
+        var cancelRequested = false
+        var subscribers: [UUID: AsyncStream<PhotoJobEvent>.Continuation] = [:]
+    }
+
+    init(database: AppDatabase, uploader: Uploader, staging: URL, credentials: @escaping @Sendable (String) -> String?) {
+        self.database = database
+        self.uploader = uploader
+        self.staging = staging
+        self.credentials = credentials
+        owner = "\(ProcessInfo.processInfo.hostName):\(getpid())"
+    }
+
+    // MARK: - Observing and controlling
+
+    /// The job's events from now on; a job that is not running yields its outcome and ends.
+    public func events(_ id: String) -> AsyncStream<PhotoJobEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: PhotoJobEvent.self, bufferingPolicy: .unbounded)
+        let subscribed = running.withLock { jobs -> Bool in
+            guard jobs[id] != nil else { return false }
+            jobs[id]!.subscribers[UUID()] = continuation
+            return true
+        }
+        if !subscribed {
+            if let job = try? record(id) { continuation.yield(Self.outcome(of: job)) }
+            continuation.finish()
+        }
+        return stream
+    }
+
+    /// Waits until the job is not running here any more; returns its record.
+    @discardableResult
+    public func wait(_ id: String) async throws(ServiceError) -> PhotoJob {
+        if let task = running.withLock({ $0[id]?.task }) { await task.value }
+        return try record(id)
+    }
+
+    /// Stops the job: its partial upload is deleted; the photo is marked cancelled (`retry` restarts it).
+    public func cancel(_ id: String) async throws(ServiceError) {
+        let upload = running.withLock { jobs -> UploadTask?? in
+            guard jobs[id] != nil else { return nil }
+            jobs[id]!.cancelRequested = true
+            if jobs[id]!.upload == nil { jobs[id]!.task?.cancel() }
+            return .some(jobs[id]!.upload)
+        }
+        if let upload {
+            upload?.cancel()
+            try await wait(id)
+            return
+        }
+        let job = try record(id)
+        guard [.pending, .failed].contains(job.state) else { return }
+        try finish(job, state: .cancelled, error: nil, url: nil)
+    }
+
+    /// Starts a failed, cancelled or pending job again, re-using its prepared bytes and its resumable upload.
+    public func retry(_ id: String) throws(ServiceError) {
+        let job = try record(id)
+        guard job.state != .done else { throw .invalidState("the photo of job \(id) is already uploaded") }
+        if running.withLock({ $0[id] != nil }) { return }
+        try write { db in
+            try db.execute(sql: "UPDATE photoJob SET state = 'pending', error = NULL, updatedAt = ? WHERE id = ?", arguments: [Date(), id])
+            try Self.mirror(job.kind, subject: job.subject, state: .pending, error: nil, url: nil, db: db)
+        }
+        start(id)
+    }
+
+    /// Runs every unfinished job (pending, or uploading in a process that is gone), also those a
+    /// previous process left, and waits for them. Returns the jobs' states afterwards.
+    @discardableResult
+    public func sync() async -> [PhotoJob] {
+        let ids = (try? read { db in
+            try String.fetchAll(db, sql: "SELECT id FROM photoJob WHERE state IN ('pending', 'uploading') ORDER BY createdAt")
+        }) ?? []
+        for id in ids { start(id) }
+        var jobs: [PhotoJob] = []
+        for id in ids {
+            if let job = try? await wait(id) { jobs.append(job) }
+        }
+        return jobs
+    }
+
+    /// Calls `sync()` every `interval` until the returned task is cancelled.
+    public func startBackgroundSync(every interval: Duration) -> Task<Void, Never> {
+        Task { [self] in
+            while !Task.isCancelled {
+                await sync()
+                try? await Task.sleep(for: interval)
+            }
+        }
+    }
+
+    /// The jobs that are not done.
+    public func unfinished() throws(ServiceError) -> [PhotoJob] {
+        try read { db in try PhotoJob.filter(sql: "state != 'done'").order(sql: "createdAt").fetchAll(db) }
+    }
+
+    // MARK: - Running
+
+    /// Starts the job in the background unless it runs here already.
+    func start(_ id: String) {
+        let started = running.withLock { jobs -> Bool in
+            guard jobs[id] == nil else { return false }
+            jobs[id] = Running()
+            return true
+        }
+        guard started else { return }
+        let task = Task.detached { [self] in
+            let outcome = await run(id)
+            let subscribers = running.withLock { jobs in jobs.removeValue(forKey: id)?.subscribers.values.map { $0 } ?? [] }
+            for subscriber in subscribers {
+                if let outcome { subscriber.yield(outcome) }
+                subscriber.finish()
+            }
+        }
+        running.withLock { $0[id]?.task = task }
+    }
+
+    private func emit(_ id: String, _ event: PhotoJobEvent) {
+        for subscriber in running.withLock({ $0[id]?.subscribers.values.map { $0 } ?? [] }) { subscriber.yield(event) }
+    }
+
+    /// Claims, prepares, uploads and records one job; returns the terminal event (nil: not ours to run).
+    private func run(_ id: String) async -> PhotoJobEvent? {
+        guard var job = try? claim(id) else { return nil }
+        do {
+            if job.preparedPath == nil {
+                emit(id, .preparing)
+                job.preparedPath = try prepare(job)
+                try write { db in try job.update(db) }
+            }
+        } catch {
+            if running.withLock({ $0[id]?.cancelRequested ?? false }) {
+                try? finish(job, state: .cancelled, error: nil, url: nil)
+                return .cancelled
+            }
+            try? finish(job, state: .failed, error: error.description, url: nil)
+            return .failed(reason: error.description)
+        }
+        let upload = await uploader.upload(
+            .file(job.preparedPath!),
+            request: UploadRequest(key: job.key, contentType: "image/jpeg", metadata: ["job": job.id], authorization: credentials(job.caller)))
+        let cancelNow = running.withLock { jobs -> Bool in
+            jobs[id]?.upload = upload
+            return jobs[id]?.cancelRequested ?? false
+        }
+        if cancelNow { upload.cancel() }
+        var lastBeat = Date()
+        for await event in upload.events {
+            switch event {
+            case .progress(let progress):
+                emit(id, .progress(progress))
+                if Date().timeIntervalSince(lastBeat) > Self.lease / 6 {
+                    lastBeat = Date()
+                    try? write { db in
+                        try db.execute(sql: "UPDATE photoJob SET claimedAt = ? WHERE id = ? AND claimedBy = ?", arguments: [lastBeat, id, owner])
+                    }
+                }
+            case .finished(let location):
+                do {
+                    try complete(job, url: location)
+                    uploader.journal?.remove(destination: uploader.destination, key: job.key)
+                    return .finished(url: location)
+                } catch {
+                    try? finish(job, state: .pending, error: error.description, url: nil)
+                    return .pending(reason: error.description)
+                }
+            case .failed(let error):
+                // The destination stayed unreachable (or kept failing) for the whole retry budget:
+                // keep the job pending for `sync()`. Anything else needs a decision: failed.
+                let state: PhotoState = error.kind == .retriesExhausted ? .pending : .failed
+                try? finish(job, state: state, error: error.description, url: nil)
+                return state == .pending ? .pending(reason: error.description) : .failed(reason: error.description)
+            case .cancelled:
+                try? finish(job, state: .cancelled, error: nil, url: nil)
+                return .cancelled
+            case .paused:
+                break
+            }
+        }
+        return nil
+    }
+
+    /// Takes the job for this process when it is pending, or uploading under a claim that lapsed
+    /// (its process died: same host and no such pid, or no heartbeat within the lease).
+    private func claim(_ id: String) throws(ServiceError) -> PhotoJob? {
+        try write { db -> PhotoJob? in
+            guard var job = try PhotoJob.fetchOne(db, key: id) else { return nil }
+            switch job.state {
+            case .pending:
+                break
+            case .uploading:
+                guard job.claimedBy == owner || claimLapsed(job) else { return nil }
+            default:
+                return nil
+            }
+            job.state = .uploading
+            job.claimedBy = owner
+            job.claimedAt = Date()
+            job.attempts += 1
+            job.updatedAt = Date()
+            try job.update(db)
+            try Self.mirror(job.kind, subject: job.subject, state: .uploading, error: nil, url: nil, db: db)
+            return job
+        }
+    }
+
+    private func claimLapsed(_ job: PhotoJob) -> Bool {
+        guard let claimedBy = job.claimedBy, let claimedAt = job.claimedAt else { return true }
+        if Date().timeIntervalSince(claimedAt) > Self.lease { return true }
+        let parts = claimedBy.split(separator: ":")
+        guard parts.count == 2, String(parts[0]) == ProcessInfo.processInfo.hostName, let pid = Int32(parts[1]) else { return false }
+        return kill(pid, 0) != 0 && errno == ESRCH
+    }
+
+    /// Prepares the staged original with the job's preset, checks the storage rules and stages the
+    /// JPEG (written atomically); returns its path.
+    private func prepare(_ job: PhotoJob) throws(ServiceError) -> String {
+        guard let preset = PrepareOptions.Preset(rawValue: job.preset) else { throw .invalidState("unknown preset \(job.preset)") }
+        let prepared: PreparedPhoto
+        do {
+            prepared = try PhotoPipeline(preset: preset).prepare(contentsOf: job.originalPath)
+        } catch {
+            throw .unsupportedPhoto("\(error)")
+        }
+        try StorageRules.checkUpload(prepared.jpeg, to: try StoragePath(key: job.key))
+        let path = staging.appendingPathComponent("\(job.id).jpg").path
+        try Staging.write(prepared.jpeg, to: path)
+        return path
+    }
+
+    /// The upload finished: record the URL and its effect in one transaction, then tidy up.
+    private func complete(_ job: PhotoJob, url: String) throws(ServiceError) {
+        let replaced: String? = try write { db -> String? in
+            var replaced: String?
+            if job.kind == .profile, let user = try User.fetchOne(db, key: job.caller), let old = user.profilePhotoURL, old != url {
+                replaced = old
+            }
+            try db.execute(
+                sql: "UPDATE photoJob SET state = 'done', url = ?, error = NULL, claimedBy = NULL, updatedAt = ? WHERE id = ?",
+                arguments: [url, Date(), job.id])
+            try Self.mirror(job.kind, subject: job.subject, state: .done, error: nil, url: url, db: db)
+            if job.kind == .profile {
+                try db.execute(
+                    sql: "UPDATE user SET profilePhotoURL = ?, profilePhotoKey = ? WHERE id = ?", arguments: [url, job.key, job.caller])
+            }
+            return replaced
+        }
+        try? FileManager.default.removeItem(atPath: job.originalPath)
+        if let prepared = job.preparedPath { try? FileManager.default.removeItem(atPath: prepared) }
+        if let replaced {
+            // The profile points at the new picture already: deleting the old one leaves no broken window.
+            let uploader = self.uploader, authorization = credentials(job.caller)
+            Task.detached { try? await uploader.delete(replaced, authorization: authorization) }
+        }
+    }
+
+    /// Records a non-successful end (or a cancellation) and releases the claim.
+    private func finish(_ job: PhotoJob, state: PhotoState, error: String?, url: String?) throws(ServiceError) {
+        try write { db in
+            try db.execute(
+                sql: "UPDATE photoJob SET state = ?, error = ?, claimedBy = NULL, updatedAt = ? WHERE id = ?",
+                arguments: [state, error, Date(), job.id])
+            try Self.mirror(job.kind, subject: job.subject, state: state, error: error, url: url, db: db)
+        }
+    }
+
+    /// Shows the job's state on what it belongs to: the group's photo state, the album photo's state.
+    static func mirror(_ kind: PhotoJob.Kind, subject: String, state: PhotoState, error: String?, url: String?, db: Database) throws {
+        switch kind {
+        case .group:
+            if let url {
+                try db.execute(
+                    sql: "UPDATE chatGroup SET photoState = ?, photoError = ?, photoURL = ?, updatedAt = ? WHERE id = ?",
+                    arguments: [state, error, url, Date(), subject])
+            } else {
+                try db.execute(
+                    sql: "UPDATE chatGroup SET photoState = ?, photoError = ?, updatedAt = ? WHERE id = ?",
+                    arguments: [state, error, Date(), subject])
+            }
+        case .album:
+            try db.execute(sql: "UPDATE albumPhoto SET state = ?, url = coalesce(?, url) WHERE id = ?", arguments: [state, url, subject])
+        case .profile:
+            break
+        }
+    }
+
+    static func outcome(of job: PhotoJob) -> PhotoJobEvent {
+        switch job.state {
+        case .done: .finished(url: job.url ?? "")
+        case .failed: .failed(reason: job.error ?? "failed")
+        case .cancelled: .cancelled
+        case .pending, .uploading, .none: .pending(reason: job.error ?? "waiting to be uploaded")
+        }
+    }
+
+    func record(_ id: String) throws(ServiceError) -> PhotoJob {
+        guard let job = try read({ db in try PhotoJob.fetchOne(db, key: id) }) else { throw .notFound("photo job \(id)") }
+        return job
+    }
+
+    func read<T>(_ body: (Database) throws -> T) throws(ServiceError) -> T {
+        do { return try database.writer.read(body) } catch { throw .storage("\(error)") }
+    }
+
+    func write<T>(_ body: (Database) throws -> T) throws(ServiceError) -> T {
+        do { return try database.writer.write(body) } catch let error as ServiceError { throw error } catch { throw .storage("\(error)") }
+    }
+}
+
+/// Files the services keep until a photo is uploaded: the caller's original (copied, since the
+/// caller's file may go away) and the prepared JPEG.
+enum Staging {
+    /// Writes atomically: a temporary file, `fsync`, rename.
+    static func write(_ bytes: [UInt8], to path: String) throws(ServiceError) {
+        let folder = (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            throw .storage("\(folder): \(error.localizedDescription)")
+        }
+        let temporary = "\(path).tmp-\(getpid())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        guard fd >= 0 else { throw .storage("\(temporary): \(String(cString: strerror(errno)))") }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + written, bytes.count - written) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                close(fd)
+                unlink(temporary)
+                throw .storage("\(temporary): \(String(cString: strerror(errno)))")
+            }
+            written += n
+        }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard synced, rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw .storage("\(path): \(String(cString: strerror(errno)))")
+        }
+    }
+}

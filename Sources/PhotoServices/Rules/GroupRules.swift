@@ -1,0 +1,32 @@
+import Foundation
+
+/// The group-chat rules the app's stories and QA review fixed. Kept here and nowhere else.
+public enum GroupRules {
+    public static let maxNameLength = 50
+    /// Participants besides the creator.
+    public static let minOtherParticipants = 2
+    /// Members in a group, the creator included.
+    public static let maxMembers = 256
+
+    /// The name as stored: control characters removed, whitespace trimmed, 1–50 characters.
+    public static func normalizedName(_ name: String) throws(ServiceError) -> String {
+        let kept = String(String.UnicodeScalarView(name.unicodeScalars.filter { $0.properties.generalCategory != .control }))
+        let trimmed = kept.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw .groupNameEmpty }
+        guard trimmed.count <= maxNameLength else { throw .groupNameTooLong(trimmed.count) }
+        return trimmed
+    }
+
+    /// The other participants: de-duplicated in their given order, without the creator; at least 2,
+    /// and at most 255 so that the group, creator included, has at most 256 members.
+    public static func otherParticipants(creator: String, _ participants: [String]) throws(ServiceError) -> [String] {
+        var seen: Set<String> = [creator]
+        let others = participants.filter { seen.insert($0).inserted }
+        guard others.count >= minOtherParticipants else { throw .tooFewParticipants(others.count) }
+        guard others.count + 1 <= maxMembers else { throw .tooManyMembers(others.count + 1) }
+        return others
+    }
+
+    /// The system message recorded when a group is created.
+    public static func createdMessage(creatorName: String) -> String { "\(creatorName) created the group" }
+}

@@ -1,0 +1,83 @@
+import PhotoPrep
+
+/// Where photos live in storage, and who may write there — the app's storage rules, in one place.
+/// The services check them before any byte leaves; the tus server in the integration tests enforces
+/// the same rules (Tests/PhotoServicesTests/Support/rules_app.py), so a forged request is refused too.
+///
+/// | path | who writes | limit |
+/// |---|---|---|
+/// | `group_photos/{groupId}/photo.jpg` | the group's admins | < 5 MiB |
+/// | `profile_images/{userId}/{file}` | that user | < 5 MiB |
+/// | `user_photos/{userId}/{album}/{file}` | that user | < 10 MiB |
+public enum StoragePath: Sendable, Hashable {
+    case groupPhoto(groupId: String)
+    case profileImage(userId: String, file: String)
+    case userPhoto(userId: String, album: String, file: String)
+
+    /// The object key.
+    public var key: String {
+        switch self {
+        case .groupPhoto(let group): "group_photos/\(group)/photo.jpg"
+        case .profileImage(let user, let file): "profile_images/\(user)/\(file)"
+        case .userPhoto(let user, let album, let file): "user_photos/\(user)/\(album)/\(file)"
+        }
+    }
+
+    /// Uploads there must be strictly smaller than this many bytes.
+    public var sizeLimit: Int {
+        switch self {
+        case .groupPhoto, .profileImage: 5 * 1024 * 1024
+        case .userPhoto: 10 * 1024 * 1024
+        }
+    }
+
+    /// Parses and validates a key; every segment must be a valid identifier.
+    public init(key: String) throws(ServiceError) {
+        let parts = key.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        switch (parts.first, parts.count) {
+        case ("group_photos", 3) where parts[2] == "photo.jpg":
+            self = .groupPhoto(groupId: try StorageRules.validated(parts[1], "group id"))
+        case ("profile_images", 3):
+            self = .profileImage(userId: try StorageRules.validated(parts[1], "user id"), file: try StorageRules.validated(parts[2], "file name"))
+        case ("user_photos", 4):
+            self = .userPhoto(
+                userId: try StorageRules.validated(parts[1], "user id"), album: try StorageRules.validated(parts[2], "album"),
+                file: try StorageRules.validated(parts[3], "file name"))
+        default:
+            throw .notAllowed("\"\(key)\" is not a storage path photos may be written to")
+        }
+    }
+}
+
+public enum StorageRules {
+    /// An identifier used as a path segment: not empty, at most 128 bytes, not `.` or `..`, no `/`,
+    /// `\` or control characters.
+    public static func validated(_ id: String, _ what: String) throws(ServiceError) -> String {
+        guard !id.isEmpty else { throw .invalidIdentifier("the \(what) is empty") }
+        guard id != ".", id != ".." else { throw .invalidIdentifier("the \(what) \"\(id)\" is a relative path") }
+        guard !id.contains("/"), !id.contains("\\") else { throw .invalidIdentifier("the \(what) \"\(id)\" contains a path separator") }
+        guard !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .invalidIdentifier("the \(what) \(id.debugDescription) contains control characters")
+        }
+        guard id.utf8.count <= 128 else { throw .invalidIdentifier("the \(what) is longer than 128 bytes") }
+        return id
+    }
+
+    /// May `caller` write `path`? `isAdmin(groupId)` answers whether the caller administers a group.
+    public static func authorize(caller: String, writing path: StoragePath, isAdmin: (String) throws -> Bool) throws(ServiceError) {
+        switch path {
+        case .groupPhoto(let group):
+            let admin: Bool
+            do { admin = try isAdmin(group) } catch { throw .storage("\(error)") }
+            guard admin else { throw .notAllowed("only the admins of group \(group) change its photo") }
+        case .profileImage(let owner, _), .userPhoto(let owner, _, _):
+            guard owner == caller else { throw .notAllowed("\(caller) may not write to \(path.key) (only \(owner) writes there)") }
+        }
+    }
+
+    /// The bytes may be uploaded to `path`: a JPEG, smaller than the path's limit.
+    public static func checkUpload(_ bytes: [UInt8], to path: StoragePath) throws(ServiceError) {
+        guard (try? ImageFormat.sniff(bytes)) == .jpeg else { throw .unsupportedPhoto("uploads must be JPEG images") }
+        guard bytes.count < path.sizeLimit else { throw .photoTooLarge(bytes: bytes.count, limit: path.sizeLimit) }
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import GRDB
+import PhotoPrep
+
+/// Group creation and the group photo.
+public struct GroupService: Sendable {
+    let database: AppDatabase
+    let jobs: PhotoJobs
+
+    /// A group just created; its photo (if any) is on its way in the background as `photoJob`.
+    public struct Created: Sendable {
+        public var group: ChatGroup
+        public var members: [GroupMember]
+        public var photoJob: String?
+    }
+
+    /// Creates a group: the name trimmed (1–50 characters, control characters removed), the other
+    /// participants de-duplicated (at least 2, at most 256 members with the creator), the creator its
+    /// first admin. The group, its members, the system message "{creator} created the group" and one
+    /// notification per other participant are written in one transaction. The photo (JPEG or PNG) is
+    /// prepared with the `group` preset and uploaded to `group_photos/{groupId}/photo.jpg` in the
+    /// background: the group is returned at once, and stays whatever becomes of its photo.
+    public func createGroup(creator: String, name: String, participants: [String], photo: PhotoInput? = nil) throws(ServiceError) -> Created {
+        let name = try GroupRules.normalizedName(name)
+        for id in [creator] + participants { _ = try StorageRules.validated(id, "user id") }
+        let others = try GroupRules.otherParticipants(creator: creator, participants)
+        let original = try photo?.load()
+        let groupId = UUID().uuidString.lowercased()
+        let job = try original.map { bytes throws(ServiceError) in
+            try newJob(kind: .group, caller: creator, subject: groupId, path: .groupPhoto(groupId: groupId), preset: .group, original: bytes, staging: jobs.staging)
+        }
+        let created: Created
+        do {
+            created = try transaction(database) { db in
+                try db.requireUsers([creator])
+                try db.requireUsers(others)
+                let creatorName = try User.fetchOne(db, key: creator)!.displayName
+                let now = Date()
+                let group = ChatGroup(
+                    id: groupId, name: name, createdBy: creator, photoURL: nil, photoState: job == nil ? .none : .pending, photoError: nil,
+                    createdAt: now, updatedAt: now)
+                try group.insert(db)
+                let members = [GroupMember(groupId: groupId, userId: creator, isAdmin: true)]
+                    + others.map { GroupMember(groupId: groupId, userId: $0, isAdmin: false) }
+                for member in members { try member.insert(db) }
+                var message = Message(
+                    id: nil, groupId: groupId, sender: "system", text: GroupRules.createdMessage(creatorName: creatorName), isSystem: true,
+                    createdAt: now)
+                try message.insert(db)
+                for user in others {
+                    var notification = Notification(
+                        id: nil, userId: user, groupId: groupId, kind: "groupCreated", deepLink: "photoprep://groups/\(groupId)", createdAt: now)
+                    try notification.insert(db)
+                }
+                try job?.insert(db)
+                return Created(group: group, members: members, photoJob: job?.id)
+            }
+        } catch {
+            if let job { try? FileManager.default.removeItem(atPath: job.originalPath) }
+            throw error
+        }
+        if let job { jobs.start(job.id) }
+        return created
+    }
+
+    /// Replaces the group's photo; only its admins may.
+    @discardableResult
+    public func setPhoto(caller: String, groupId: String, photo: PhotoInput) throws(ServiceError) -> String {
+        let path = StoragePath.groupPhoto(groupId: try StorageRules.validated(groupId, "group id"))
+        try authorize(caller: caller, path: path)
+        let job = try newJob(kind: .group, caller: caller, subject: groupId, path: path, preset: .group, original: try photo.load(), staging: jobs.staging)
+        do {
+            try transaction(database) { db in
+                try job.insert(db)
+                try PhotoJobs.mirror(.group, subject: groupId, state: .pending, error: nil, url: nil, db: db)
+            }
+        } catch {
+            try? FileManager.default.removeItem(atPath: job.originalPath)
+            throw error
+        }
+        jobs.start(job.id)
+        return job.id
+    }
+
+    /// Renames the group; only its admins may.
+    public func rename(caller: String, groupId: String, to name: String) throws(ServiceError) {
+        let name = try GroupRules.normalizedName(name)
+        try transaction(database) { db in
+            try db.requireUsers([caller])
+            guard try isAdmin(caller, of: groupId, db) else { throw ServiceError.notAllowed("only the admins of group \(groupId) rename it") }
+            try db.execute(sql: "UPDATE chatGroup SET name = ?, updatedAt = ? WHERE id = ?", arguments: [name, Date(), groupId])
+        }
+    }
+
+    /// The rules for writing `path`, checked against the database: a known caller, an admin of the group.
+    func authorize(caller: String, path: StoragePath) throws(ServiceError) {
+        try transaction(database) { db in
+            try db.requireUsers([caller])
+            if case .groupPhoto(let group) = path, try !ChatGroup.exists(db, key: group) { throw ServiceError.notFound("group \(group)") }
+            try StorageRules.authorize(caller: caller, writing: path) { group in try isAdmin(caller, of: group, db) }
+        }
+    }
+
+    public func group(_ id: String) throws(ServiceError) -> ChatGroup? {
+        try transaction(database) { db in try ChatGroup.fetchOne(db, key: id) }
+    }
+
+    public func members(of id: String) throws(ServiceError) -> [GroupMember] {
+        try transaction(database) { db in try GroupMember.filter(sql: "groupId = ?", arguments: [id]).fetchAll(db) }
+    }
+
+    public func messages(of id: String) throws(ServiceError) -> [Message] {
+        try transaction(database) { db in try Message.filter(sql: "groupId = ?", arguments: [id]).order(sql: "id").fetchAll(db) }
+    }
+
+    public func notifications(for userId: String) throws(ServiceError) -> [Notification] {
+        try transaction(database) { db in try Notification.filter(sql: "userId = ?", arguments: [userId]).order(sql: "id").fetchAll(db) }
+    }
+}
+
+func isAdmin(_ user: String, of group: String, _ db: Database) throws -> Bool {
+    try Bool.fetchOne(db, sql: "SELECT isAdmin FROM groupMember WHERE groupId = ? AND userId = ?", arguments: [group, user]) ?? false
+}

@@ -1,0 +1,141 @@
+public import Foundation
+import GRDB
+import PhotoPrep
+public import PhotoUpload
+
+/// The group-creation and profile-photo services on one database and one storage destination.
+///
+/// ```swift
+/// let services = try PhotoServices(folder: dataFolder, destination: "file:///srv/storage")
+/// let created = try await services.groups.createGroup(
+///     creator: "u1", name: "Hiking", participants: ["u2", "u3"], photo: .file("summit.jpg"))
+/// for await event in services.jobs.events(created.photoJob!) { print(event) }
+/// ```
+public final class PhotoServices: Sendable {
+    public let database: AppDatabase
+    public let jobs: PhotoJobs
+    public let users: UserDirectory
+    public let groups: GroupService
+    public let profiles: ProfileService
+
+    /// - Parameters:
+    ///   - database: the app database (a file, or in memory).
+    ///   - destination: where photos go: a tus endpoint or a local folder (`file://`).
+    ///   - stateFolder: staged photos and the upload journal live here.
+    ///   - credentials: the `Authorization` header for a user's uploads (e.g. `Bearer <token>`).
+    public init(
+        database: AppDatabase, destination: String, stateFolder: URL, upload: UploadConfiguration = UploadConfiguration(),
+        credentials: @escaping @Sendable (String) -> String? = { _ in nil }
+    ) throws(ServiceError) {
+        var configuration = upload
+        configuration.keepsFinishedInJournal = true
+        let uploader: Uploader
+        do {
+            uploader = try Uploader(
+                destination: destination, configuration: configuration,
+                journal: UploadJournal(folder: stateFolder.appendingPathComponent("uploads")))
+        } catch {
+            throw .invalidState("\(error)")
+        }
+        self.database = database
+        jobs = PhotoJobs(database: database, uploader: uploader, staging: stateFolder.appendingPathComponent("staging"), credentials: credentials)
+        users = UserDirectory(database: database)
+        groups = GroupService(database: database, jobs: jobs)
+        profiles = ProfileService(database: database, jobs: jobs)
+    }
+
+    /// The embedded defaults in one folder: `app.sqlite`, the local store `storage/`, and the state.
+    public convenience init(folder: URL, destination: String? = nil, credentials: @escaping @Sendable (String) -> String? = { _ in nil }) throws(ServiceError) {
+        try self.init(
+            database: AppDatabase(path: folder.appendingPathComponent("app.sqlite").path),
+            destination: destination ?? folder.appendingPathComponent("storage").absoluteString,
+            stateFolder: folder.appendingPathComponent("state"), credentials: credentials)
+    }
+}
+
+/// A photo handed to a service: bytes in memory or a file. JPEG or PNG.
+public enum PhotoInput: Sendable {
+    case bytes([UInt8])
+    case file(String)
+
+    /// The bytes, checked to be a JPEG or PNG by their content.
+    func load() throws(ServiceError) -> [UInt8] {
+        let bytes: [UInt8]
+        switch self {
+        case .bytes(let data):
+            bytes = data
+        case .file(let path):
+            guard let data = FileManager.default.contents(atPath: path) else { throw .unsupportedPhoto("\(path): cannot read the file") }
+            bytes = [UInt8](data)
+        }
+        let format: ImageFormat
+        do {
+            format = try ImageFormat.sniff(bytes)
+        } catch {
+            throw .unsupportedPhoto("\(error)")
+        }
+        guard format == .jpeg || format == .png else { throw .unsupportedPhoto("\(format.rawValue) images are not supported (JPEG or PNG)") }
+        return bytes
+    }
+}
+
+/// Users: the identities every call names.
+public struct UserDirectory: Sendable {
+    let database: AppDatabase
+
+    /// Adds (or renames) a user.
+    @discardableResult
+    public func add(id: String, displayName: String, email: String? = nil) throws(ServiceError) -> User {
+        let id = try StorageRules.validated(id, "user id")
+        do {
+            return try database.writer.write { db in
+                if var user = try User.fetchOne(db, key: id) {
+                    user.displayName = displayName
+                    user.email = email ?? user.email
+                    try user.update(db)
+                    return user
+                }
+                let user = User(id: id, displayName: displayName, email: email)
+                try user.insert(db)
+                return user
+            }
+        } catch {
+            throw .storage("\(error)")
+        }
+    }
+
+    public func user(_ id: String) throws(ServiceError) -> User? {
+        do { return try database.writer.read { db in try User.fetchOne(db, key: id) } } catch { throw .storage("\(error)") }
+    }
+}
+
+extension Database {
+    /// Every id in `ids` names a known user; the unknown ones are listed in the error.
+    func requireUsers(_ ids: [String]) throws {
+        var unknown: [String] = []
+        for id in ids where try !User.exists(self, key: id) { unknown.append(id) }
+        guard unknown.isEmpty else { throw ServiceError.unknownUsers(unknown) }
+    }
+}
+
+/// Runs `body` in a write transaction, keeping `ServiceError`s as they are.
+func transaction<T>(_ database: AppDatabase, _ body: (Database) throws -> T) throws(ServiceError) -> T {
+    do {
+        return try database.writer.write(body)
+    } catch let error as ServiceError {
+        throw error
+    } catch {
+        throw .storage("\(error)")
+    }
+}
+
+/// Stages the caller's photo and the job that will prepare and upload it.
+func newJob(kind: PhotoJob.Kind, caller: String, subject: String, path: StoragePath, preset: PrepareOptions.Preset, original: [UInt8], staging: URL) throws(ServiceError) -> PhotoJob {
+    let id = UUID().uuidString.lowercased()
+    let originalPath = staging.appendingPathComponent("\(id).original").path
+    try Staging.write(original, to: originalPath)
+    let now = Date()
+    return PhotoJob(
+        id: id, kind: kind, caller: caller, subject: subject, key: path.key, preset: preset.rawValue, originalPath: originalPath,
+        preparedPath: nil, state: .pending, error: nil, attempts: 0, url: nil, claimedBy: nil, claimedAt: nil, createdAt: now, updatedAt: now)
+}

@@ -1,0 +1,112 @@
+public import Foundation
+public import GRDB
+
+public struct User: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+    public var id: String
+    public var displayName: String
+    public var email: String?
+    public var profilePhotoURL: String?
+    public var profilePhotoKey: String?
+    public var createdAt: Date
+
+    public init(id: String, displayName: String, email: String? = nil) {
+        self.id = id
+        self.displayName = displayName
+        self.email = email
+        createdAt = Date()
+    }
+}
+
+/// The state of a photo on its way to storage.
+public enum PhotoState: String, Codable, Sendable, DatabaseValueConvertible {
+    /// No photo.
+    case none
+    /// Waiting to be prepared and uploaded (also: the destination was unreachable; `sync()` retries).
+    case pending
+    case uploading
+    case done
+    /// Refused or failed for a reason retrying alone will not fix; `retry()` tries again.
+    case failed
+    case cancelled
+}
+
+/// A group chat. (`Group` is taken by Swift's concurrency; the table is `chatGroup`.)
+public struct ChatGroup: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "chatGroup"
+    public var id: String
+    public var name: String
+    public var createdBy: String
+    public var photoURL: String?
+    public var photoState: PhotoState
+    public var photoError: String?
+    public var createdAt: Date
+    public var updatedAt: Date
+}
+
+public struct GroupMember: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+    public var groupId: String
+    public var userId: String
+    public var isAdmin: Bool
+}
+
+public struct Message: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
+    public var id: Int64?
+    public var groupId: String
+    public var sender: String
+    public var text: String
+    public var isSystem: Bool
+    public var createdAt: Date
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}
+
+public struct Notification: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
+    public var id: Int64?
+    public var userId: String
+    public var groupId: String
+    public var kind: String
+    /// Opens the group in the app, e.g. `photoprep://groups/{groupId}`.
+    public var deepLink: String
+    public var createdAt: Date
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}
+
+public struct AlbumPhoto: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+    public var id: String
+    public var userId: String
+    public var album: String
+    public var key: String
+    public var url: String?
+    public var state: PhotoState
+    public var createdAt: Date
+}
+
+/// A photo being prepared and uploaded, persisted so that it survives a restart.
+public struct PhotoJob: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+    public enum Kind: String, Codable, Sendable, DatabaseValueConvertible {
+        case group, profile, album
+    }
+
+    public var id: String
+    public var kind: Kind
+    /// Who asked (their credentials authorise the upload).
+    public var caller: String
+    /// The group id, user id or album photo id the photo belongs to.
+    public var subject: String
+    public var key: String
+    public var preset: String
+    /// The staged original (a copy: the caller's file may go away).
+    public var originalPath: String
+    /// The prepared JPEG, once prepared: retries re-use it.
+    public var preparedPath: String?
+    public var state: PhotoState
+    public var error: String?
+    public var attempts: Int
+    public var url: String?
+    /// `host:pid` of the process uploading it, and when it last said so.
+    public var claimedBy: String?
+    public var claimedAt: Date?
+    public var createdAt: Date
+    public var updatedAt: Date
+}

@@ -1,0 +1,35 @@
+public import Foundation
+
+/// The built `photoprep` binary, next to the test bundle.
+public let photoprepBinary: URL = Bundle.allBundles.map(\.bundleURL).first { $0.pathExtension == "xctest" }
+    .map { $0.deletingLastPathComponent().appendingPathComponent("photoprep") }
+    ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("photoprep")
+
+/// What a run of the command printed and how it exited.
+public struct CommandResult: Sendable {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
+
+    /// The `--json` lines of standard output.
+    public var jsonLines: [[String: Any]] {
+        stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+}
+
+/// Runs the built `photoprep` binary, as a user would, and waits for it.
+public func photoprep(_ arguments: [String], environment: [String: String]? = nil) throws -> CommandResult {
+    let process = Process()
+    process.executableURL = photoprepBinary
+    process.arguments = arguments
+    if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return CommandResult(
+        status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+}
