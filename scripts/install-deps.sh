@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what photoprep needs on Debian 12 (Swift 6.3 itself is expected on PATH):
-# the C libraries it links (libjpeg-turbo's TurboJPEG, libpng, zlib), and the tus server the
+# the C libraries it links (libjpeg-turbo's TurboJPEG, libpng, zlib, SQLite for GRDB), and the tus servers the
 # upload tests start on 127.0.0.1 (resumable-upload, and tuspyserver under uvicorn, from PyPI).
 set -euo pipefail
-packages=(libturbojpeg0-dev libpng-dev zlib1g-dev pkg-config)
+packages=(libturbojpeg0-dev libpng-dev zlib1g-dev libsqlite3-dev pkg-config)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

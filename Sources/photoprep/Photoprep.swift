@@ -14,9 +14,18 @@ struct Photoprep: AsyncParsableCommand {
               photoprep prepare IMG_0001.jpg --max-edge 1600 --max-bytes 800KB --out ready/
               photoprep probe IMG_0001.jpg
               photoprep bench TestImages/photos --preset group
+
+            The services (group chats, profile pictures) on an SQLite file and a local store:
+              photoprep user add u1 --name Ana   (and u2, u3)
+              photoprep group create --as u1 --name Hiking --participant u2 --participant u3 --photo summit.jpg
+              photoprep profile set-photo --as u1 me.jpg
+              photoprep sync
             """,
         version: "0.2.0",
-        subcommands: [Prepare.self, Probe.self, Upload.self, Bench.self])
+        subcommands: [
+            Prepare.self, Probe.self, Upload.self, Bench.self,
+            GroupCommand.self, ProfileCommand.self, UserCommand.self, SyncCommand.self,
+        ])
 
     /// Runs the command, with usage errors exiting 2 (argument parser's own default is 64).
     static func main() async {

@@ -328,7 +328,8 @@ public final class PhotoJobs: Sendable {
         }
     }
 
-    static func outcome(of job: PhotoJob) -> PhotoJobEvent {
+    /// The terminal event that describes the job's recorded state.
+    public static func outcome(of job: PhotoJob) -> PhotoJobEvent {
         switch job.state {
         case .done: .finished(url: job.url ?? "")
         case .failed: .failed(reason: job.error ?? "failed")

@@ -181,3 +181,16 @@ func timeAmount(_ duration: Duration) -> TimeAmount {
     let (seconds, attoseconds) = duration.components
     return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
 }
+
+extension HTTPClient {
+    /// The uploader's client: like `HTTPClient.shared`, except that a connection that cannot be
+    /// established fails the request at once. AsyncHTTPClient would otherwise retry connecting with
+    /// its own growing backoff while the request waits (seen here: a sync against a server just back
+    /// waited over a minute); `UploadStateMachine` owns retries, backoff and the retry budget.
+    static let uploads: HTTPClient = {
+        var configuration = HTTPClient.Configuration.singletonConfiguration
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout.connect = .seconds(10)
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+}

@@ -59,7 +59,7 @@ public final class Uploader: Sendable {
         case .local(let root):
             transport = LocalStore(root: root)
         case .tus(let endpoint):
-            transport = TusClient(endpoint: endpoint, client: .shared, timeout: configuration.requestTimeout, server: await info ?? .init())
+            transport = TusClient(endpoint: endpoint, client: .uploads, timeout: configuration.requestTimeout, server: await info ?? .init())
         }
         return UploadTask(session: UploadSession(
             transport: transport, destination: destination, request: request, source: opened, configuration: configuration,
@@ -71,7 +71,7 @@ public final class Uploader: Sendable {
     public func delete(_ location: String, authorization: String? = nil) async throws(UploadError) {
         switch kind {
         case .tus(let endpoint):
-            let client = TusClient(endpoint: endpoint, client: .shared, timeout: configuration.requestTimeout, server: .init())
+            let client = TusClient(endpoint: endpoint, client: .uploads, timeout: configuration.requestTimeout, server: .init())
             do {
                 try await client.terminate(location, request: UploadRequest(key: "", authorization: authorization))
             } catch .status(let code, let message) {
@@ -101,7 +101,7 @@ public final class Uploader: Sendable {
         guard case .tus(let endpoint) = kind else { return nil }
         if let known = server.withLock({ $0 }) { return known }
         let info = await TusClient.discover(
-            endpoint: endpoint, client: .shared, timeout: configuration.requestTimeout,
+            endpoint: endpoint, client: .uploads, timeout: configuration.requestTimeout,
             authorization: authorization, checksums: configuration.checksums)
         if let info { server.withLock { $0 = info } }
         return info

@@ -1,0 +1,91 @@
+import ArgumentParser
+import Foundation
+import PhotoServices
+
+struct ProfileCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "profile", abstract: "Your profile picture and albums.",
+        subcommands: [SetPhoto.self, DeletePhoto.self, AddToAlbum.self, ListAlbum.self])
+
+    struct SetPhoto: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-photo",
+            abstract: "Set or replace your profile picture (profile preset, profile_images/{you}/…).",
+            discussion: "Your profile points at the new picture once it is uploaded; the old one is deleted then.")
+
+        @Option(name: .customLong("as"), help: "The signed-in user.")
+        var caller: String
+
+        @Argument(help: "The photo (JPEG or PNG).")
+        var photo: String
+
+        @OptionGroup var service: ServiceOptions
+
+        func run() async throws {
+            let services = try service.services()
+            let job = try serviceCall { try services.profiles.setProfilePhoto(caller: caller, photo: .file(photo)) }
+            if await follow([(job, "profile photo")], in: services, json: service.json) > 0 { throw ExitCode(1) }
+        }
+    }
+
+    struct DeletePhoto: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "delete-photo", abstract: "Remove your profile picture.")
+
+        @Option(name: .customLong("as"), help: "The signed-in user.")
+        var caller: String
+
+        @OptionGroup var service: ServiceOptions
+
+        func run() async throws {
+            let services = try service.services()
+            do {
+                try await services.profiles.deleteProfilePhoto(caller: caller)
+            } catch {
+                throw CommandFailure(message: error.description)
+            }
+        }
+    }
+
+    struct AddToAlbum: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "add-photos", abstract: "Add photos to one of your albums (photo preset, user_photos/{you}/{album}/…).")
+
+        @Option(name: .customLong("as"), help: "The signed-in user.")
+        var caller: String
+
+        @Option(help: "The album.")
+        var album: String
+
+        @Argument(help: "Photos (JPEG or PNG).")
+        var photos: [String]
+
+        @OptionGroup var service: ServiceOptions
+
+        func run() async throws {
+            let services = try service.services()
+            let jobs = try photos.map { photo in
+                try serviceCall { (try services.profiles.addAlbumPhoto(caller: caller, album: album, photo: .file(photo)).job, photo) }
+            }
+            if await follow(jobs, in: services, json: service.json) > 0 { throw ExitCode(1) }
+        }
+    }
+
+    struct ListAlbum: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "album", abstract: "List the photos of one of your albums.")
+
+        @Option(name: .customLong("as"), help: "The signed-in user.")
+        var caller: String
+
+        @Argument(help: "The album.")
+        var album: String
+
+        @OptionGroup var service: ServiceOptions
+
+        func run() async throws {
+            let services = try service.services()
+            for photo in try serviceCall({ try services.profiles.albumPhotos(caller: caller, album: album) }) {
+                print("\(photo.id)  \(photo.state.rawValue)  \(photo.url ?? "-")")
+            }
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import ArgumentParser
+import Foundation
+import PhotoServices
+import PhotoUpload
+
+/// Options every service command shares: where the app's data lives, where photos go, who calls.
+struct ServiceOptions: ParsableArguments {
+    @Option(help: "The services' folder: app.sqlite, the local store storage/ and state/ (staged photos, upload journal).")
+    var data: String = "photoprep-data"
+
+    @Option(help: "Where photos go: a tus endpoint (http(s)://…) or a folder (file:///…). Default: DATA/storage.")
+    var to: String?
+
+    @Option(help: "Secret that signs the users' bearer tokens for the tus server (also PHOTOPREP_TOKEN_SECRET).")
+    var tokenSecret: String?
+
+    @Option(help: "Fixed upload chunk size, e.g. 256KiB (default: 256 KiB, then sized to the measured rate up to 8 MiB).")
+    var chunkSize: ByteSize?
+
+    @Option(help: "Give up retrying an unreachable destination after this many seconds; the photo stays pending for 'photoprep sync'.")
+    var retrySeconds: Int = 600
+
+    @Flag(help: "One JSON object per event on standard output.")
+    var json = false
+
+    func services() throws -> PhotoServices {
+        let folder = URL(fileURLWithPath: data)
+        let secret = tokenSecret ?? ProcessInfo.processInfo.environment["PHOTOPREP_TOKEN_SECRET"]
+        let tokens = secret.map { AccessTokens(secret: $0) }
+        var upload = UploadConfiguration()
+        upload.maxRetryDuration = .seconds(retrySeconds)
+        if let chunkSize {
+            upload.chunkSize = chunkSize.bytes
+            upload.maxChunkSize = chunkSize.bytes
+        }
+        return try PhotoServices(
+            database: AppDatabase(path: folder.appendingPathComponent("app.sqlite").path),
+            destination: to ?? folder.appendingPathComponent("storage").standardizedFileURL.absoluteString,
+            stateFolder: folder.appendingPathComponent("state"), upload: upload,
+            credentials: { user in tokens?.authorization(for: user) })
+    }
+}
+
+/// Follows photo jobs to their end, printing progress (a live line on a terminal) and outcomes;
+/// returns how many did not finish.
+func follow(_ jobs: [(id: String, label: String)], in services: PhotoServices, json: Bool) async -> Int {
+    let live = !json && isatty(STDERR_FILENO) == 1
+    var unfinished = 0
+    for (id, label) in jobs {
+        for await event in services.jobs.events(id) {
+            if json {
+                printJSONLine(JobLine(job: id, label: label, event: event))
+                if event.isTerminal, case .finished = event {} else if event.isTerminal { unfinished += 1 }
+                continue
+            }
+            switch event {
+            case .preparing:
+                if live { FileHandle.standardError.write(Data("\r\u{1B}[2K\(label): preparing".utf8)) }
+            case .progress(let p):
+                if live { FileHandle.standardError.write(Data("\r\u{1B}[2K\(label): \(p.acknowledged)/\(p.total) bytes (\(Int(p.fraction * 100)) %)".utf8)) }
+            case .finished(let url):
+                print("\(live ? "\r\u{1B}[2K" : "")\(label): uploaded → \(url)")
+            case .pending(let reason):
+                unfinished += 1
+                FileHandle.standardError.write(Data("\(live ? "\r\u{1B}[2K" : "")\(label): pending — \(reason)\n  kept for later: run 'photoprep sync'\n".utf8))
+            case .failed(let reason):
+                unfinished += 1
+                FileHandle.standardError.write(Data("\(live ? "\r\u{1B}[2K" : "")\(label): failed — \(reason)\n".utf8))
+            case .cancelled:
+                unfinished += 1
+                FileHandle.standardError.write(Data("\(label): cancelled\n".utf8))
+            }
+        }
+    }
+    return unfinished
+}
+
+struct JobLine: Encodable {
+    var job: String
+    var label: String
+    var event: String
+    var acknowledged: Int64?
+    var total: Int64?
+    var url: String?
+    var reason: String?
+
+    init(job: String, label: String, event: PhotoJobEvent) {
+        self.job = job
+        self.label = label
+        switch event {
+        case .preparing: self.event = "preparing"
+        case .progress(let p): self.event = "progress"; acknowledged = p.acknowledged; total = p.total
+        case .finished(let url): self.event = "finished"; self.url = url
+        case .pending(let reason): self.event = "pending"; self.reason = reason
+        case .failed(let reason): self.event = "failed"; self.reason = reason
+        case .cancelled: self.event = "cancelled"
+        }
+    }
+}
+
+/// A service's refusal as a command error: the message, exit status 1.
+func serviceCall<T>(_ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let error as ServiceError {
+        throw CommandFailure(message: error.description)
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+import GRDB
+import PhotoServices
+import PhotoUpload
+import Testing
+import TestSupport
+
+/// The services against a real tus server on 127.0.0.1 that enforces the storage rules itself
+/// (tuspyserver + Support/rules_app.py, reading group admins from the services' SQLite file).
+@Suite(.serialized) struct RemoteStorageTests {
+    static let secret = "test-secret"
+
+    func rulesServer(_ h: Harness, port: Int? = nil) throws -> TuspyServer {
+        try TuspyServer(app: "rules_app", environment: ["RULES_SECRET": Self.secret, "RULES_DB": h.databasePath], port: port)
+    }
+
+    func fixed(_ chunk: Int, retry: Duration = .seconds(30)) -> UploadConfiguration {
+        var c = UploadConfiguration()
+        c.chunkSize = chunk
+        c.maxChunkSize = chunk
+        c.maxRetryDuration = retry
+        c.initialBackoff = .milliseconds(50)
+        c.maxBackoff = .milliseconds(300)
+        return c
+    }
+
+    @Test func theGroupPhotoGoesToTheServerUnderTheRules() async throws {
+        let folder = try temporaryFolder()
+        let port = ServerProcess.freePort()
+        let h = try Harness(destination: "http://127.0.0.1:\(port)/files/", folder: folder)
+        let server = try rulesServer(h, port: port)
+        let created = try h.services.groups.createGroup(
+            creator: "u1", name: "g", participants: ["u2", "u3"], photo: .file(Fixture.path("photos/ladybird-2560x1600.jpg")))
+        let job = try await h.services.jobs.wait(try #require(created.photoJob))
+        #expect(job.state == .done, "\(job.error ?? "")")
+        let url = try #require(job.url)
+        let stored = try #require(server.stored(url))
+        #expect(stored.count < 500 * 1024)
+        #expect(try decodedSize(stored) == (2048, 1280))
+        #expect(try h.services.groups.group(created.group.id)?.photoURL == url)
+
+        // The profile picture with u2's token, then a replacement: the first one is deleted on the server.
+        let first = try await h.services.jobs.wait(try h.services.profiles.setProfilePhoto(caller: "u2", photo: .file(Fixture.path("photos/storm-1920x1280.jpg"))))
+        #expect(first.state == .done, "\(first.error ?? "")")
+        #expect(server.stored(try #require(first.url)) != nil)
+        let second = try await h.services.jobs.wait(try h.services.profiles.setProfilePhoto(caller: "u2", photo: .file(Fixture.path("photos/ladybird-2560x1600.jpg"))))
+        #expect(second.state == .done)
+        var gone = false
+        for _ in 0..<100 where !gone {
+            gone = server.stored(first.url!) == nil
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(gone, "the replaced picture was deleted on the server")
+    }
+
+    /// Requests the services would never send, forged with the uploader: the server refuses each,
+    /// as the service-side rules do, and the client reports it clearly.
+    @Test func forgedRequestsAreRefusedByTheServerToo() async throws {
+        let h = try Harness()
+        let server = try rulesServer(h)
+        let created = try h.services.groups.createGroup(creator: "u1", name: "g", participants: ["u2", "u3"])
+        let group = created.group.id
+        let uploader = try Uploader(destination: server.endpoint, configuration: fixed(256 * 1024, retry: .seconds(2)))
+        let jpeg = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Fixture.path("photos/storm-1920x1280.jpg"))))
+        let tokens = Harness.tokens
+
+        let cases: [(caller: String?, key: String, type: String, bytes: [UInt8], status: Int)] = [
+            ("u2", "profile_images/u1/x.jpg", "image/jpeg", jpeg, 403),  // another user's folder
+            ("u2", "user_photos/u1/trip/x.jpg", "image/jpeg", jpeg, 403),
+            ("u2", "group_photos/\(group)/photo.jpg", "image/jpeg", jpeg, 403),  // not an admin
+            ("u1", "profile_images/u1/../u2/x.jpg", "image/jpeg", jpeg, 403),  // path trick
+            ("u1", "elsewhere/x.jpg", "image/jpeg", jpeg, 403),
+            ("u1", "profile_images/u1/x.png", "image/png", jpeg, 415),
+            ("u1", "profile_images/u1/big.jpg", "image/jpeg", jpeg + [UInt8](repeating: 0, count: 5 * 1024 * 1024), 413),
+            (nil, "profile_images/u1/x.jpg", "image/jpeg", jpeg, 401),  // no token
+        ]
+        for c in cases {
+            let authorization = c.caller.map { tokens.authorization(for: $0) }
+            let result = await uploader.upload(.bytes(c.bytes), request: UploadRequest(key: c.key, contentType: c.type, authorization: authorization)).result()
+            guard case .failed(let error) = result else { Issue.record("\(c.key) as \(c.caller ?? "nobody"): \(result)"); continue }
+            #expect(error.status == c.status, "\(c.key) as \(c.caller ?? "nobody"): \(error)")
+            if c.status == 401 || c.status == 403 { #expect(error.kind == .notAuthorized) }
+            // The service-side rules give the same verdict before any byte leaves.
+            if let caller = c.caller, c.status == 403 {
+                let verdict = Result { () throws(ServiceError) in
+                    try StorageRules.authorize(caller: caller, writing: try StoragePath(key: c.key)) { g in g == group && caller == "u1" }
+                }
+                #expect((try? verdict.get()) == nil, "the service refuses \(c.key) for \(caller) as well")
+            }
+        }
+        // A wrong signature is refused too; the admin's own request goes through.
+        let forgedToken = "Bearer u1.AAAA"
+        let forged = await uploader.upload(.bytes(jpeg), request: UploadRequest(key: "profile_images/u1/x.jpg", authorization: forgedToken)).result()
+        guard case .failed(let error) = forged else { Issue.record("\(forged)"); return }
+        #expect(error.status == 401)
+        let allowed = await uploader.upload(
+            .bytes(jpeg), request: UploadRequest(key: "group_photos/\(group)/photo.jpg", authorization: tokens.authorization(for: "u1"))).result()
+        guard case .finished(let location) = allowed else { Issue.record("\(allowed)"); return }
+        #expect(server.stored(location) == jpeg)
+    }
+
+    @Test func aCancelledPhotoIsRetriedWithoutRecreatingTheGroup() async throws {
+        let folder = try temporaryFolder()
+        let upstreamPort = ServerProcess.freePort()
+        let server = try TuspyServer(app: "rules_app", environment: ["RULES_SECRET": Self.secret, "RULES_DB": folder.appendingPathComponent("app.sqlite").path], port: upstreamPort)
+        let proxy = try FaultProxy(upstream: upstreamPort, faults: ["--delay-data", "0.05"])
+        let h = try Harness(destination: proxy.endpoint, upload: fixed(32 * 1024), folder: folder)
+        let created = try h.services.groups.createGroup(
+            creator: "u1", name: "g", participants: ["u2", "u3"], photo: .file(Fixture.path("photos/storm-1920x1280.jpg")))
+        let job = try #require(created.photoJob)
+        var cancelled = false
+        for await event in h.services.jobs.events(job) {
+            if case .progress(let p) = event, p.acknowledged >= 64 * 1024, !cancelled {
+                cancelled = true
+                try await h.services.jobs.cancel(job)
+            }
+        }
+        #expect(cancelled)
+        #expect(try await h.services.jobs.wait(job).state == .cancelled)
+        #expect(try h.services.groups.group(created.group.id)?.photoState == .cancelled)
+        let partials = try FileManager.default.contentsOfDirectory(atPath: server.folder.path).filter { !$0.hasPrefix(".") && !$0.hasSuffix(".info") }
+        #expect(partials.isEmpty, "the partial upload was deleted on the server: \(partials)")
+
+        try h.services.jobs.retry(job)
+        let done = try await h.services.jobs.wait(job)
+        #expect(done.state == .done, "\(done.error ?? "")")
+        #expect(done.attempts == 2)
+        #expect(try h.count("chatGroup") == 1 && h.count("message") == 1 && h.count("notification") == 2, "the group was not created again")
+        let url = try #require(done.url)
+        let stored = try #require(server.stored(url))
+        #expect(try decodedSize(stored) == (1920, 1280))
+    }
+
+    @Test func aServerDownAtCreationGetsThePhotoLaterBySync() async throws {
+        let folder = try temporaryFolder()
+        let port = ServerProcess.freePort()  // nothing listens here yet
+        let h = try Harness(destination: "http://127.0.0.1:\(port)/files/", upload: fixed(256 * 1024, retry: .seconds(1)), folder: folder)
+        let created = try h.services.groups.createGroup(
+            creator: "u1", name: "offline", participants: ["u2", "u3"], photo: .file(Fixture.path("photos/ladybird-2560x1600.jpg")))
+        let job = try await h.services.jobs.wait(try #require(created.photoJob))
+        #expect(job.state == .pending, "kept for later: \(job.error ?? "")")
+        let group = try #require(try h.services.groups.group(created.group.id))
+        #expect(group.photoState == .pending && group.photoError?.contains("retries exhausted") == true, "\(group)")
+
+        // A new process (new services on the same folder) once the server is back.
+        let server = try rulesServer(h, port: port)
+        let later = try Harness(users: 0, destination: h.destination, upload: fixed(256 * 1024), folder: folder)
+        let synced = await later.services.jobs.sync()
+        #expect(synced.map(\.state) == [.done])
+        #expect(await later.services.jobs.sync().isEmpty, "nothing left: a second sync uploads nothing")
+        let uploads = try FileManager.default.contentsOfDirectory(atPath: server.folder.path).filter { !$0.hasPrefix(".") && !$0.hasSuffix(".info") }
+        #expect(uploads.count == 1, "uploaded exactly once: \(uploads)")
+        #expect(try later.services.groups.group(created.group.id)?.photoURL == synced.first?.url)
+    }
+
+    /// `photoprep group create` killed (SIGKILL) while its photo uploads; `photoprep sync` in a new
+    /// process finishes the photo from where the server stopped, and the group exists once.
+    @Test func aKilledProcessIsCompletedBySyncInANewProcess() async throws {
+        let folder = try temporaryFolder()
+        let data = folder.appendingPathComponent("data")
+        let upstreamPort = ServerProcess.freePort()
+        let database = data.appendingPathComponent("app.sqlite").path
+        let server = try TuspyServer(app: "rules_app", environment: ["RULES_SECRET": Self.secret, "RULES_DB": database], port: upstreamPort)
+        let proxy = try FaultProxy(upstream: upstreamPort, faults: ["--delay-data", "0.05"])
+        let common = ["--data", data.path, "--to", proxy.endpoint, "--token-secret", Self.secret]
+        for (id, name) in [("u1", "Ana"), ("u2", "Ben"), ("u3", "Cy")] {
+            #expect(try photoprep(["user", "add", id, "--name", name] + common).status == 0)
+        }
+        let chunk = 32 * 1024
+        let child = Process()
+        child.executableURL = photoprepBinary
+        child.arguments = ["group", "create", "--as", "u1", "--name", "Killed", "--participant", "u2", "--participant", "u3",
+                           "--photo", Fixture.path("photos/storm-1920x1280.jpg"), "--chunk-size", String(chunk), "--json"] + common
+        child.standardOutput = FileHandle.nullDevice
+        child.standardError = FileHandle.nullDevice
+        try child.run()
+        let reader = try DatabaseQueue(path: database)
+        var offset = 0
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, offset < 3 * chunk {
+            try await Task.sleep(for: .milliseconds(20))
+            offset = proxy.dataBytes
+        }
+        kill(child.processIdentifier, SIGKILL)
+        child.waitUntilExit()
+        let state = try await reader.read { db in try String.fetchOne(db, sql: "SELECT state FROM photoJob") }
+        #expect(state == "uploading", "killed half-way")
+
+        let sync = try photoprep(["sync"] + common)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(sync.stdout.contains("1 of 1 pending photos uploaded"), "\(sync.stdout)")
+        let (groups, job) = try await reader.read { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM chatGroup")!, try Row.fetchOne(db, sql: "SELECT state, url FROM photoJob")!)
+        }
+        #expect(groups == 1)
+        #expect(job["state"] as String == "done")
+        let stored = try #require(server.stored(job["url"] as String))
+        #expect(try decodedSize(stored) == (1920, 1280))
+        #expect(proxy.requests["POST"] == 1, "the upload was continued, not started again")
+        #expect(proxy.dataBytes <= stored.count + chunk, "re-sent \(proxy.dataBytes - stored.count) bytes")
+    }
+}
