@@ -149,7 +149,8 @@ public final class PhotoJobs: Sendable {
         }
         guard started else { return }
         let task = Task.detached { [self] in
-            let outcome = await run(id)
+            // Not ours to run (another process holds it, or it ended already): its recorded state.
+            let outcome = await run(id) ?? (try? record(id)).map(Self.outcome(of:))
             let subscribers = running.withLock { jobs in jobs.removeValue(forKey: id)?.subscribers.values.map { $0 } ?? [] }
             for subscriber in subscribers {
                 if let outcome { subscriber.yield(outcome) }
@@ -334,7 +335,8 @@ public final class PhotoJobs: Sendable {
         case .done: .finished(url: job.url ?? "")
         case .failed: .failed(reason: job.error ?? "failed")
         case .cancelled: .cancelled
-        case .pending, .uploading, .none: .pending(reason: job.error ?? "waiting to be uploaded")
+        case .uploading: .pending(reason: "being uploaded by \(job.claimedBy ?? "another process")")
+        case .pending, .none: .pending(reason: job.error ?? "waiting to be uploaded")
         }
     }
 

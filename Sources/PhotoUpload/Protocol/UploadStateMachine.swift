@@ -1,3 +1,5 @@
+import Foundation
+
 /// The resumable upload protocol (tus 1.0 core + creation + termination semantics) as a pure state
 /// machine: it says what to do next, the owner does it and reports what happened. No I/O, no
 /// clock and no randomness of its own, so tests drive it with tables.
@@ -215,7 +217,8 @@ struct UploadStateMachine {
         offsetKnown = false  // servers may keep part of a chunk: always ask
         currentChunkSize = chunkSize
         if now - first >= maxRetryDuration {
-            terminal = .fail(UploadError(.retriesExhausted, "gave up after \(failures) attempts over \(now - first): \(message)"))
+            let seconds = Double((now - first).components.seconds) + Double((now - first).components.attoseconds) / 1e18
+            terminal = .fail(UploadError(.retriesExhausted, "gave up after \(failures) attempts over \(String(format: "%.1f", seconds)) s: \(message)"))
             return
         }
         waiting = backoff.delay(attempt: failures, jitter: jitter)
