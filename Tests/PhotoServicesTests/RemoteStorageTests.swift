@@ -153,6 +153,63 @@ import TestSupport
         #expect(try later.services.groups.group(created.group.id)?.photoURL == synced.first?.url)
     }
 
+    /// The background loop picks a pending photo up once the server is back; an explicit `retry()` does too.
+    @Test func theBackgroundLoopAndRetryUploadPendingPhotos() async throws {
+        let folder = try temporaryFolder()
+        let port = ServerProcess.freePort()
+        let h = try Harness(destination: "http://127.0.0.1:\(port)/files/", upload: fixed(256 * 1024, retry: .milliseconds(300)), folder: folder)
+        let a = try h.services.groups.createGroup(creator: "u1", name: "a", participants: ["u2", "u3"], photo: .file(Fixture.path("photos/storm-1920x1280.jpg")))
+        let b = try h.services.profiles.setProfilePhoto(caller: "u2", photo: .file(Fixture.path("photos/ladybird-2560x1600.jpg")))
+        #expect(try await h.services.jobs.wait(try #require(a.photoJob)).state == .pending)
+        #expect(try await h.services.jobs.wait(b).state == .pending)
+
+        let server = try rulesServer(h, port: port)
+        try h.services.jobs.retry(b)
+        #expect(try await h.services.jobs.wait(b).state == .done)
+        let loop = h.services.jobs.startBackgroundSync(every: .milliseconds(200))
+        defer { loop.cancel() }
+        var state = PhotoState.pending
+        for _ in 0..<150 where state != .done {
+            try await Task.sleep(for: .milliseconds(100))
+            state = try #require(try h.services.groups.group(a.group.id)).photoState
+        }
+        #expect(state == .done)
+        let uploads = try FileManager.default.contentsOfDirectory(atPath: server.folder.path).filter { !$0.hasPrefix(".") && !$0.hasSuffix(".info") }
+        #expect(uploads.count == 2)
+    }
+
+    /// Two `photoprep sync` processes started together on the same pending photo: it is uploaded once.
+    @Test func twoSyncProcessesUploadAPendingPhotoOnce() async throws {
+        let folder = try temporaryFolder()
+        let data = folder.appendingPathComponent("data")
+        let upstreamPort = ServerProcess.freePort()
+        let proxyPort = ServerProcess.freePort()
+        let common = ["--data", data.path, "--to", "http://127.0.0.1:\(proxyPort)/files/", "--token-secret", Self.secret]
+        for id in ["u1", "u2", "u3"] { #expect(try photoprep(["user", "add", id, "--name", id] + common).status == 0) }
+        let created = try photoprep(["group", "create", "--as", "u1", "--name", "g", "--participant", "u2", "--participant", "u3",
+                                     "--photo", Fixture.path("photos/storm-1920x1280.jpg"), "--retry-seconds", "0"] + common)
+        #expect(created.status == 1 && created.stderr.contains("pending"), "\(created.stderr)")
+
+        let server = try TuspyServer(app: "rules_app", environment: ["RULES_SECRET": Self.secret, "RULES_DB": data.appendingPathComponent("app.sqlite").path], port: upstreamPort)
+        let proxy = try FaultProxy(upstream: upstreamPort, faults: ["--delay-data", "0.05"], port: proxyPort)
+        let syncs = try (0..<2).map { _ in
+            let p = Process()
+            p.executableURL = photoprepBinary
+            p.arguments = ["sync", "--chunk-size", "64KiB"] + common
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            return p
+        }
+        for p in syncs { p.waitUntilExit() }
+        // One uploads it; the other finds it being uploaded (exit 1) — or, if it started late, done (exit 0).
+        #expect(syncs.contains { $0.terminationStatus == 0 } && syncs.allSatisfy { [0, 1].contains($0.terminationStatus) })
+        #expect(proxy.requests["POST"] == 1, "one upload: \(proxy.requests)")
+        let uploads = try FileManager.default.contentsOfDirectory(atPath: server.folder.path).filter { !$0.hasPrefix(".") && !$0.hasSuffix(".info") }
+        #expect(uploads.count == 1)
+        #expect(try photoprep(["sync"] + common).stdout.contains("0 of 0 pending photos uploaded"))
+    }
+
     /// `photoprep group create` killed (SIGKILL) while its photo uploads; `photoprep sync` in a new
     /// process finishes the photo from where the server stopped, and the group exists once.
     @Test func aKilledProcessIsCompletedBySyncInANewProcess() async throws {
@@ -183,8 +240,10 @@ import TestSupport
         }
         kill(child.processIdentifier, SIGKILL)
         child.waitUntilExit()
-        let state = try await reader.read { db in try String.fetchOne(db, sql: "SELECT state FROM photoJob") }
-        #expect(state == "uploading", "killed half-way")
+        let killed = try await reader.read { db in try Row.fetchOne(db, sql: "SELECT state, uploadLocation, uploadedBytes FROM photoJob")! }
+        #expect(killed["state"] as String == "uploading", "killed half-way")
+        #expect((killed["uploadLocation"] as String?)?.hasPrefix(proxy.endpoint) == true, "the database knows the upload's location")
+        #expect((killed["uploadedBytes"] as Int) > 0)
 
         let sync = try photoprep(["sync"] + common)
         #expect(sync.status == 0, "\(sync.stderr)")

@@ -115,10 +115,10 @@ public final class FaultProxy: @unchecked Sendable {
     let statsFile: URL
     public var endpoint: String { "http://127.0.0.1:\(server.port)/files/" }
 
-    public init(upstream: Int, faults: [String]) throws {
+    public init(upstream: Int, faults: [String], port: Int? = nil) throws {
         statsFile = FileManager.default.temporaryDirectory.appendingPathComponent("proxy-\(UUID().uuidString).json")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/fault_proxy.py").path
-        let port = ServerProcess.freePort()
+        let port = port ?? ServerProcess.freePort()
         server = try ServerProcess(port: port, executable: "python3", arguments: [script, String(port), String(upstream), "--stats", statsFile.path] + faults)
     }
 

@@ -189,15 +189,35 @@ public final class PhotoJobs: Sendable {
             return jobs[id]?.cancelRequested ?? false
         }
         if cancelNow { upload.cancel() }
-        var lastBeat = Date()
+        // Renew the claim while the upload runs, progress or not (backoff can last minutes).
+        let heartbeat = Task { [self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(Self.lease / 6))
+                try? write { db in
+                    try db.execute(sql: "UPDATE photoJob SET claimedAt = ? WHERE id = ? AND claimedBy = ?", arguments: [Date(), id, owner])
+                }
+            }
+        }
+        defer { heartbeat.cancel() }
+        var lastBeat = Date.distantPast
+        var locationRecorded = false
         for await event in upload.events {
             switch event {
             case .progress(let progress):
                 emit(id, .progress(progress))
-                if Date().timeIntervalSince(lastBeat) > Self.lease / 6 {
+                // Record where the upload stands as soon as the destination acknowledged bytes, then at
+                // most once a second.
+                let location = locationRecorded ? nil : uploader.journal?.entry(destination: uploader.destination, key: job.key)?.location
+                if (location != nil && progress.acknowledged > 0) || (locationRecorded && Date().timeIntervalSince(lastBeat) >= 1) {
                     lastBeat = Date()
+                    locationRecorded = true
                     try? write { db in
-                        try db.execute(sql: "UPDATE photoJob SET claimedAt = ? WHERE id = ? AND claimedBy = ?", arguments: [lastBeat, id, owner])
+                        try db.execute(
+                            sql: """
+                                UPDATE photoJob SET uploadLocation = coalesce(?, uploadLocation), uploadedBytes = ?
+                                WHERE id = ? AND claimedBy = ?
+                                """,
+                            arguments: [location, progress.acknowledged, id, owner])
                     }
                 }
             case .finished(let location):
@@ -280,9 +300,13 @@ public final class PhotoJobs: Sendable {
             if job.kind == .profile, let user = try User.fetchOne(db, key: job.caller), let old = user.profilePhotoURL, old != url {
                 replaced = old
             }
+            let size = job.preparedPath.flatMap { (try? FileManager.default.attributesOfItem(atPath: $0))?[.size] as? Int64 }
             try db.execute(
-                sql: "UPDATE photoJob SET state = 'done', url = ?, error = NULL, claimedBy = NULL, updatedAt = ? WHERE id = ?",
-                arguments: [url, Date(), job.id])
+                sql: """
+                    UPDATE photoJob SET state = 'done', url = ?, error = NULL, claimedBy = NULL, updatedAt = ?,
+                    uploadedBytes = coalesce(?, uploadedBytes) WHERE id = ?
+                    """,
+                arguments: [url, Date(), size, job.id])
             try Self.mirror(job.kind, subject: job.subject, state: .done, error: nil, url: url, db: db)
             if job.kind == .profile {
                 try db.execute(

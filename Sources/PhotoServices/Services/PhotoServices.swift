@@ -137,5 +137,6 @@ func newJob(kind: PhotoJob.Kind, caller: String, subject: String, path: StorageP
     let now = Date()
     return PhotoJob(
         id: id, kind: kind, caller: caller, subject: subject, key: path.key, preset: preset.rawValue, originalPath: originalPath,
-        preparedPath: nil, state: .pending, error: nil, attempts: 0, url: nil, claimedBy: nil, claimedAt: nil, createdAt: now, updatedAt: now)
+        preparedPath: nil, state: .pending, error: nil, attempts: 0, url: nil, uploadLocation: nil, uploadedBytes: 0, claimedBy: nil,
+        claimedAt: nil, createdAt: now, updatedAt: now)
 }

@@ -102,6 +102,14 @@ public struct AppDatabase: Sendable {
                 t.column("updatedAt", .datetime).notNull()
             }
         }
+        migrator.registerMigration("v2: upload resume state") { db in
+            // Where each photo's upload stands (the tus upload URL and the bytes the server acknowledged),
+            // next to the job; the uploader's journal holds the same for resuming.
+            try db.alter(table: "photoJob") { t in
+                t.add(column: "uploadLocation", .text)
+                t.add(column: "uploadedBytes", .integer).notNull().defaults(to: 0)
+            }
+        }
         return migrator
     }
 }

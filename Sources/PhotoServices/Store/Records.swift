@@ -104,6 +104,10 @@ public struct PhotoJob: Codable, Sendable, Equatable, FetchableRecord, Persistab
     public var error: String?
     public var attempts: Int
     public var url: String?
+    /// The upload at the destination (e.g. the tus upload URL) and the bytes it acknowledged, as of
+    /// the last second of progress.
+    public var uploadLocation: String?
+    public var uploadedBytes: Int64
     /// `host:pid` of the process uploading it, and when it last said so.
     public var claimedBy: String?
     public var claimedAt: Date?
