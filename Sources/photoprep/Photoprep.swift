@@ -23,7 +23,7 @@ struct Photoprep: AsyncParsableCommand {
             """,
         version: "0.2.0",
         subcommands: [
-            Prepare.self, Probe.self, Upload.self, Bench.self,
+            Prepare.self, Probe.self, Upload.self, Presign.self, Bench.self,
             GroupCommand.self, ProfileCommand.self, UserCommand.self, SyncCommand.self,
         ])
 

@@ -23,6 +23,25 @@ struct UploadOptions: ParsableArguments {
     @Flag(inversion: .prefixedNo, help: "Send a SHA-1 checksum with every chunk when the tus server offers it (a corrupted chunk is refused and sent again).")
     var checksums = true
 
+    @Option(help: "s3:// destinations: the endpoint (default AWS_ENDPOINT_URL, else AWS for the region).")
+    var s3Endpoint: String?
+
+    @Option(help: "s3:// destinations: the region (default AWS_REGION, else us-east-1).")
+    var s3Region: String?
+
+    @Option(help: "s3:// destinations: path or virtual addressing (default: path with a custom endpoint).")
+    var s3Addressing: String?
+
+    /// The environment an `s3://` destination reads, with the options above taking precedence.
+    /// Keys come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN.
+    var s3Environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        if let s3Endpoint { environment["AWS_ENDPOINT_URL_S3"] = s3Endpoint }
+        if let s3Region { environment["AWS_REGION"] = s3Region }
+        if let s3Addressing { environment["AWS_S3_ADDRESSING_STYLE"] = s3Addressing }
+        return environment
+    }
+
     func uploader(to destination: String) throws -> Uploader {
         var configuration = UploadConfiguration()
         if let chunkSize {
@@ -32,7 +51,9 @@ struct UploadOptions: ParsableArguments {
         configuration.maxRetryDuration = .seconds(retrySeconds)
         configuration.checksums = checksums
         do {
-            return try Uploader(destination: destination, configuration: configuration, journal: UploadJournal(folder: URL(fileURLWithPath: state)))
+            return try Uploader(
+                destination: destination, configuration: configuration, journal: UploadJournal(folder: URL(fileURLWithPath: state)),
+                environment: s3Environment)
         } catch {
             throw ValidationError("--to: \(error.message)")
         }
@@ -43,7 +64,7 @@ struct UploadOptions: ParsableArguments {
 
 struct Upload: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Upload files to a tus server (http(s)://…) or a folder (file:///…), resumably.",
+        abstract: "Upload files to a tus server (http(s)://…), an S3 bucket (s3://…) or a folder (file:///…), resumably.",
         discussion: """
             Each file is uploaded under its name (or --key-prefix + name). Unfinished uploads are \
             journalled under --state: re-running the same command resumes them where the server \
@@ -55,12 +76,14 @@ struct Upload: AsyncParsableCommand {
             Examples:
               photoprep upload out/*.jpg --to https://uploads.example.com/files/ --token "$TOKEN"
               photoprep upload photo.jpg --to file:///srv/storage --key-prefix user_photos/u1/holiday/
+              AWS_ACCESS_KEY_ID=… AWS_SECRET_ACCESS_KEY=… photoprep upload out/*.jpg --to s3://photos/2026 --s3-region eu-west-1
+              photoprep upload photo.jpg --to "$(photoprep presign s3://photos/u1/photo.jpg)"
             """)
 
     @Argument(help: "Files to upload.")
     var files: [String]
 
-    @Option(help: "Destination: a tus endpoint (http(s)://…) or a folder (file:///… or a path).")
+    @Option(help: "Destination: a tus endpoint (http(s)://…), an S3 bucket (s3://bucket/prefix), a presigned S3 PUT URL, or a folder (file:///… or a path).")
     var to: String
 
     @Option(help: "Prefix of the object keys (the file name follows).")

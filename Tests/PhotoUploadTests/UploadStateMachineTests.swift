@@ -17,7 +17,20 @@ import Testing
         m.record(.offset(800), now: .zero, jitter: 1)
         #expect(m.next() == .send(location: "u", offset: 800, length: 200))
         m.record(.offset(1000), now: .zero, jitter: 1)
-        #expect(m.next() == .finish(location: "u"))
+        #expect(m.next() == .complete(location: "u"))
+        m.record(.completed(url: "https://cdn/u"), now: .zero, jitter: 1)
+        #expect(m.next() == .finish(location: "https://cdn/u"))
+    }
+
+    @Test func aFailedCompletionIsRetriedAfterAskingTheOffset() {
+        var m = machine(length: 400, resuming: "u")
+        _ = m.next(); m.record(.offset(400), now: .zero, jitter: 1)
+        #expect(m.next() == .complete(location: "u"))
+        m.record(.status(503, "slow down"), now: .seconds(1), jitter: 1)
+        #expect(m.next() == .wait(.milliseconds(100)))
+        #expect(m.next() == .query(location: "u"))
+        m.record(.offset(400), now: .seconds(1), jitter: 1)
+        #expect(m.next() == .complete(location: "u"))
     }
 
     @Test func resumingAsksForTheOffsetFirst() {
@@ -181,12 +194,12 @@ extension UploadStateMachineTests {
         m.record(.created(location: "u", offset: 100), now: .zero, jitter: 1)
         #expect(m.next() == .send(location: "u", offset: 100, length: 150))
         m.record(.offset(250), now: .zero, jitter: 1)
-        #expect(m.next() == .finish(location: "u"))
+        #expect(m.next() == .complete(location: "u"))
 
         var small = growing(length: 60, createWithData: true)
         #expect(small.next() == .create(length: 60, firstChunk: 60))
         small.record(.created(location: "s", offset: 60), now: .zero, jitter: 1)
-        #expect(small.next() == .finish(location: "s"), "a small photo takes one request")
+        #expect(small.next() == .complete(location: "s"), "a small photo takes one request")
     }
 
     @Test func creationWithUploadAsksTheOffsetWhenTheServerDidNotSay() {

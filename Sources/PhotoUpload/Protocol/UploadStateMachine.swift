@@ -9,7 +9,7 @@ import Foundation
 /// | no upload yet | `create` (carrying the first chunk when the server accepts data on creation) |
 /// | upload URL, offset unknown (resumed, or after any error) | `query` (HEAD) |
 /// | offset < length | `send` the next chunk at the offset (PATCH) |
-/// | offset == length | `finish` |
+/// | offset == length | `complete` (S3: CompleteMultipartUpload; tus and local: nothing to send), then `finish` |
 /// | cancel requested | `terminate` (DELETE) when an upload exists, else `cancelled` |
 /// | transient failure | `wait` (backoff), then `query` |
 ///
@@ -26,6 +26,9 @@ struct UploadStateMachine {
         case send(location: String, offset: Int64, length: Int)
         case wait(Duration)
         case terminate(location: String)
+        /// Every byte is acknowledged: make the object (S3 multipart) and learn its URL.
+        case complete(location: String)
+        /// Done: the object's URL.
         case finish(location: String)
         case fail(UploadError)
         case cancelled
@@ -40,6 +43,8 @@ struct UploadStateMachine {
         case offset(Int64)
         /// `terminate` done (or the upload was already gone).
         case terminated
+        /// `complete` done: the object's URL.
+        case completed(url: String)
         /// The server answered with an error status.
         case status(Int, String)
         /// No HTTP answer: connection refused or reset, timeout, DNS …
@@ -68,6 +73,8 @@ struct UploadStateMachine {
     private var terminal: Action?
     /// The size of the next chunk.
     private(set) var currentChunkSize: Int
+    /// The object's URL once `complete` succeeded.
+    private var completedURL: String?
     /// Bytes that went with the last `create`.
     private var createdWith = 0
     /// When the last action that sent data started (its acknowledgement sizes the next chunk); nil
@@ -116,7 +123,7 @@ struct UploadStateMachine {
             return .create(length: length, firstChunk: createdWith)
         }
         guard offsetKnown else { return .query(location: location) }
-        if offset == length { return .finish(location: location) }
+        if offset == length { return completedURL.map { .finish(location: $0) } ?? .complete(location: location) }
         return .send(location: location, offset: offset, length: Int(min(Int64(currentChunkSize), length - offset)))
     }
 
@@ -156,6 +163,9 @@ struct UploadStateMachine {
             }
         case .terminated:
             terminal = .cancelled
+        case .completed(let url):
+            completedURL = url
+            succeeded()
         case .status(let code, let message):
             if cancelling {
                 terminal = .cancelled  // the upload is gone or cannot be deleted: either way we stop

@@ -72,9 +72,11 @@ struct LocalStore: UploadTransport {
         try? FileManager.default.removeItem(at: partialFolder.appendingPathComponent("\(location).json"))
     }
 
-    func objectLocation(_ location: String, request: UploadRequest) -> String {
+    func complete(_ location: String, length: Int64, request: UploadRequest) async throws(TransportFailure) -> String {
         root.appendingPathComponent(request.key).absoluteString
     }
+
+    func chunkSize(forLength length: Int64) -> Int? { nil }
 
     private struct PartialInfo: Codable {
         var key: String

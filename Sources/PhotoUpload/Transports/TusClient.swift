@@ -98,7 +98,9 @@ struct TusClient: UploadTransport {
         }
     }
 
-    func objectLocation(_ location: String, request: UploadRequest) -> String { location }
+    func complete(_ location: String, length: Int64, request: UploadRequest) async throws(TransportFailure) -> String { location }
+
+    func chunkSize(forLength length: Int64) -> Int? { nil }
 
     private func makeRequest(_ url: String, method: HTTPMethod, _ request: UploadRequest) -> HTTPClientRequest {
         var http = HTTPClientRequest(url: url)

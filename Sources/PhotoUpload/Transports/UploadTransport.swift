@@ -15,8 +15,12 @@ protocol UploadTransport: Sendable {
     ) async throws(TransportFailure) -> Acknowledgement
     /// Deletes a partial upload.
     func terminate(_ location: String, request: UploadRequest) async throws(TransportFailure)
-    /// The URL of the finished object.
-    func objectLocation(_ location: String, request: UploadRequest) -> String
+    /// Every byte is acknowledged: makes the object if the destination needs a request for that
+    /// (S3's CompleteMultipartUpload) and returns its URL.
+    func complete(_ location: String, length: Int64, request: UploadRequest) async throws(TransportFailure) -> String
+    /// The chunk size this destination needs for an upload of `length` bytes (S3: the whole object,
+    /// or a fixed part size); nil: the configuration's, growing with the measured rate.
+    func chunkSize(forLength length: Int64) -> Int?
 }
 
 /// What the destination holds of an upload, and until when it keeps an unfinished one.

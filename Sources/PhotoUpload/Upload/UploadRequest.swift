@@ -105,6 +105,12 @@ public struct UploadConfiguration: Sendable, Hashable {
     /// `UploadJournal.remove`: an owner that records the result elsewhere (a database) and dies before
     /// doing so finds the upload finished on the next run instead of sending it again.
     public var keepsFinishedInJournal = false
+    /// S3: objects up to this size go in one streamed PUT; larger ones as a multipart upload.
+    public var multipartThreshold: Int = 8 * 1024 * 1024
+    /// S3 multipart part size (S3's minimum is 5 MiB, except for the last part).
+    public var partSize: Int = 8 * 1024 * 1024
+    /// S3 parts sent at once; memory use is bounded by `partSize × parallelParts`.
+    public var parallelParts: Int = 4
 
     public init() {}
 }

@@ -40,8 +40,9 @@ final class UploadSession: Sendable {
                 journal.remove(destination: destination, key: request.key)
             }
         }
+        let fixed = transport.chunkSize(forLength: source.length)
         machine = Mutex(UploadStateMachine(
-            length: source.length, chunkSize: configuration.chunkSize, maxChunkSize: configuration.maxChunkSize,
+            length: source.length, chunkSize: fixed ?? configuration.chunkSize, maxChunkSize: fixed ?? configuration.maxChunkSize,
             maxRetryDuration: configuration.maxRetryDuration,
             backoff: Backoff(initial: configuration.initialBackoff, maximum: configuration.maxBackoff),
             createWithData: transport.acceptsDataOnCreate, resuming: resumeAt))
@@ -100,16 +101,29 @@ final class UploadSession: Sendable {
                     do { try await transport.terminate(location, request: request); return true } catch { return false }
                 }.value
                 machine.withLock { $0.record(done ? .terminated : .status(500, "could not delete the partial upload"), now: elapsed, jitter: 0) }
+            case .complete(let location):
+                let length = source.length
+                await perform { () async throws(TransportFailure) in
+                    .completed(url: try await transport.complete(location, length: length, request: request))
+                }
             case .finish(let location):
                 if configuration.keepsFinishedInJournal {
                     saveJournal(finished: true)
                 } else {
                     journal?.remove(destination: destination, key: request.key)
                 }
-                return .finished(location: transport.objectLocation(location, request: request))
+                return .finished(location: location)
             case .fail(let error):
-                // Keep the journal after exhausted retries (a later run resumes); drop it for errors retrying cannot fix.
-                if error.kind != .retriesExhausted { journal?.remove(destination: destination, key: request.key) }
+                // Keep the journal after exhausted retries (a later run resumes). Errors retrying cannot fix
+                // drop it, and the partial upload too (best effort: e.g. an S3 multipart upload would
+                // otherwise be kept, and billed, until a lifecycle rule removes it).
+                if error.kind != .retriesExhausted {
+                    journal?.remove(destination: destination, key: request.key)
+                    if let location = machine.withLock({ $0.location }) {
+                        let transport = self.transport, request = self.request
+                        _ = await Task.detached { try? await transport.terminate(location, request: request) }.value
+                    }
+                }
                 return .failed(error)
             case .cancelled:
                 journal?.remove(destination: destination, key: request.key)

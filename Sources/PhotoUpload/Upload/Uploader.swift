@@ -1,9 +1,11 @@
 import AsyncHTTPClient
 import Foundation
+import NIOHTTP1
 import Synchronization
 
-/// Uploads to one destination: a tus 1.0 server (`http://` or `https://` endpoint) or a local store
-/// folder (`file:///path`, the embedded default).
+/// Uploads to one destination: a tus 1.0 server (`http://` or `https://` endpoint), an S3 bucket
+/// (`s3://bucket/prefix`), a presigned S3 PUT URL (one object), or a local store folder
+/// (`file:///path`, the embedded default).
 ///
 /// ```swift
 /// let uploader = try Uploader(destination: "https://uploads.example.com/files/",
@@ -23,15 +25,25 @@ public final class Uploader: Sendable {
     private enum Kind {
         case tus(URL)
         case local(URL)
+        case s3(S3Store)
+        case presigned(URL)
     }
 
-    public init(destination: String, configuration: UploadConfiguration = UploadConfiguration(), journal: UploadJournal? = nil) throws(UploadError) {
+    /// `environment`: where an `s3://` destination finds its endpoint, region and credentials
+    /// (see `S3Store.init(url:environment:overrides:)`); nil: the process environment.
+    public init(
+        destination: String, configuration: UploadConfiguration = UploadConfiguration(), journal: UploadJournal? = nil,
+        environment: [String: String]? = nil
+    ) throws(UploadError) {
         self.destination = destination
         self.configuration = configuration
         self.journal = journal
-        if destination.hasPrefix("http://") || destination.hasPrefix("https://") {
+        guard !destination.trimmingCharacters(in: .whitespaces).isEmpty else { throw UploadError(.rejected, "the destination is empty") }
+        if destination.hasPrefix("s3://") {
+            kind = .s3(try S3Store(url: destination, environment: environment ?? ProcessInfo.processInfo.environment))
+        } else if destination.hasPrefix("http://") || destination.hasPrefix("https://") {
             guard let url = URL(string: destination) else { throw UploadError(.rejected, "\(destination): not a valid URL") }
-            kind = .tus(url)
+            kind = destination.contains("X-Amz-Signature=") ? .presigned(url) : .tus(url)
         } else if destination.hasPrefix("file://") {
             guard let url = URL(string: destination), url.isFileURL else { throw UploadError(.rejected, "\(destination): not a valid file URL") }
             kind = .local(url.standardizedFileURL)
@@ -60,6 +72,12 @@ public final class Uploader: Sendable {
             transport = LocalStore(root: root)
         case .tus(let endpoint):
             transport = TusClient(endpoint: endpoint, client: .uploads, timeout: configuration.requestTimeout, server: await info ?? .init())
+        case .s3(let store):
+            transport = S3Transport(
+                store: store, client: .uploads, timeout: configuration.requestTimeout, multipartThreshold: configuration.multipartThreshold,
+                partSize: max(5 * 1024 * 1024, configuration.partSize), parallelParts: max(1, configuration.parallelParts))
+        case .presigned(let url):
+            transport = PresignedPUT(url: url, client: .uploads, timeout: configuration.requestTimeout)
         }
         return UploadTask(session: UploadSession(
             transport: transport, destination: destination, request: request, source: opened, configuration: configuration,
@@ -81,6 +99,20 @@ public final class Uploader: Sendable {
             } catch {
                 throw UploadError(.io, "\(location): cancelled")
             }
+        case .s3(let store):
+            let key = store.key(of: location)
+            guard let key else { throw UploadError(.rejected, "\(location) is not in s3://\(store.bucket)/\(store.prefix)") }
+            do {
+                _ = try await store.perform(store.request(.DELETE, key: key), expecting: [204, 200], client: .uploads, timeout: configuration.requestTimeout)
+            } catch .status(let code, let message) {
+                throw UploadError(code == 401 || code == 403 ? .notAuthorized : .rejected, message, status: code)
+            } catch .transport(let message) {
+                throw UploadError(.retriesExhausted, message)
+            } catch {
+                throw UploadError(.io, "\(location): cancelled")
+            }
+        case .presigned:
+            throw UploadError(.rejected, "a presigned PUT URL cannot delete")
         case .local(let root):
             guard let url = URL(string: location), url.isFileURL, url.standardizedFileURL.path.hasPrefix(root.path + "/") else {
                 throw UploadError(.rejected, "\(location) is not in the store \(root.path)")
@@ -92,6 +124,28 @@ public final class Uploader: Sendable {
             } catch {
                 throw UploadError(.io, "\(url.path): \(error.localizedDescription)")
             }
+        }
+    }
+
+    /// The metadata of the object at `key` if the destination has it (S3: `HEAD`, the `x-amz-meta-*`
+    /// headers without their prefix); nil when it has not, or cannot tell (tus, local store).
+    public func existingObject(key: String, authorization: String? = nil) async throws(UploadError) -> [String: String]? {
+        guard case .s3(let store) = kind else { return nil }
+        do {
+            let (response, _) = try await store.perform(store.request(.HEAD, key: key), expecting: [200], client: .uploads, timeout: configuration.requestTimeout)
+            var metadata: [String: String] = [:]
+            for header in response.headers where header.name.lowercased().hasPrefix("x-amz-meta-") {
+                metadata[String(header.name.lowercased().dropFirst("x-amz-meta-".count))] = header.value
+            }
+            return metadata
+        } catch .status(404, _) {
+            return nil
+        } catch .status(let code, let message) {
+            throw UploadError(code == 401 || code == 403 ? .notAuthorized : .rejected, message, status: code)
+        } catch .transport(let message) {
+            throw UploadError(.retriesExhausted, message)
+        } catch {
+            throw UploadError(.io, "HEAD \(key): cancelled")
         }
     }
 

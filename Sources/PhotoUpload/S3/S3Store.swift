@@ -1,0 +1,198 @@
+import AsyncHTTPClient
+import Crypto
+public import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// An S3-compatible bucket (AWS S3, Ceph RGW, MinIO, R2, GCS's XML API) under `s3://bucket/prefix`:
+/// where it is, who signs, how objects are addressed, and the signed requests photoprep sends.
+public struct S3Store: Sendable {
+    public enum Addressing: String, Sendable {
+        /// `https://endpoint/bucket/key` — what self-hosted stores and emulators expect.
+        case path
+        /// `https://bucket.endpoint/key` — AWS's default.
+        case virtual
+    }
+
+    public var bucket: String
+    /// Prepended to every key (no leading or trailing `/`).
+    public var prefix: String
+    public var endpoint: URL
+    public var addressing: Addressing
+    public var signer: SigV4
+
+    public init(bucket: String, prefix: String = "", endpoint: URL, addressing: Addressing, signer: SigV4) {
+        self.bucket = bucket
+        self.prefix = prefix.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        self.endpoint = endpoint
+        self.addressing = addressing
+        self.signer = signer
+    }
+
+    /// `s3://bucket/prefix`, configured from the usual places: `AWS_ENDPOINT_URL_S3` or
+    /// `AWS_ENDPOINT_URL` (default AWS for the region), `AWS_REGION` or `AWS_DEFAULT_REGION`
+    /// (default `us-east-1`), `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`,
+    /// `AWS_S3_ADDRESSING_STYLE` (`path` or `virtual`; default `path` with a custom endpoint, else
+    /// `virtual`). Values in `overrides` (same names) win over the environment.
+    public init(url: String, environment: [String: String] = ProcessInfo.processInfo.environment, overrides: [String: String] = [:]) throws(UploadError) {
+        let settings = environment.merging(overrides) { $1 }
+        guard url.hasPrefix("s3://") else { throw UploadError(.rejected, "\(url): not an s3:// URL") }
+        let rest = url.dropFirst("s3://".count)
+        let bucket = String(rest.prefix { $0 != "/" })
+        guard !bucket.isEmpty else { throw UploadError(.rejected, "\(url): no bucket name") }
+        let prefix = String(rest.dropFirst(bucket.count))
+        let region = settings["AWS_REGION"] ?? settings["AWS_DEFAULT_REGION"] ?? "us-east-1"
+        guard let key = settings["AWS_ACCESS_KEY_ID"], let secret = settings["AWS_SECRET_ACCESS_KEY"], !key.isEmpty, !secret.isEmpty else {
+            throw UploadError(.notAuthorized, "\(url): no credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)")
+        }
+        let custom = settings["AWS_ENDPOINT_URL_S3"] ?? settings["AWS_ENDPOINT_URL"]
+        let endpointText = custom ?? "https://s3.\(region).amazonaws.com"
+        guard let endpoint = URL(string: endpointText), endpoint.host != nil else { throw UploadError(.rejected, "\(endpointText): not a valid endpoint URL") }
+        let style = settings["AWS_S3_ADDRESSING_STYLE"].flatMap(Addressing.init(rawValue:)) ?? (custom == nil ? .virtual : .path)
+        self.init(
+            bucket: bucket, prefix: prefix, endpoint: endpoint, addressing: style,
+            signer: SigV4(credentials: .init(accessKeyId: key, secretAccessKey: secret, sessionToken: settings["AWS_SESSION_TOKEN"]), region: region))
+    }
+
+    /// The object's full key: prefix + key.
+    public func objectKey(_ key: String) -> String { prefix.isEmpty ? key : "\(prefix)/\(key)" }
+
+    /// The object's URL (path-style or virtual-hosted), with an optional query.
+    public func url(for key: String, query: String? = nil) -> URL {
+        var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false)!
+        let encodedKey = objectKey(key).split(separator: "/", omittingEmptySubsequences: false).map { SigV4.encode(String($0)) }.joined(separator: "/")
+        let base = components.percentEncodedPath.hasSuffix("/") ? String(components.percentEncodedPath.dropLast()) : components.percentEncodedPath
+        switch addressing {
+        case .path:
+            components.percentEncodedPath = "\(base)/\(SigV4.encode(bucket))/\(encodedKey)"
+        case .virtual:
+            components.host = "\(bucket).\(components.host ?? "")"
+            components.percentEncodedPath = "\(base)/\(encodedKey)"
+        }
+        components.percentEncodedQuery = query
+        return components.url!
+    }
+
+    /// The key (without the prefix) of an object URL of this store, or nil.
+    func key(of location: String) -> String? {
+        let base = url(for: "").absoluteString
+        guard location.hasPrefix(base) else { return nil }
+        let full = String(location.dropFirst(base.count)).removingPercentEncoding ?? ""
+        return full.isEmpty ? nil : full
+    }
+
+    /// A presigned PUT URL for `key`, valid for `expires` seconds: a client without keys uploads with it.
+    public func presignedPUT(key: String, expires: Int = 3600, date: Date = Date()) -> URL {
+        signer.presign(method: "PUT", url: url(for: key), expires: expires, date: date)
+    }
+
+    /// The object's bytes (a signed GET), or nil when there is none.
+    func download(_ key: String, client: HTTPClient, timeout: Duration = .seconds(60)) async throws(TransportFailure) -> [UInt8]? {
+        do {
+            let response = try await client.execute(request(.GET, key: key), timeout: timeAmount(timeout))
+            let body = try await response.body.collect(upTo: 1 << 30)
+            if response.status.code == 404 { return nil }
+            guard response.status.code == 200 else { throw TransportFailure.status(Int(response.status.code), "GET \(key): \(response.status)") }
+            return Array(buffer: body)
+        } catch let failure as TransportFailure {
+            throw failure
+        } catch {
+            throw .transport("GET \(key): \(error)")
+        }
+    }
+
+    // MARK: - Requests
+
+    /// A signed request. `body` is signed by its SHA-256; `sent` sees bytes as they go out.
+    func request(
+        _ method: HTTPMethod, key: String, query: String? = nil, headers: [(String, String)] = [], body: [UInt8]? = nil,
+        sent: (@Sendable (Int) -> Void)? = nil
+    ) -> HTTPClientRequest {
+        let url = url(for: key, query: query)
+        let payloadHash = body.map { hex(sha256($0)) } ?? SigV4.emptyPayloadHash
+        var http = HTTPClientRequest(url: url.absoluteString)
+        http.method = method
+        for (name, value) in headers { http.headers.add(name: name, value: value) }
+        for (name, value) in signer.sign(method: method.rawValue, url: url, headers: headers, payloadHash: payloadHash, date: Date()) {
+            http.headers.add(name: name, value: value)
+        }
+        if let body {
+            let piece = min(256 * 1024, max(16 * 1024, body.count / 16))
+            http.body = .stream(CountingChunks(bytes: body, piece: piece, sent: sent ?? { _ in }), length: .known(Int64(body.count)))
+        }
+        return http
+    }
+
+    func perform(_ request: HTTPClientRequest, expecting: Set<UInt> = [200, 204], client: HTTPClient, timeout: Duration) async throws(TransportFailure) -> (HTTPClientResponse, String) {
+        try await Self.perform(request, expecting: expecting, client: client, timeout: timeout)
+    }
+
+    /// Sends a request; answers outside `expecting` become `TransportFailure.status` with S3's error code and message.
+    static func perform(_ request: HTTPClientRequest, expecting: Set<UInt> = [200, 204], client: HTTPClient, timeout: Duration) async throws(TransportFailure) -> (HTTPClientResponse, String) {
+        do {
+            let response = try await client.execute(request, timeout: timeAmount(timeout))
+            let body = String(buffer: try await response.body.collect(upTo: 4 << 20))
+            guard expecting.contains(response.status.code) else {
+                let code = XMLText.first("Code", in: body).map { " \($0)" } ?? ""
+                let message = XMLText.first("Message", in: body).map { ": \($0)" } ?? ""
+                throw TransportFailure.status(
+                    Int(response.status.code), "\(request.method.rawValue) \(request.url): \(response.status.code)\(code)\(message)")
+            }
+            return (response, body)
+        } catch let failure as TransportFailure {
+            throw failure
+        } catch is CancellationError {
+            throw .cancelled
+        } catch {
+            if Task.isCancelled { throw .cancelled }
+            throw .transport("\(request.method.rawValue) \(request.url): \(error)")
+        }
+    }
+}
+
+/// The few values photoprep reads from S3's XML answers.
+enum XMLText {
+    /// The text of every `<name>…</name>`, in order.
+    static func all(_ name: String, in xml: String) -> [String] {
+        var values: [String] = []
+        var rest = xml[...]
+        while let open = rest.range(of: "<\(name)>"), let close = rest.range(of: "</\(name)>", range: open.upperBound..<rest.endIndex) {
+            values.append(unescape(String(rest[open.upperBound..<close.lowerBound])))
+            rest = rest[close.upperBound...]
+        }
+        return values
+    }
+
+    static func first(_ name: String, in xml: String) -> String? { all(name, in: xml).first }
+
+    /// Resolves the five named entities and numeric ones (`&#34;`, `&#x22;`); strips `<![CDATA[…]]>`.
+    static func unescape(_ text: String) -> String {
+        var text = text
+        if text.hasPrefix("<![CDATA["), text.hasSuffix("]]>") { return String(text.dropFirst(9).dropLast(3)) }
+        let named = ["quot": "\"", "apos": "'", "lt": "<", "gt": ">", "amp": "&"]
+        var out = ""
+        while let amp = text.firstIndex(of: "&") {
+            out += text[..<amp]
+            guard let semicolon = text[amp...].firstIndex(of: ";"), text.distance(from: amp, to: semicolon) <= 8 else {
+                out += "&"
+                text = String(text[text.index(after: amp)...])
+                continue
+            }
+            let entity = String(text[text.index(after: amp)..<semicolon])
+            if let value = named[entity] {
+                out += value
+            } else if entity.hasPrefix("#"), let code = entity.hasPrefix("#x") ? UInt32(entity.dropFirst(2), radix: 16) : UInt32(entity.dropFirst()),
+                let scalar = Unicode.Scalar(code) {
+                out.unicodeScalars.append(scalar)
+            } else {
+                out += "&\(entity);"
+            }
+            text = String(text[text.index(after: semicolon)...])
+        }
+        return out + text
+    }
+
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+    }
+}
