@@ -100,7 +100,11 @@ let package = Package(
         ),
         .testTarget(
             name: "PhotoUploadTests",
-            dependencies: ["PhotoUpload", "photoprep", "TestSupport"],
+            dependencies: [
+                "PhotoUpload", "photoprep", "TestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -23,6 +23,15 @@ struct UploadOptions: ParsableArguments {
     @Flag(inversion: .prefixedNo, help: "Send a SHA-1 checksum with every chunk when the tus server offers it (a corrupted chunk is refused and sent again).")
     var checksums = true
 
+    @Option(help: "s3:// destinations: objects larger than this go as multipart uploads.")
+    var multipartThreshold: ByteSize = ByteSize(bytes: 8 * 1024 * 1024)
+
+    @Option(help: "s3:// destinations: multipart part size (at least 5MiB).")
+    var partSize: ByteSize = ByteSize(bytes: 8 * 1024 * 1024)
+
+    @Option(help: "s3:// destinations: parts sent at once.")
+    var parallelParts: Int = 4
+
     @Option(help: "s3:// destinations: the endpoint (default AWS_ENDPOINT_URL, else AWS for the region).")
     var s3Endpoint: String?
 
@@ -50,6 +59,9 @@ struct UploadOptions: ParsableArguments {
         }
         configuration.maxRetryDuration = .seconds(retrySeconds)
         configuration.checksums = checksums
+        configuration.multipartThreshold = multipartThreshold.bytes
+        configuration.partSize = partSize.bytes
+        configuration.parallelParts = parallelParts
         do {
             return try Uploader(
                 destination: destination, configuration: configuration, journal: UploadJournal(folder: URL(fileURLWithPath: state)),

@@ -11,6 +11,12 @@ public struct CommandResult: Sendable {
     public var stdout: String
     public var stderr: String
 
+    public init(status: Int32, stdout: String, stderr: String) {
+        self.status = status
+        self.stdout = stdout
+        self.stderr = stderr
+    }
+
     /// The `--json` lines of standard output.
     public var jsonLines: [[String: Any]] {
         stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }

@@ -204,3 +204,31 @@ public final class TuspyServer: @unchecked Sendable {
         try? FileManager.default.removeItem(at: folder)
     }
 }
+
+/// moto's S3 server (PyPI `moto[server]`), in memory, on 127.0.0.1; it does not check signatures.
+public final class MotoServer: @unchecked Sendable {
+    public let server: ServerProcess
+    public var endpoint: String { "http://127.0.0.1:\(server.port)" }
+
+    public init(port: Int? = nil) throws {
+        let port = port ?? ServerProcess.freePort()
+        server = try ServerProcess(port: port, executable: "moto_server", arguments: ["-H", "127.0.0.1", "-p", String(port)])
+    }
+
+    /// The settings an `s3://` destination reads, pointing at `endpoint` (default: this server).
+    public func environment(endpoint: String? = nil) -> [String: String] {
+        ["AWS_ENDPOINT_URL": endpoint ?? self.endpoint, "AWS_ACCESS_KEY_ID": "test-key", "AWS_SECRET_ACCESS_KEY": "test-secret", "AWS_REGION": "us-east-1"]
+    }
+
+    /// Creates a bucket (moto accepts an unsigned CreateBucket).
+    public func createBucket(_ name: String) async throws {
+        var request = HTTPClientRequest(url: "\(endpoint)/\(name)")
+        request.method = .PUT
+        request.headers.add(name: "Connection", value: "close")
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        _ = try await response.body.collect(upTo: 1 << 20)
+        guard response.status.code == 200 else { throw TestSetupError(message: "CreateBucket \(name): \(response.status)") }
+    }
+
+    deinit { server.stop() }
+}

@@ -127,6 +127,12 @@ public final class Uploader: Sendable {
         }
     }
 
+    /// The URL an object under `key` has at an S3 destination (nil for others, where the upload tells).
+    public func objectURL(key: String) -> String? {
+        guard case .s3(let store) = kind else { return nil }
+        return store.url(for: key).absoluteString
+    }
+
     /// The metadata of the object at `key` if the destination has it (S3: `HEAD`, the `x-amz-meta-*`
     /// headers without their prefix); nil when it has not, or cannot tell (tus, local store).
     public func existingObject(key: String, authorization: String? = nil) async throws(UploadError) -> [String: String]? {

@@ -10,6 +10,9 @@ struct Outcome: Sendable {
         case prepared(PrepareReport)
         /// Already prepared with the same content and settings (the manifest's report).
         case unchanged(PrepareReport)
+        /// Already at the upload destination from the same content and settings (found by another
+        /// machine's run, say): not prepared again.
+        case present(url: String)
         /// Not a JPEG or PNG.
         case skipped(reason: String)
         case failed(reason: String)
@@ -49,7 +52,12 @@ final class BatchRunner: Sendable {
         self.uploader = uploader
         self.authorization = authorization
         self.settings = Manifest.settingsKey(pipeline.options) + (uploader.map { ";upload=\($0.destination)" } ?? "")
+        settingsDigest = String(Manifest.sha256(Array(Manifest.settingsKey(pipeline.options).utf8)).prefix(32))
     }
+
+    /// The pipeline settings, hashed: stored with uploaded objects so that any run can tell whether
+    /// an object came from the same settings.
+    let settingsDigest: String
 
     /// Runs the batch; `report` is called once per finished input, never concurrently.
     /// Returns the outcomes in input order (inputs not started because of Ctrl-C are absent).
@@ -100,11 +108,22 @@ final class BatchRunner: Sendable {
             outcome.status = .unchanged(report)
             return outcome
         }
+        // What the destination holds under the key (S3: HEAD) says whether this photo is done already.
+        let metadata = ["photoprep-source-sha256": hash, "photoprep-settings": settingsDigest]
+        if reuse, let uploader {
+            let key = file.relativeOutput, authorization = self.authorization
+            let existing = blocking { try? await uploader.existingObject(key: key, authorization: authorization) }
+            if let existing, existing == existing.merging(metadata) { $1 } {
+                outcome.status = .present(url: uploader.objectURL(key: key) ?? key)
+                outcome.seconds = seconds(since: start)
+                return outcome
+            }
+        }
         do {
             let photo = try pipeline.prepare(bytes)
             try AtomicFile.write(photo.jpeg, to: outputPath)
             if let uploader {
-                let request = UploadRequest(key: file.relativeOutput, authorization: authorization)
+                let request = UploadRequest(key: file.relativeOutput, metadata: metadata, authorization: authorization)
                 let result = blocking { await uploader.upload(.file(outputPath), request: request).result() }
                 guard case .finished(let location) = result else {
                     let reason = if case .failed(let error) = result { error.description } else { "upload cancelled" }

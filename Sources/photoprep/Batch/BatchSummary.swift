@@ -41,6 +41,9 @@ struct BatchSummary: Codable {
                 unchanged += 1
                 bytesIn += r.sourceBytes
                 bytesOut += r.outputBytes
+            case .present:
+                unchanged += 1
+                bytesIn += outcome.sourceBytes
             case .skipped: skipped += 1
             case .failed: failed += 1
             }
@@ -102,6 +105,9 @@ struct ReportRow: Codable {
             quality = r.quality
             encodes = r.encodes
             warning = r.warnings.isEmpty ? nil : r.warnings.joined(separator: "; ")
+        case .present(let url):
+            status = "present"
+            output = url
         case .skipped(let reason):
             status = "skipped"
             error = reason

@@ -98,6 +98,8 @@ final class Console: Sendable {
                 + (outcome.uploadedTo.map { "  uploaded → \($0)" } ?? "")
         case .unchanged:
             return "\(outcome.input) → \(outcome.output)  unchanged (already prepared with these settings)"
+        case .present(let url):
+            return "\(outcome.input) → \(url)  already there (uploaded from the same photo and settings)"
         case .skipped(let reason), .failed(let reason):
             return reason
         }
@@ -133,6 +135,7 @@ final class Console: Sendable {
             switch outcome.status {
             case .prepared(let r): event = "prepared"; output = outcome.output; report = r
             case .unchanged(let r): event = "unchanged"; output = outcome.output; report = r
+            case .present(let url): event = "present"; output = url
             case .skipped(let why): event = "skipped"; reason = why
             case .failed(let why): event = "failed"; reason = why
             }

@@ -52,6 +52,9 @@ struct Prepare: ParsableCommand {
 
     @OptionGroup(title: "Upload options (with --upload)") var uploadOptions: UploadOptions
 
+    @Option(help: "Take share I of N (1-based) of the inputs, by a stable hash of their relative path: N processes on N machines with the same inputs and --upload s3://… prepare the batch once between them; photos already uploaded from the same content and settings are skipped.")
+    var shard: Shard?
+
     func validate() throws {
         if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if quiet && json { throw ValidationError("--quiet and --json cannot be combined") }
@@ -62,7 +65,7 @@ struct Prepare: ParsableCommand {
         do {
             try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
             guard access(out, W_OK) == 0 else { throw CommandFailure(message: "\(out): the output folder is not writable") }
-            files = try InputFiles.expand(inputs, excluding: out)
+            files = try InputFiles.expand(inputs, excluding: out).filter { shard?.contains($0.relativeOutput) ?? true }
         } catch {
             throw ValidationError("\(error)")
         }
@@ -84,5 +87,25 @@ struct Prepare: ParsableCommand {
         console.finish(summary)
         if summary.remaining > 0 { throw ExitCode(130) }
         if summary.failed > 0 { throw ExitCode(1) }
+    }
+}
+
+/// `I/N`: share I (1…N) of N, chosen by a stable hash of each input's relative path.
+struct Shard: ExpressibleByArgument {
+    var index: Int
+    var count: Int
+
+    init?(argument: String) {
+        let parts = argument.split(separator: "/")
+        guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]), count >= 1, (1...count).contains(index) else { return nil }
+        self.index = index
+        self.count = count
+    }
+
+    /// The first 8 bytes of the SHA-256 of the path, modulo N: the same on every machine and run.
+    func contains(_ relativePath: String) -> Bool {
+        let digest = Manifest.sha256(Array(relativePath.utf8))
+        let value = UInt64(digest.prefix(16), radix: 16)!
+        return Int(value % UInt64(count)) == index - 1
     }
 }

@@ -5,8 +5,8 @@ faults. Listens on 127.0.0.1 only; every fault is bounded by a count.
   fault_proxy.py LISTEN_PORT UPSTREAM_PORT [--fail-503 N] [--drop N] [--corrupt-data N]
                  [--require-token T] [--delay-data SECONDS] [--stats FILE]
 
-Faults apply to the requests that carry upload data: every PATCH, and a POST with a body
-(tus creation-with-upload).
+Faults apply to the requests that carry upload data: every PATCH and PUT with a body (tus chunks,
+S3 objects and parts), and a POST with a body (tus creation-with-upload, S3 CompleteMultipartUpload).
 
 --fail-503 N       answer 503 to the first N data requests
 --drop N           close the connection without an answer on the first N data requests
@@ -38,7 +38,7 @@ class Proxy(BaseHTTPRequestHandler):
     def forward(self):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
-        carries_data = self.command == "PATCH" or (self.command == "POST" and length > 0)
+        carries_data = self.command == "PATCH" or (self.command in ("POST", "PUT") and length > 0)
         with lock:
             stats["requests"] += 1
             stats["by_method"][self.command] = stats["by_method"].get(self.command, 0) + 1
@@ -107,7 +107,7 @@ class Proxy(BaseHTTPRequestHandler):
                 import os
                 os.replace(args.stats + ".tmp", args.stats)
 
-    do_GET = do_POST = do_PATCH = do_HEAD = do_DELETE = do_OPTIONS = forward
+    do_GET = do_POST = do_PATCH = do_PUT = do_HEAD = do_DELETE = do_OPTIONS = forward
 
 
 def main():
