@@ -123,6 +123,17 @@ import TestSupport
         #expect(try await bucket.object("profile_images/u1/me.jpg") == bytes)
     }
 
+    /// moto does not check Content-MD5, so the mapping of S3's answer to a damaged body is tested on its own.
+    @Test func aDamagedBodyIsSentAgainNotGivenUpOn() {
+        let badDigest = """
+            <?xml version="1.0" encoding="UTF-8"?><Error><Code>BadDigest</Code><Message>The Content-MD5 you specified did not match what we received.</Message></Error>
+            """
+        #expect(failure(status: 400, body: badDigest, request: "PUT k") == .status(460, "PUT k: 400 BadDigest: The Content-MD5 you specified did not match what we received."))
+        let denied = "<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>"
+        #expect(failure(status: 403, body: denied, request: "PUT k") == .status(403, "PUT k: 403 AccessDenied: Access Denied"))
+        #expect(XMLText.all("ETag", in: "<a><ETag>&#34;x&#34;</ETag><ETag>&quot;y&quot;</ETag></a>") == ["\"x\"", "\"y\""])
+    }
+
     @Test func addressingStylesAndConfigurationFromTheEnvironment() throws {
         let aws = try S3Store(url: "s3://photos/a/b", environment: ["AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_REGION": "eu-west-1"])
         #expect(aws.addressing == .virtual)

@@ -133,10 +133,7 @@ public struct S3Store: Sendable {
             let response = try await client.execute(request, timeout: timeAmount(timeout))
             let body = String(buffer: try await response.body.collect(upTo: 4 << 20))
             guard expecting.contains(response.status.code) else {
-                let code = XMLText.first("Code", in: body).map { " \($0)" } ?? ""
-                let message = XMLText.first("Message", in: body).map { ": \($0)" } ?? ""
-                throw TransportFailure.status(
-                    Int(response.status.code), "\(request.method.rawValue) \(request.url): \(response.status.code)\(code)\(message)")
+                throw failure(status: Int(response.status.code), body: body, request: "\(request.method.rawValue) \(request.url)")
             }
             return (response, body)
         } catch let failure as TransportFailure {
@@ -148,6 +145,17 @@ public struct S3Store: Sendable {
             throw .transport("\(request.method.rawValue) \(request.url): \(error)")
         }
     }
+}
+
+/// An S3 error answer as a `TransportFailure`, with S3's code and message. A body that arrived
+/// damaged (`BadDigest`: the Content-MD5 did not match; `XAmzContentSHA256Mismatch`) is reported as
+/// 460, tus's checksum mismatch, so that the state machine sends it again instead of giving up.
+func failure(status: Int, body: String, request: String) -> TransportFailure {
+    let code = XMLText.first("Code", in: body)
+    let message = XMLText.first("Message", in: body).map { ": \($0)" } ?? ""
+    let text = "\(request): \(status)\(code.map { " \($0)" } ?? "")\(message)"
+    if status == 400, code == "BadDigest" || code == "XAmzContentSHA256Mismatch" { return .status(460, text) }
+    return .status(status, text)
 }
 
 /// The few values photoprep reads from S3's XML answers.
