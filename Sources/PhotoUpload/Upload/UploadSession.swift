@@ -95,10 +95,21 @@ final class UploadSession: Sendable {
             case .wait(let delay):
                 try? await Task.sleep(for: delay)
             case .terminate(let location):
-                // Runs even though this task is cancelled: the deletion must happen.
+                // Runs even though this task is cancelled: the deletion must happen. A connection error
+                // or a 5xx is tried again (three attempts), so that a stale pooled connection does not
+                // leave the partial upload behind.
                 let transport = self.transport, request = self.request
                 let done = await Task.detached { () -> Bool in
-                    do { try await transport.terminate(location, request: request); return true } catch { return false }
+                    for attempt in 1...3 {
+                        do throws(TransportFailure) {
+                            try await transport.terminate(location, request: request)
+                            return true
+                        } catch {
+                            if case .status(let code, _) = error, code < 500 { return false }
+                            if attempt < 3 { try? await Task.sleep(for: .milliseconds(100 * attempt)) }
+                        }
+                    }
+                    return false
                 }.value
                 machine.withLock { $0.record(done ? .terminated : .status(500, "could not delete the partial upload"), now: elapsed, jitter: 0) }
             case .complete(let location):
