@@ -129,21 +129,10 @@ public struct S3Store: Sendable {
 
     /// Sends a request; answers outside `expecting` become `TransportFailure.status` with S3's error code and message.
     static func perform(_ request: HTTPClientRequest, expecting: Set<UInt> = [200, 204], client: HTTPClient, timeout: Duration) async throws(TransportFailure) -> (HTTPClientResponse, String) {
-        do {
-            let response = try await client.execute(request, timeout: timeAmount(timeout))
-            let body = String(buffer: try await response.body.collect(upTo: 4 << 20))
-            guard expecting.contains(response.status.code) else {
-                throw failure(status: Int(response.status.code), body: body, request: "\(request.method.rawValue) \(request.url)")
-            }
-            return (response, body)
-        } catch let failure as TransportFailure {
-            throw failure
-        } catch is CancellationError {
-            throw .cancelled
-        } catch {
-            if Task.isCancelled { throw .cancelled }
-            throw .transport("\(request.method.rawValue) \(request.url): \(error)")
+        let (response, body) = try await exchange(request, client: client, timeout: timeout, expecting: expecting, limit: 4 << 20) { response, body in
+            failure(status: Int(response.status.code), body: String(buffer: body), request: "\(request.method.rawValue) \(request.url)")
         }
+        return (response, String(buffer: body))
     }
 }
 

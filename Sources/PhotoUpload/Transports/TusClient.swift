@@ -122,22 +122,12 @@ struct TusClient: UploadTransport {
     }
 
     private func perform(_ request: HTTPClientRequest, expecting: Set<UInt>) async throws(TransportFailure) -> HTTPClientResponse {
-        do {
-            let response = try await client.execute(request, timeout: timeAmount(timeout))
-            let body = try await response.body.collect(upTo: 1 << 16)
-            guard expecting.contains(response.status.code) else {
-                let text = String(buffer: body).trimmingCharacters(in: .whitespacesAndNewlines)
-                throw TransportFailure.status(Int(response.status.code), "\(request.method.rawValue) \(request.url): \(response.status.code) \(response.status.reasonPhrase)\(text.isEmpty ? "" : " — \(text.prefix(200))")")
-            }
-            return response
-        } catch let failure as TransportFailure {
-            throw failure
-        } catch is CancellationError {
-            throw .cancelled
-        } catch {
-            if Task.isCancelled { throw .cancelled }
-            throw .transport("\(request.method.rawValue) \(request.url): \(error)")
-        }
+        try await exchange(request, client: client, timeout: timeout, expecting: expecting, limit: 1 << 16) { response, body in
+            let text = String(buffer: body).trimmingCharacters(in: .whitespacesAndNewlines)
+            return .status(
+                Int(response.status.code),
+                "\(request.method.rawValue) \(request.url): \(response.status.code) \(response.status.reasonPhrase)\(text.isEmpty ? "" : " — \(text.prefix(200))")")
+        }.0
     }
 }
 

@@ -1,4 +1,7 @@
+import AsyncHTTPClient
 import Foundation
+import NIOCore
+import NIOHTTP1
 
 /// The requests of a resumable upload, performed against one destination. `UploadSession` drives
 /// them with `UploadStateMachine`; the tus client and the local store implement them.
@@ -43,4 +46,37 @@ enum TransportFailure: Error, Equatable {
     case status(Int, String)
     case transport(String)
     case cancelled
+}
+
+/// Sends one request and reads its body (up to `limit` bytes). An answer outside `expecting` becomes
+/// the failure `refusal` makes of it; no answer becomes `.transport`, cancellation `.cancelled`.
+func exchange(
+    _ request: HTTPClientRequest, client: HTTPClient, timeout: Duration, expecting: Set<UInt>, limit: Int,
+    refusal: (HTTPClientResponse, ByteBuffer) -> TransportFailure
+) async throws(TransportFailure) -> (HTTPClientResponse, ByteBuffer) {
+    do {
+        let response = try await client.execute(request, timeout: timeAmount(timeout))
+        let body = try await response.body.collect(upTo: limit)
+        guard expecting.contains(response.status.code) else { throw refusal(response, body) }
+        return (response, body)
+    } catch let failure as TransportFailure {
+        throw failure
+    } catch is CancellationError {
+        throw .cancelled
+    } catch {
+        if Task.isCancelled { throw .cancelled }
+        throw .transport("\(request.method.rawValue) \(request.url): \(error)")
+    }
+}
+
+extension UploadError {
+    /// A single request's failure (outside an upload's retries): 401/403 not authorised, other
+    /// statuses rejected, no answer as unreachable.
+    init(_ failure: TransportFailure, _ what: String) {
+        switch failure {
+        case .status(let code, let message): self.init(code == 401 || code == 403 ? .notAuthorized : .rejected, message, status: code)
+        case .transport(let message): self.init(.retriesExhausted, message)
+        case .cancelled: self.init(.io, "\(what): cancelled")
+        }
+    }
 }

@@ -92,24 +92,16 @@ public final class Uploader: Sendable {
             let client = TusClient(endpoint: endpoint, client: .uploads, timeout: configuration.requestTimeout, server: .init())
             do {
                 try await client.terminate(location, request: UploadRequest(key: "", authorization: authorization))
-            } catch .status(let code, let message) {
-                throw UploadError(code == 401 || code == 403 ? .notAuthorized : .rejected, message, status: code)
-            } catch .transport(let message) {
-                throw UploadError(.retriesExhausted, message)
             } catch {
-                throw UploadError(.io, "\(location): cancelled")
+                throw UploadError(error, location)
             }
         case .s3(let store):
             let key = store.key(of: location)
             guard let key else { throw UploadError(.rejected, "\(location) is not in s3://\(store.bucket)/\(store.prefix)") }
             do {
                 _ = try await store.perform(store.request(.DELETE, key: key), expecting: [204, 200], client: .uploads, timeout: configuration.requestTimeout)
-            } catch .status(let code, let message) {
-                throw UploadError(code == 401 || code == 403 ? .notAuthorized : .rejected, message, status: code)
-            } catch .transport(let message) {
-                throw UploadError(.retriesExhausted, message)
             } catch {
-                throw UploadError(.io, "\(location): cancelled")
+                throw UploadError(error, location)
             }
         case .presigned:
             throw UploadError(.rejected, "a presigned PUT URL cannot delete")
@@ -146,12 +138,8 @@ public final class Uploader: Sendable {
             return metadata
         } catch .status(404, _) {
             return nil
-        } catch .status(let code, let message) {
-            throw UploadError(code == 401 || code == 403 ? .notAuthorized : .rejected, message, status: code)
-        } catch .transport(let message) {
-            throw UploadError(.retriesExhausted, message)
         } catch {
-            throw UploadError(.io, "HEAD \(key): cancelled")
+            throw UploadError(error, "HEAD \(key)")
         }
     }
 
