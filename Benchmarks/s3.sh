@@ -6,7 +6,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-swift build -c release --product photoprep 2>&1 | tail -1
+# The binary as it would be deployed: the Swift runtime and Foundation linked statically
+# (--static-swift-stdlib), which starts in ~10 ms instead of ~17 ms. Its own build folder, so the
+# first run builds everything once (several minutes).
+build=.build/static
+swift build -c release --product photoprep --static-swift-stdlib --build-path "$build" 2>&1 | tail -1
+photoprep="$build/release/photoprep"
 work=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 moto_server -H 127.0.0.1 -p "$port" >/dev/null 2>&1 &
@@ -22,7 +27,7 @@ curl_put() {
   curl -s -o /dev/null --aws-sigv4 "aws:amz:us-east-1:s3" --user bench:bench -X PUT -H "Content-Type: image/jpeg" -H "Expect:" \
     --data-binary "@$1" "http://127.0.0.1:$port/bench/curl/$(basename "$1")"
 }
-pp() { rm -rf "$work/state"; .build/release/photoprep upload "$1" --to s3://bench/pp --state "$work/state" -q "${@:2}"; }
+pp() { rm -rf "$work/state"; "$photoprep" upload "$1" --to s3://bench/pp --state "$work/state" -q "${@:2}"; }
 
 variants=(
   "c20|curl_put $work/20MB.bin"

@@ -8,7 +8,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-swift build -c release --product photoprep 2>&1 | tail -1
+# The binary as it would be deployed: the Swift runtime and Foundation linked statically
+# (--static-swift-stdlib), which starts in ~10 ms instead of ~17 ms. Its own build folder, so the
+# first run builds everything once (several minutes).
+build=.build/static
+swift build -c release --product photoprep --static-swift-stdlib --build-path "$build" 2>&1 | tail -1
+photoprep="$build/release/photoprep"
 work=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 resumable-upload serve --host 127.0.0.1 --port "$port" --upload-dir "$work/srv" --db-path "$work/db" \
@@ -30,7 +35,7 @@ curl_upload() {  # FILE [checksum]: POST, then the whole file in one PATCH
   curl -s -o /dev/null -X PATCH -H "Tus-Resumable: 1.0.0" -H "Upload-Offset: 0" "${checksum[@]}" \
     -H "Content-Type: application/offset+octet-stream" --data-binary "@$1" "http://127.0.0.1:$port$location"
 }
-pp() { rm -rf "$work/state"; .build/release/photoprep upload "$1" --to "$endpoint" --state "$work/state" -q "${@:2}"; }
+pp() { rm -rf "$work/state"; "$photoprep" upload "$1" --to "$endpoint" --state "$work/state" -q "${@:2}"; }
 # Transfer time only, without process start-up: curl's own time_total of the POST plus the PATCH,
 # photoprep's "seconds" on its finished event (discovery, hashing and every request).
 curl_transfer() {
@@ -44,7 +49,7 @@ curl_transfer() {
 }
 pp_transfer() {
   rm -rf "$work/state"
-  .build/release/photoprep upload "$1" --to "$endpoint" --state "$work/state" --json "${@:2}" \
+  "$photoprep" upload "$1" --to "$endpoint" --state "$work/state" --json "${@:2}" \
     | python3 -c 'import json,sys; print([json.loads(l) for l in sys.stdin if "finished" in l][0]["seconds"])'
 }
 
