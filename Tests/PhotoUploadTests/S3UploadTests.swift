@@ -146,6 +146,15 @@ import TestSupport
         #expect(forced.url(for: "q.jpg").absoluteString == "http://photos.minio:9000/q.jpg")
         #expect(forced.signer.credentials.sessionToken == "t")
         #expect(throws: UploadError.self) { try S3Store(url: "s3://photos", environment: [:]) }
+        // The shared credentials file, as the AWS tools read it.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("credentials-\(UUID().uuidString)")
+        try "[default]\naws_access_key_id = AKIDDEFAULT\naws_secret_access_key = d\n\n[ci]\n# a comment\naws_access_key_id=AKIDCI\naws_secret_access_key=c\naws_session_token = tok\n"
+            .write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let byDefault = try S3Store(url: "s3://photos", environment: ["AWS_SHARED_CREDENTIALS_FILE": file.path])
+        #expect(byDefault.signer.credentials == .init(accessKeyId: "AKIDDEFAULT", secretAccessKey: "d"))
+        let byProfile = try S3Store(url: "s3://photos", environment: ["AWS_SHARED_CREDENTIALS_FILE": file.path, "AWS_PROFILE": "ci"])
+        #expect(byProfile.signer.credentials == .init(accessKeyId: "AKIDCI", secretAccessKey: "c", sessionToken: "tok"))
         #expect(throws: UploadError.self) { try S3Store(url: "s3:///key", environment: ["AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"]) }
     }
 }

@@ -31,7 +31,8 @@ public struct S3Store: Sendable {
 
     /// `s3://bucket/prefix`, configured from the usual places: `AWS_ENDPOINT_URL_S3` or
     /// `AWS_ENDPOINT_URL` (default AWS for the region), `AWS_REGION` or `AWS_DEFAULT_REGION`
-    /// (default `us-east-1`), `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`,
+    /// (default `us-east-1`), `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`
+    /// (else the `AWS_PROFILE` profile of `~/.aws/credentials`),
     /// `AWS_S3_ADDRESSING_STYLE` (`path` or `virtual`; default `path` with a custom endpoint, else
     /// `virtual`). Values in `overrides` (same names) win over the environment.
     public init(url: String, environment: [String: String] = ProcessInfo.processInfo.environment, overrides: [String: String] = [:]) throws(UploadError) {
@@ -42,16 +43,41 @@ public struct S3Store: Sendable {
         guard !bucket.isEmpty else { throw UploadError(.rejected, "\(url): no bucket name") }
         let prefix = String(rest.dropFirst(bucket.count))
         let region = settings["AWS_REGION"] ?? settings["AWS_DEFAULT_REGION"] ?? "us-east-1"
-        guard let key = settings["AWS_ACCESS_KEY_ID"], let secret = settings["AWS_SECRET_ACCESS_KEY"], !key.isEmpty, !secret.isEmpty else {
-            throw UploadError(.notAuthorized, "\(url): no credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)")
+        let profile = Self.sharedCredentials(settings)
+        guard let key = settings["AWS_ACCESS_KEY_ID"] ?? profile["aws_access_key_id"],
+            let secret = settings["AWS_SECRET_ACCESS_KEY"] ?? profile["aws_secret_access_key"], !key.isEmpty, !secret.isEmpty
+        else {
+            throw UploadError(.notAuthorized, "\(url): no credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a profile in ~/.aws/credentials)")
         }
+        let token = settings["AWS_ACCESS_KEY_ID"] != nil ? settings["AWS_SESSION_TOKEN"] : profile["aws_session_token"]
         let custom = settings["AWS_ENDPOINT_URL_S3"] ?? settings["AWS_ENDPOINT_URL"]
         let endpointText = custom ?? "https://s3.\(region).amazonaws.com"
         guard let endpoint = URL(string: endpointText), endpoint.host != nil else { throw UploadError(.rejected, "\(endpointText): not a valid endpoint URL") }
         let style = settings["AWS_S3_ADDRESSING_STYLE"].flatMap(Addressing.init(rawValue:)) ?? (custom == nil ? .virtual : .path)
         self.init(
             bucket: bucket, prefix: prefix, endpoint: endpoint, addressing: style,
-            signer: SigV4(credentials: .init(accessKeyId: key, secretAccessKey: secret, sessionToken: settings["AWS_SESSION_TOKEN"]), region: region))
+            signer: SigV4(credentials: .init(accessKeyId: key, secretAccessKey: secret, sessionToken: token), region: region))
+    }
+
+    /// The profile `AWS_PROFILE` (default `default`) of the shared credentials file
+    /// (`AWS_SHARED_CREDENTIALS_FILE`, default `~/.aws/credentials`), as the AWS tools read it.
+    static func sharedCredentials(_ settings: [String: String]) -> [String: String] {
+        let path = settings["AWS_SHARED_CREDENTIALS_FILE"] ?? (settings["HOME"].map { "\($0)/.aws/credentials" } ?? "")
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [:] }
+        let wanted = settings["AWS_PROFILE"] ?? "default"
+        var section = ""
+        var values: [String: String] = [:]
+        for raw in text.split(whereSeparator: \.isNewline) {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("#") || line.hasPrefix(";") || line.isEmpty { continue }
+            if line.hasPrefix("["), line.hasSuffix("]") {
+                section = String(line.dropFirst().dropLast()).trimmingCharacters(in: .whitespaces)
+                continue
+            }
+            guard section == wanted, let equals = line.firstIndex(of: "=") else { continue }
+            values[line[..<equals].trimmingCharacters(in: .whitespaces).lowercased()] = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+        }
+        return values
     }
 
     /// The object's full key: prefix + key.
