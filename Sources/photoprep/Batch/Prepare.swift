@@ -22,6 +22,7 @@ struct Prepare: ParsableCommand {
               photoprep prepare ~/Pictures/2024 --preset photo --out upload/
               photoprep prepare a.jpg b.png --max-edge 1600 --max-bytes 800KB --out out/ --report out/report.csv
               photoprep prepare ~/Pictures --out out/ --json | jq .event
+              photoprep prepare /shared/photos --out out/ --upload s3://photos/2026 --shard 1/3   (machine 1 of 3)
             """)
 
     @Argument(help: "Photo files or folders (recursive).")
@@ -47,7 +48,7 @@ struct Prepare: ParsableCommand {
     @Flag(help: "Prepare everything again, ignoring what the manifest says is done.")
     var force = false
 
-    @Option(help: "Also upload each output, under its path relative to --out, to a tus endpoint (http(s)://…) or a folder (file:///…).")
+    @Option(help: "Also upload each output, under its path relative to --out, to a tus endpoint (http(s)://…), an S3 bucket (s3://bucket/prefix) or a folder (file:///…).")
     var upload: String?
 
     @OptionGroup(title: "Upload options (with --upload)") var uploadOptions: UploadOptions
