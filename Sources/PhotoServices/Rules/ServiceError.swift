@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Why a service call was refused or failed. Every rule violation has its own case, so a caller
 /// (or a test) can tell them apart, and a message that names the value at fault.

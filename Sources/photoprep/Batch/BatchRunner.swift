@@ -113,7 +113,7 @@ final class BatchRunner: Sendable {
         if reuse, let uploader {
             let key = file.relativeOutput, authorization = self.authorization
             let existing = blocking { try? await uploader.existingObject(key: key, authorization: authorization) }
-            if let existing, existing == existing.merging(metadata) { $1 } {
+            if let existing, existing.merging(metadata, uniquingKeysWith: { $1 }) == existing {
                 outcome.status = .present(url: uploader.objectURL(key: key) ?? key)
                 outcome.seconds = seconds(since: start)
                 return outcome
