@@ -5,15 +5,7 @@
 # 4 at once, and one streamed PUT). Whole-process runs interleaved round by round; the median of 11.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-# The binary as it would be deployed: the Swift runtime and Foundation linked statically
-# (--static-swift-stdlib), which starts in ~10 ms instead of ~17 ms. Its own build folder, so the
-# first run builds everything once (several minutes).
-build=.build/static
-swift build -c release --product photoprep --static-swift-stdlib --build-path "$build" 2>&1 | tail -1
-photoprep="$build/release/photoprep"
-work=$(mktemp -d)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+source Benchmarks/common.sh
 moto_server -H 127.0.0.1 -p "$port" >/dev/null 2>&1 &
 server=$!
 trap 'kill $server; rm -rf "$work"' EXIT
@@ -36,14 +28,7 @@ variants=(
   "c500|curl_put $work/500KB.bin"
   "p500|pp $work/500KB.bin"
 )
-for _ in $(seq 11); do
-  for v in "${variants[@]}"; do
-    name=${v%%|*}; command=${v#*|}
-    start=$(date +%s.%N); $command >/dev/null; end=$(date +%s.%N)
-    echo "$end - $start" | bc >> "$work/t.$name"
-  done
-done
-m() { sort -n "$work/t.$1" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+rounds 11 "${variants[@]}"
 printf '| moto on loopback, whole process, median of 11 | curl --aws-sigv4, one PUT | photoprep default | photoprep, one PUT |\n|---|---|---|---|\n'
 printf '| 20 MB file | %.3f s | %.3f s (multipart: 8 MiB parts, 4 at once) | %.3f s |\n' "$(m c20)" "$(m p20)" "$(m p20one)"
 printf '| 500 KB photo | %.3f s | %.3f s (one PUT) | |\n' "$(m c500)" "$(m p500)"

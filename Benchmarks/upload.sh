@@ -1,21 +1,13 @@
 #!/usr/bin/env bash
 # Upload throughput on loopback: photoprep against curl on the same tus server (resumable-upload,
 # PyPI). curl sends the whole file in one PATCH after a POST; photoprep uploads with its defaults
-# (chunks from 256 KiB doubling up to 8 MiB, SHA-1 checksums), with fixed 256 KiB chunks and with one
+# (256 KiB first, then chunks sized to ~1 s up to 8 MiB, SHA-1 checksums), with fixed 256 KiB chunks and one
 # 5 MiB chunk, each with and without checksums (curl too: with the SHA-1 header it computes first).
 # Whole-process runs, interleaved round by round so that machine noise hits every variant alike;
 # the median of 21 rounds is printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-# The binary as it would be deployed: the Swift runtime and Foundation linked statically
-# (--static-swift-stdlib), which starts in ~10 ms instead of ~17 ms. Its own build folder, so the
-# first run builds everything once (several minutes).
-build=.build/static
-swift build -c release --product photoprep --static-swift-stdlib --build-path "$build" 2>&1 | tail -1
-photoprep="$build/release/photoprep"
-work=$(mktemp -d)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+source Benchmarks/common.sh
 resumable-upload serve --host 127.0.0.1 --port "$port" --upload-dir "$work/srv" --db-path "$work/db" \
   --max-size 10485760 --log-level ERROR >/dev/null 2>&1 &
 server=$!
@@ -72,18 +64,13 @@ transfers=(
   "x100|curl_transfer $work/100KB.bin"
   "y100|pp_transfer $work/100KB.bin --no-checksums"
 )
-for _ in $(seq 21); do
-  for v in "${variants[@]}"; do
-    name=${v%%|*}; command=${v#*|}
-    start=$(date +%s.%N); $command >/dev/null; end=$(date +%s.%N)
-    echo "$end - $start" | bc >> "$work/t.$name"
-  done
+rounds 21 "${variants[@]}"
+for _ in $(seq 21); do  # these print their own transfer time
   for v in "${transfers[@]}"; do
     name=${v%%|*}; command=${v#*|}
     $command >> "$work/t.$name"
   done
 done
-m() { sort -n "$work/t.$1" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 cell() { printf '%.3f s (%.0f MB/s)' "$(m "$1")" "$(echo "5/$(m "$1")" | bc -l)"; }
 printf '| loopback, whole process, median of 21 interleaved rounds | curl: POST + one PATCH | photoprep default (256 KiB first, then ~1 s chunks up to 8 MiB) | photoprep, fixed 256 KiB chunks | photoprep, one 5 MiB chunk |\n|---|---|---|---|---|\n'
 printf '| 5 MB, SHA-1 checksums | %s | %s | %s | %s |\n' "$(cell c5sum)" "$(cell p5)" "$(cell p5fixed)" "$(cell p5one)"

@@ -44,7 +44,7 @@ import Testing
 
     @Test func s3PutObjectWithAnEncodedKey() {
         let payload = "44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072"  // "Welcome to Amazon S3."
-        #expect(hex(Array("Welcome to Amazon S3.".utf8).sha256) == payload)
+        #expect(hex(sha256(Array("Welcome to Amazon S3.".utf8))) == payload)
         let headers = Self.s3.sign(
             method: "PUT", url: URL(string: "https://examplebucket.s3.amazonaws.com/test%24file.text")!,
             headers: [("Date", "Fri, 24 May 2013 00:00:00 GMT"), ("x-amz-storage-class", "REDUCED_REDUNDANCY")],
@@ -65,12 +65,4 @@ import Testing
         let url = Self.s3.presign(method: "GET", url: URL(string: "https://examplebucket.s3.amazonaws.com/test.txt")!, expires: 86400, date: Self.s3Date)
         #expect(url.absoluteString == "https://examplebucket.s3.amazonaws.com/test.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20130524T000000Z&X-Amz-Expires=86400&X-Amz-SignedHeaders=host&X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404")
     }
-}
-
-extension Array where Element == UInt8 {
-    var sha256: [UInt8] { SigV4Tests.sha256(self) }
-}
-
-extension SigV4Tests {
-    static func sha256(_ bytes: [UInt8]) -> [UInt8] { PhotoUpload.sha256(bytes) }
 }

@@ -101,7 +101,7 @@ public final class PhotoJobs: Sendable {
         let job = try record(id)
         guard job.state != .done else { throw .invalidState("the photo of job \(id) is already uploaded") }
         if running.withLock({ $0[id] != nil }) { return }
-        try write { db in
+        try database.write { db in
             try db.execute(sql: "UPDATE photoJob SET state = 'pending', error = NULL, updatedAt = ? WHERE id = ?", arguments: [Date(), id])
             try Self.mirror(job.kind, subject: job.subject, state: .pending, error: nil, url: nil, db: db)
         }
@@ -112,7 +112,7 @@ public final class PhotoJobs: Sendable {
     /// previous process left, and waits for them. Returns the jobs' states afterwards.
     @discardableResult
     public func sync() async -> [PhotoJob] {
-        let ids = (try? read { db in
+        let ids = (try? database.read { db in
             try String.fetchAll(db, sql: "SELECT id FROM photoJob WHERE state IN ('pending', 'uploading') ORDER BY createdAt")
         }) ?? []
         for id in ids { start(id) }
@@ -135,10 +135,30 @@ public final class PhotoJobs: Sendable {
 
     /// The jobs that are not done.
     public func unfinished() throws(ServiceError) -> [PhotoJob] {
-        try read { db in try PhotoJob.filter(sql: "state != 'done'").order(sql: "createdAt").fetchAll(db) }
+        try database.read { db in try PhotoJob.filter(sql: "state != 'done'").order(sql: "createdAt").fetchAll(db) }
     }
 
     // MARK: - Running
+
+    /// Stages the caller's photo as a new job, records it in one transaction with `also` (what it
+    /// belongs to), and starts it. Nothing is kept when the transaction fails.
+    func submit(
+        kind: PhotoJob.Kind, caller: String, subject: String, path: StoragePath, preset: PrepareOptions.Preset, photo: PhotoInput,
+        also: (Database) throws -> Void = { _ in }
+    ) throws(ServiceError) -> String {
+        let job = try newJob(kind: kind, caller: caller, subject: subject, path: path, preset: preset, original: try photo.load(), staging: staging)
+        do {
+            try database.write { db in
+                try also(db)
+                try job.insert(db)
+            }
+        } catch {
+            try? FileManager.default.removeItem(atPath: job.originalPath)
+            throw error
+        }
+        start(job.id)
+        return job.id
+    }
 
     /// Starts the job in the background unless it runs here already.
     func start(_ id: String) {
@@ -171,7 +191,7 @@ public final class PhotoJobs: Sendable {
             if job.preparedPath == nil {
                 emit(id, .preparing)
                 job.preparedPath = try prepare(job)
-                try write { db in try job.update(db) }
+                try database.write { db in try job.update(db) }
             }
         } catch {
             if running.withLock({ $0[id]?.cancelRequested ?? false }) {
@@ -193,7 +213,7 @@ public final class PhotoJobs: Sendable {
         let heartbeat = Task { [self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(Self.lease / 6))
-                try? write { db in
+                try? database.write { db in
                     try db.execute(sql: "UPDATE photoJob SET claimedAt = ? WHERE id = ? AND claimedBy = ?", arguments: [Date(), id, owner])
                 }
             }
@@ -207,11 +227,12 @@ public final class PhotoJobs: Sendable {
                 emit(id, .progress(progress))
                 // Record where the upload stands as soon as the destination acknowledged bytes, then at
                 // most once a second.
+                guard progress.acknowledged > 0, !locationRecorded || Date().timeIntervalSince(lastBeat) >= 1 else { break }
                 let location = locationRecorded ? nil : uploader.journal?.entry(destination: uploader.destination, key: job.key)?.location
-                if (location != nil && progress.acknowledged > 0) || (locationRecorded && Date().timeIntervalSince(lastBeat) >= 1) {
+                if locationRecorded || location != nil {
                     lastBeat = Date()
                     locationRecorded = true
-                    try? write { db in
+                    try? database.write { db in
                         try db.execute(
                             sql: """
                                 UPDATE photoJob SET uploadLocation = coalesce(?, uploadLocation), uploadedBytes = ?
@@ -248,7 +269,7 @@ public final class PhotoJobs: Sendable {
     /// Takes the job for this process when it is pending, or uploading under a claim that lapsed
     /// (its process died: same host and no such pid, or no heartbeat within the lease).
     private func claim(_ id: String) throws(ServiceError) -> PhotoJob? {
-        try write { db -> PhotoJob? in
+        try database.write { db -> PhotoJob? in
             guard var job = try PhotoJob.fetchOne(db, key: id) else { return nil }
             switch job.state {
             case .pending:
@@ -289,13 +310,13 @@ public final class PhotoJobs: Sendable {
         }
         try StorageRules.checkUpload(prepared.jpeg, to: try StoragePath(key: job.key))
         let path = staging.appendingPathComponent("\(job.id).jpg").path
-        try Staging.write(prepared.jpeg, to: path)
+        do { try AtomicFile.write(prepared.jpeg, to: path) } catch { throw .storage(error.message) }
         return path
     }
 
     /// The upload finished: record the URL and its effect in one transaction, then tidy up.
     private func complete(_ job: PhotoJob, url: String) throws(ServiceError) {
-        let replaced: String? = try write { db -> String? in
+        let replaced: String? = try database.write { db -> String? in
             var replaced: String?
             if job.kind == .profile, let user = try User.fetchOne(db, key: job.caller), let old = user.profilePhotoURL, old != url {
                 replaced = old
@@ -325,7 +346,7 @@ public final class PhotoJobs: Sendable {
 
     /// Records a non-successful end (or a cancellation) and releases the claim.
     private func finish(_ job: PhotoJob, state: PhotoState, error: String?, url: String?) throws(ServiceError) {
-        try write { db in
+        try database.write { db in
             try db.execute(
                 sql: "UPDATE photoJob SET state = ?, error = ?, claimedBy = NULL, updatedAt = ? WHERE id = ?",
                 arguments: [state, error, Date(), job.id])
@@ -337,15 +358,9 @@ public final class PhotoJobs: Sendable {
     static func mirror(_ kind: PhotoJob.Kind, subject: String, state: PhotoState, error: String?, url: String?, db: Database) throws {
         switch kind {
         case .group:
-            if let url {
-                try db.execute(
-                    sql: "UPDATE chatGroup SET photoState = ?, photoError = ?, photoURL = ?, updatedAt = ? WHERE id = ?",
-                    arguments: [state, error, url, Date(), subject])
-            } else {
-                try db.execute(
-                    sql: "UPDATE chatGroup SET photoState = ?, photoError = ?, updatedAt = ? WHERE id = ?",
-                    arguments: [state, error, Date(), subject])
-            }
+            try db.execute(
+                sql: "UPDATE chatGroup SET photoState = ?, photoError = ?, photoURL = coalesce(?, photoURL), updatedAt = ? WHERE id = ?",
+                arguments: [state, error, url, Date(), subject])
         case .album:
             try db.execute(sql: "UPDATE albumPhoto SET state = ?, url = coalesce(?, url) WHERE id = ?", arguments: [state, url, subject])
         case .profile:
@@ -365,49 +380,7 @@ public final class PhotoJobs: Sendable {
     }
 
     func record(_ id: String) throws(ServiceError) -> PhotoJob {
-        guard let job = try read({ db in try PhotoJob.fetchOne(db, key: id) }) else { throw .notFound("photo job \(id)") }
+        guard let job = try database.read({ db in try PhotoJob.fetchOne(db, key: id) }) else { throw .notFound("photo job \(id)") }
         return job
-    }
-
-    func read<T>(_ body: (Database) throws -> T) throws(ServiceError) -> T {
-        do { return try database.writer.read(body) } catch { throw .storage("\(error)") }
-    }
-
-    func write<T>(_ body: (Database) throws -> T) throws(ServiceError) -> T {
-        do { return try database.writer.write(body) } catch let error as ServiceError { throw error } catch { throw .storage("\(error)") }
-    }
-}
-
-/// Files the services keep until a photo is uploaded: the caller's original (copied, since the
-/// caller's file may go away) and the prepared JPEG.
-enum Staging {
-    /// Writes atomically: a temporary file, `fsync`, rename.
-    static func write(_ bytes: [UInt8], to path: String) throws(ServiceError) {
-        let folder = (path as NSString).deletingLastPathComponent
-        do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        } catch {
-            throw .storage("\(folder): \(error.localizedDescription)")
-        }
-        let temporary = "\(path).tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        guard fd >= 0 else { throw .storage("\(temporary): \(String(cString: strerror(errno)))") }
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + written, bytes.count - written) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                close(fd)
-                unlink(temporary)
-                throw .storage("\(temporary): \(String(cString: strerror(errno)))")
-            }
-            written += n
-        }
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard synced, rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw .storage("\(path): \(String(cString: strerror(errno)))")
-        }
     }
 }

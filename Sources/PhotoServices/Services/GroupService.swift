@@ -31,7 +31,7 @@ public struct GroupService: Sendable {
         }
         let created: Created
         do {
-            created = try transaction(database) { db in
+            created = try database.write { db in
                 try db.requireUsers([creator])
                 try db.requireUsers(others)
                 let creatorName = try User.fetchOne(db, key: creator)!.displayName
@@ -68,24 +68,15 @@ public struct GroupService: Sendable {
     public func setPhoto(caller: String, groupId: String, photo: PhotoInput) throws(ServiceError) -> String {
         let path = StoragePath.groupPhoto(groupId: try StorageRules.validated(groupId, "group id"))
         try authorize(caller: caller, path: path)
-        let job = try newJob(kind: .group, caller: caller, subject: groupId, path: path, preset: .group, original: try photo.load(), staging: jobs.staging)
-        do {
-            try transaction(database) { db in
-                try job.insert(db)
-                try PhotoJobs.mirror(.group, subject: groupId, state: .pending, error: nil, url: nil, db: db)
-            }
-        } catch {
-            try? FileManager.default.removeItem(atPath: job.originalPath)
-            throw error
+        return try jobs.submit(kind: .group, caller: caller, subject: groupId, path: path, preset: .group, photo: photo) { db in
+            try PhotoJobs.mirror(.group, subject: groupId, state: .pending, error: nil, url: nil, db: db)
         }
-        jobs.start(job.id)
-        return job.id
     }
 
     /// Renames the group; only its admins may.
     public func rename(caller: String, groupId: String, to name: String) throws(ServiceError) {
         let name = try GroupRules.normalizedName(name)
-        try transaction(database) { db in
+        try database.write { db in
             try db.requireUsers([caller])
             guard try isAdmin(caller, of: groupId, db) else { throw ServiceError.notAllowed("only the admins of group \(groupId) rename it") }
             try db.execute(sql: "UPDATE chatGroup SET name = ?, updatedAt = ? WHERE id = ?", arguments: [name, Date(), groupId])
@@ -94,7 +85,7 @@ public struct GroupService: Sendable {
 
     /// The rules for writing `path`, checked against the database: a known caller, an admin of the group.
     func authorize(caller: String, path: StoragePath) throws(ServiceError) {
-        try transaction(database) { db in
+        try database.read { db in
             try db.requireUsers([caller])
             if case .groupPhoto(let group) = path, try !ChatGroup.exists(db, key: group) { throw ServiceError.notFound("group \(group)") }
             try StorageRules.authorize(caller: caller, writing: path) { group in try isAdmin(caller, of: group, db) }
@@ -102,19 +93,19 @@ public struct GroupService: Sendable {
     }
 
     public func group(_ id: String) throws(ServiceError) -> ChatGroup? {
-        try transaction(database) { db in try ChatGroup.fetchOne(db, key: id) }
+        try database.read { db in try ChatGroup.fetchOne(db, key: id) }
     }
 
     public func members(of id: String) throws(ServiceError) -> [GroupMember] {
-        try transaction(database) { db in try GroupMember.filter(sql: "groupId = ?", arguments: [id]).fetchAll(db) }
+        try database.read { db in try GroupMember.filter(sql: "groupId = ?", arguments: [id]).fetchAll(db) }
     }
 
     public func messages(of id: String) throws(ServiceError) -> [Message] {
-        try transaction(database) { db in try Message.filter(sql: "groupId = ?", arguments: [id]).order(sql: "id").fetchAll(db) }
+        try database.read { db in try Message.filter(sql: "groupId = ?", arguments: [id]).order(sql: "id").fetchAll(db) }
     }
 
     public func notifications(for userId: String) throws(ServiceError) -> [Notification] {
-        try transaction(database) { db in try Notification.filter(sql: "userId = ?", arguments: [userId]).order(sql: "id").fetchAll(db) }
+        try database.read { db in try Notification.filter(sql: "userId = ?", arguments: [userId]).order(sql: "id").fetchAll(db) }
     }
 }
 

@@ -87,25 +87,21 @@ public struct UserDirectory: Sendable {
     @discardableResult
     public func add(id: String, displayName: String, email: String? = nil) throws(ServiceError) -> User {
         let id = try StorageRules.validated(id, "user id")
-        do {
-            return try database.writer.write { db in
-                if var user = try User.fetchOne(db, key: id) {
-                    user.displayName = displayName
-                    user.email = email ?? user.email
-                    try user.update(db)
-                    return user
-                }
-                let user = User(id: id, displayName: displayName, email: email)
-                try user.insert(db)
+        return try database.write { db in
+            if var user = try User.fetchOne(db, key: id) {
+                user.displayName = displayName
+                user.email = email ?? user.email
+                try user.update(db)
                 return user
             }
-        } catch {
-            throw .storage("\(error)")
+            let user = User(id: id, displayName: displayName, email: email)
+            try user.insert(db)
+            return user
         }
     }
 
     public func user(_ id: String) throws(ServiceError) -> User? {
-        do { return try database.writer.read { db in try User.fetchOne(db, key: id) } } catch { throw .storage("\(error)") }
+        try database.read { db in try User.fetchOne(db, key: id) }
     }
 }
 
@@ -118,22 +114,13 @@ extension Database {
     }
 }
 
-/// Runs `body` in a write transaction, keeping `ServiceError`s as they are.
-func transaction<T>(_ database: AppDatabase, _ body: (Database) throws -> T) throws(ServiceError) -> T {
-    do {
-        return try database.writer.write(body)
-    } catch let error as ServiceError {
-        throw error
-    } catch {
-        throw .storage("\(error)")
-    }
-}
 
 /// Stages the caller's photo and the job that will prepare and upload it.
 func newJob(kind: PhotoJob.Kind, caller: String, subject: String, path: StoragePath, preset: PrepareOptions.Preset, original: [UInt8], staging: URL) throws(ServiceError) -> PhotoJob {
     let id = UUID().uuidString.lowercased()
     let originalPath = staging.appendingPathComponent("\(id).original").path
-    try Staging.write(original, to: originalPath)
+    // The caller's photo is copied: their file may go away before the job runs.
+    do { try AtomicFile.write(original, to: originalPath) } catch { throw .storage(error.message) }
     let now = Date()
     return PhotoJob(
         id: id, kind: kind, caller: caller, subject: subject, key: path.key, preset: preset.rawValue, originalPath: originalPath,

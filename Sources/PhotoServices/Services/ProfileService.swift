@@ -20,7 +20,7 @@ public struct ProfileService: Sendable {
 
     /// Removes the caller's profile picture: the profile first, then the stored picture.
     public func deleteProfilePhoto(caller: String) async throws(ServiceError) {
-        let url = try transaction(database) { db -> String? in
+        let url = try database.write { db -> String? in
             try db.requireUsers([caller])
             let url = try String.fetchOne(db, sql: "SELECT profilePhotoURL FROM user WHERE id = ?", arguments: [caller])
             try db.execute(sql: "UPDATE user SET profilePhotoURL = NULL, profilePhotoKey = NULL WHERE id = ?", arguments: [caller])
@@ -43,7 +43,7 @@ public struct ProfileService: Sendable {
 
     /// The caller's photos in an album, oldest first (with their upload state).
     public func albumPhotos(caller: String, album: String) throws(ServiceError) -> [AlbumPhoto] {
-        try transaction(database) { db in
+        try database.read { db in
             try db.requireUsers([caller])
             return try AlbumPhoto.filter(sql: "userId = ? AND album = ?", arguments: [caller, album]).order(sql: "createdAt, id").fetchAll(db)
         }
@@ -51,17 +51,17 @@ public struct ProfileService: Sendable {
 
     /// Deletes one of the caller's album photos: its upload stops, the record and the stored object go.
     public func deleteAlbumPhoto(caller: String, photoId: String) async throws(ServiceError) {
-        let photo = try transaction(database) { db -> AlbumPhoto in
+        let photo = try database.read { db -> AlbumPhoto in
             try db.requireUsers([caller])
             guard let photo = try AlbumPhoto.fetchOne(db, key: photoId) else { throw ServiceError.notFound("album photo \(photoId)") }
             guard photo.userId == caller else { throw ServiceError.notAllowed("\(caller) may not delete \(photo.key)") }
             return photo
         }
-        let job = try transaction(database) { db in
+        let job = try database.read { db in
             try String.fetchOne(db, sql: "SELECT id FROM photoJob WHERE kind = 'album' AND subject = ?", arguments: [photoId])
         }
         if let job { try await jobs.cancel(job) }
-        try transaction(database) { db in
+        try database.write { db in
             _ = try AlbumPhoto.deleteOne(db, key: photoId)
             try db.execute(sql: "DELETE FROM photoJob WHERE kind = 'album' AND subject = ?", arguments: [photoId])
         }
@@ -72,20 +72,9 @@ public struct ProfileService: Sendable {
         kind: PhotoJob.Kind, caller: String, subject: String, path: StoragePath, preset: PrepareOptions.Preset, photo: PhotoInput,
         also: (Database) throws -> Void = { _ in }
     ) throws(ServiceError) -> String {
-        try transaction(database) { db in try db.requireUsers([caller]) }
+        try database.read { db in try db.requireUsers([caller]) }
         try StorageRules.authorize(caller: caller, writing: path) { _ in false }
-        let job = try newJob(kind: kind, caller: caller, subject: subject, path: path, preset: preset, original: try photo.load(), staging: jobs.staging)
-        do {
-            try transaction(database) { db in
-                try also(db)
-                try job.insert(db)
-            }
-        } catch {
-            try? FileManager.default.removeItem(atPath: job.originalPath)
-            throw error
-        }
-        jobs.start(job.id)
-        return job.id
+        return try jobs.submit(kind: kind, caller: caller, subject: subject, path: path, preset: preset, photo: photo, also: also)
     }
 
     private func deleteObject(_ url: String, caller: String) async throws(ServiceError) {

@@ -31,6 +31,28 @@ public struct AppDatabase: Sendable {
         do { try Self.migrator.migrate(writer) } catch { throw .storage("migrating the schema: \(error)") }
     }
 
+    /// Runs `body` in a read transaction; SQLite's errors become `ServiceError.storage`.
+    public func read<T>(_ body: (Database) throws -> T) throws(ServiceError) -> T {
+        do {
+            return try writer.read(body)
+        } catch let error as ServiceError {
+            throw error
+        } catch {
+            throw .storage("\(error)")
+        }
+    }
+
+    /// Runs `body` in a write transaction (all or nothing), keeping the `ServiceError`s it throws.
+    public func write<T>(_ body: (Database) throws -> T) throws(ServiceError) -> T {
+        do {
+            return try writer.write(body)
+        } catch let error as ServiceError {
+            throw error
+        } catch {
+            throw .storage("\(error)")
+        }
+    }
+
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in

@@ -26,7 +26,7 @@ public struct UploadJournal: Sendable {
     }
 
     func path(destination: String, key: String) -> URL {
-        let id = SHA256.hash(data: Data("\(destination)\n\(key)".utf8)).prefix(16).map { String(format: "%02x", $0) }.joined()
+        let id = hex(SHA256.hash(data: Data("\(destination)\n\(key)".utf8)).prefix(16))
         return folder.appendingPathComponent("\(id).json")
     }
 

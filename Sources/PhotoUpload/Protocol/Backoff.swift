@@ -19,3 +19,11 @@ struct Backoff {
         return capped * (0.5 + 0.5 * min(max(jitter, 0), 1))
     }
 }
+
+extension Duration {
+    /// The duration in seconds, fractions included.
+    var seconds: Double {
+        let (whole, attoseconds) = components
+        return Double(whole) + Double(attoseconds) / 1e18
+    }
+}

@@ -207,8 +207,7 @@ struct UploadStateMachine {
     private mutating func resize(sent bytes: Int64, in elapsed: Duration) {
         let next: Double
         if elapsed > .zero {
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            next = Double(bytes) / seconds * Double(Self.targetChunkDuration.components.seconds)
+            next = Double(bytes) / elapsed.seconds * Self.targetChunkDuration.seconds
         } else {
             next = Double(currentChunkSize) * 2
         }
@@ -227,8 +226,7 @@ struct UploadStateMachine {
         offsetKnown = false  // servers may keep part of a chunk: always ask
         currentChunkSize = chunkSize
         if now - first >= maxRetryDuration {
-            let seconds = Double((now - first).components.seconds) + Double((now - first).components.attoseconds) / 1e18
-            terminal = .fail(UploadError(.retriesExhausted, "gave up after \(failures) attempts over \(String(format: "%.1f", seconds)) s: \(message)"))
+            terminal = .fail(UploadError(.retriesExhausted, "gave up after \(failures) attempts over \(String(format: "%.1f", (now - first).seconds)) s: \(message)"))
             return
         }
         waiting = backoff.delay(attempt: failures, jitter: jitter)

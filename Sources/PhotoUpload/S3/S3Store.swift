@@ -34,9 +34,8 @@ public struct S3Store: Sendable {
     /// (default `us-east-1`), `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`
     /// (else the `AWS_PROFILE` profile of `~/.aws/credentials`),
     /// `AWS_S3_ADDRESSING_STYLE` (`path` or `virtual`; default `path` with a custom endpoint, else
-    /// `virtual`). Values in `overrides` (same names) win over the environment.
-    public init(url: String, environment: [String: String] = ProcessInfo.processInfo.environment, overrides: [String: String] = [:]) throws(UploadError) {
-        let settings = environment.merging(overrides) { $1 }
+    /// `virtual`).
+    public init(url: String, environment settings: [String: String] = ProcessInfo.processInfo.environment) throws(UploadError) {
         guard url.hasPrefix("s3://") else { throw UploadError(.rejected, "\(url): not an s3:// URL") }
         let rest = url.dropFirst("s3://".count)
         let bucket = String(rest.prefix { $0 != "/" })
@@ -142,10 +141,7 @@ public struct S3Store: Sendable {
         for (name, value) in signer.sign(method: method.rawValue, url: url, headers: headers, payloadHash: payloadHash, date: Date()) {
             http.headers.add(name: name, value: value)
         }
-        if let body {
-            let piece = min(256 * 1024, max(16 * 1024, body.count / 16))
-            http.body = .stream(CountingChunks(bytes: body, piece: piece, sent: sent ?? { _ in }), length: .known(Int64(body.count)))
-        }
+        if let body { http.body = .counting(body, sent: sent ?? { _ in }) }
         return http
     }
 

@@ -163,7 +163,7 @@ struct PresignedPUT: UploadTransport {
         http.method = .PUT
         http.headers.add(name: "Content-Type", value: request.contentType)
         http.headers.add(name: "Content-MD5", value: md5(chunk[...]))
-        http.body = .stream(CountingChunks(bytes: chunk, piece: 64 * 1024, sent: sent), length: .known(Int64(chunk.count)))
+        http.body = .counting(chunk, sent: sent)
         _ = try await S3Store.perform(http, expecting: [200], client: client, timeout: timeout)
         return Acknowledgement(offset: Int64(chunk.count))
     }

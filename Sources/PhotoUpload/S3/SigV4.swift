@@ -150,9 +150,3 @@ public struct SigV4: Sendable {
         return out
     }
 }
-
-func hex<D: Sequence>(_ bytes: D) -> String where D.Element == UInt8 {
-    bytes.map { String(format: "%02x", $0) }.joined()
-}
-
-func sha256(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes)) }

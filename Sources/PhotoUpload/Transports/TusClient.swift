@@ -77,16 +77,14 @@ struct TusClient: UploadTransport {
         return try acknowledgement(of: try await perform(http, expecting: [204, 200]))
     }
 
-    /// The chunk as the request body, with its checksum; handed to the network in pieces so that
-    /// progress moves inside a chunk (16 KiB pieces for a small photo, up to 256 KiB for large chunks).
+    /// The chunk as the request body, with its checksum.
     private func attach(_ chunk: [UInt8], to http: inout HTTPClientRequest, sent: @escaping @Sendable (Int) -> Void) {
         http.headers.add(name: "Content-Type", value: "application/offset+octet-stream")
         if server.checksum {
             let digest = Data(Insecure.SHA1.hash(data: chunk)).base64EncodedString()
             http.headers.add(name: "Upload-Checksum", value: "sha1 \(digest)")
         }
-        let piece = min(256 * 1024, max(16 * 1024, chunk.count / 16))
-        http.body = .stream(CountingChunks(bytes: chunk, piece: piece, sent: sent), length: .known(Int64(chunk.count)))
+        http.body = .counting(chunk, sent: sent)
     }
 
     func terminate(_ location: String, request: UploadRequest) async throws(TransportFailure) {
@@ -128,6 +126,15 @@ struct TusClient: UploadTransport {
                 Int(response.status.code),
                 "\(request.method.rawValue) \(request.url): \(response.status.code) \(response.status.reasonPhrase)\(text.isEmpty ? "" : " — \(text.prefix(200))")")
         }.0
+    }
+}
+
+extension HTTPClientRequest.Body {
+    /// `bytes` as a body handed to the network in pieces (16 KiB for a small photo, up to 256 KiB for
+    /// large chunks), calling `sent` with the bytes handed over so far: progress moves inside a request.
+    static func counting(_ bytes: [UInt8], sent: @escaping @Sendable (Int) -> Void) -> Self {
+        let piece = Swift.min(256 * 1024, Swift.max(16 * 1024, bytes.count / 16))
+        return .stream(CountingChunks(bytes: bytes, piece: piece, sent: sent), length: .known(Int64(bytes.count)))
     }
 }
 

@@ -95,22 +95,7 @@ final class UploadSession: Sendable {
             case .wait(let delay):
                 try? await Task.sleep(for: delay)
             case .terminate(let location):
-                // Runs even though this task is cancelled: the deletion must happen. A connection error
-                // or a 5xx is tried again (three attempts), so that a stale pooled connection does not
-                // leave the partial upload behind.
-                let transport = self.transport, request = self.request
-                let done = await Task.detached { () -> Bool in
-                    for attempt in 1...3 {
-                        do throws(TransportFailure) {
-                            try await transport.terminate(location, request: request)
-                            return true
-                        } catch {
-                            if case .status(let code, _) = error, code < 500 { return false }
-                            if attempt < 3 { try? await Task.sleep(for: .milliseconds(100 * attempt)) }
-                        }
-                    }
-                    return false
-                }.value
+                let done = await deletePartial(location)
                 machine.withLock { $0.record(done ? .terminated : .status(500, "could not delete the partial upload"), now: elapsed, jitter: 0) }
             case .complete(let location):
                 let length = source.length
@@ -130,10 +115,7 @@ final class UploadSession: Sendable {
                 // otherwise be kept, and billed, until a lifecycle rule removes it).
                 if error.kind != .retriesExhausted {
                     journal?.remove(destination: destination, key: request.key)
-                    if let location = machine.withLock({ $0.location }) {
-                        let transport = self.transport, request = self.request
-                        _ = await Task.detached { try? await transport.terminate(location, request: request) }.value
-                    }
+                    if let location = machine.withLock({ $0.location }) { _ = await deletePartial(location) }
                 }
                 return .failed(error)
             case .cancelled:
@@ -150,6 +132,25 @@ final class UploadSession: Sendable {
     }
 
     private var elapsed: Duration { clock.now - started }
+
+    /// Deletes the partial upload at the destination. Runs even when this task is cancelled (the
+    /// deletion must happen); a connection error or a 5xx is tried again (three attempts), so that a
+    /// stale pooled connection does not leave the partial upload behind.
+    private func deletePartial(_ location: String) async -> Bool {
+        let transport = self.transport, request = self.request
+        return await Task.detached { () -> Bool in
+            for attempt in 1...3 {
+                do throws(TransportFailure) {
+                    try await transport.terminate(location, request: request)
+                    return true
+                } catch {
+                    if case .status(let code, _) = error, code < 500 { return false }
+                    if attempt < 3 { try? await Task.sleep(for: .milliseconds(100 * attempt)) }
+                }
+            }
+            return false
+        }.value
+    }
 
     /// The acknowledged offset, keeping the expiry the destination announced.
     private func noting(_ acknowledgement: Acknowledgement) -> Int64 {

@@ -10,8 +10,7 @@ public enum UploadSource: Sendable {
     func open() throws(UploadError) -> OpenSource {
         switch self {
         case .bytes(let bytes):
-            let hash = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
-            return OpenSource(length: Int64(bytes.count), sha256: hash, storage: .bytes(bytes))
+            return OpenSource(length: Int64(bytes.count), sha256: hex(SHA256.hash(data: bytes)), storage: .bytes(bytes))
         case .file(let path):
             let fd = Foundation.open(path, O_RDONLY)
             guard fd >= 0 else { throw UploadError(.io, "\(path): cannot open: \(String(cString: strerror(errno)))") }
@@ -36,7 +35,7 @@ public enum UploadSource: Sendable {
                 hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[..<n]))
                 offset += Int64(n)
             }
-            return OpenSource(length: length, sha256: hasher.finalize().map { String(format: "%02x", $0) }.joined(), storage: .file(fd, path))
+            return OpenSource(length: length, sha256: hex(hasher.finalize()), storage: .file(fd, path))
         }
     }
 }
@@ -89,3 +88,10 @@ final class OpenSource: Sendable {
         }
     }
 }
+
+/// Lower-case hexadecimal, as hashes are written in journals and signatures.
+func hex<D: Sequence>(_ bytes: D) -> String where D.Element == UInt8 {
+    bytes.map { String(format: "%02x", $0) }.joined()
+}
+
+func sha256(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes)) }

@@ -30,7 +30,7 @@ public final class Uploader: Sendable {
     }
 
     /// `environment`: where an `s3://` destination finds its endpoint, region and credentials
-    /// (see `S3Store.init(url:environment:overrides:)`); nil: the process environment.
+    /// (see `S3Store.init(url:environment:)`); nil: the process environment.
     public init(
         destination: String, configuration: UploadConfiguration = UploadConfiguration(), journal: UploadJournal? = nil,
         environment: [String: String]? = nil
@@ -48,7 +48,7 @@ public final class Uploader: Sendable {
             guard let url = URL(string: destination), url.isFileURL else { throw UploadError(.rejected, "\(destination): not a valid file URL") }
             kind = .local(url.standardizedFileURL)
         } else if destination.contains("://") {
-            throw UploadError(.rejected, "\(destination): unsupported destination (use http(s):// for tus or file:// for a folder)")
+            throw UploadError(.rejected, "\(destination): unsupported destination (use http(s):// for tus, s3:// for S3, or file:// for a folder)")
         } else {
             kind = .local(URL(fileURLWithPath: destination).standardizedFileURL)
         }
@@ -117,6 +117,11 @@ public final class Uploader: Sendable {
                 throw UploadError(.io, "\(url.path): \(error.localizedDescription)")
             }
         }
+    }
+
+    /// Whether the destination can say what it holds under a key (`existingObject`): S3 can.
+    public var knowsObjects: Bool {
+        if case .s3 = kind { true } else { false }
     }
 
     /// The URL an object under `key` has at an S3 destination (nil for others, where the upload tells).

@@ -110,7 +110,7 @@ final class BatchRunner: Sendable {
         }
         // What the destination holds under the key (S3: HEAD) says whether this photo is done already.
         let metadata = ["photoprep-source-sha256": hash, "photoprep-settings": settingsDigest]
-        if reuse, let uploader {
+        if reuse, let uploader, uploader.knowsObjects {
             let key = file.relativeOutput, authorization = self.authorization
             let existing = blocking { try? await uploader.existingObject(key: key, authorization: authorization) }
             if let existing, existing.merging(metadata, uniquingKeysWith: { $1 }) == existing {

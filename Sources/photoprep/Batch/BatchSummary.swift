@@ -1,5 +1,6 @@
 import Foundation
 import PhotoPrep
+import PhotoUpload
 
 /// The end-of-batch figures.
 struct BatchSummary: Codable {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PhotoPrep
+import PhotoUpload
 import Synchronization
 
 struct Prepare: ParsableCommand {

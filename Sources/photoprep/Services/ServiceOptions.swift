@@ -48,9 +48,9 @@ func follow(_ jobs: [(id: String, label: String)], in services: PhotoServices, j
     var unfinished = 0
     for (id, label) in jobs {
         for await event in services.jobs.events(id) {
+            if event.isTerminal, !event.isFinished { unfinished += 1 }
             if json {
                 printJSONLine(JobLine(job: id, label: label, event: event))
-                if event.isTerminal, case .finished = event {} else if event.isTerminal { unfinished += 1 }
                 continue
             }
             switch event {
@@ -61,18 +61,19 @@ func follow(_ jobs: [(id: String, label: String)], in services: PhotoServices, j
             case .finished(let url):
                 print("\(live ? "\r\u{1B}[2K" : "")\(label): uploaded → \(url)")
             case .pending(let reason):
-                unfinished += 1
                 FileHandle.standardError.write(Data("\(live ? "\r\u{1B}[2K" : "")\(label): pending — \(reason)\n  kept for later: run 'photoprep sync'\n".utf8))
             case .failed(let reason):
-                unfinished += 1
                 FileHandle.standardError.write(Data("\(live ? "\r\u{1B}[2K" : "")\(label): failed — \(reason)\n".utf8))
             case .cancelled:
-                unfinished += 1
                 FileHandle.standardError.write(Data("\(label): cancelled\n".utf8))
             }
         }
     }
     return unfinished
+}
+
+extension PhotoJobEvent {
+    var isFinished: Bool { if case .finished = self { true } else { false } }
 }
 
 struct JobLine: Encodable {

@@ -1,17 +1,28 @@
 import Foundation
 
 /// Writes files so that no reader ever sees one half-written: a temporary file in the same folder,
-/// flushed to disk (`fsync`), then renamed over the target.
-enum AtomicFile {
-    static let temporarySuffix = ".photoprep.tmp"
+/// flushed to disk (`fsync`), then renamed over the target. Used for prepared photos, reports and
+/// the services' staged photos.
+public enum AtomicFile {
+    public static let temporarySuffix = ".photoprep.tmp"
 
-    static func write(_ bytes: [UInt8], to path: String) throws {
+    /// Why a file could not be written: the path and the system's reason.
+    public struct WriteError: Error, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
+
+    public static func write(_ bytes: [UInt8], to path: String) throws(WriteError) {
         let folder = (path as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            throw WriteError(message: "\(folder): cannot create the folder: \(error.localizedDescription)")
+        }
         let temporary = (folder as NSString).appendingPathComponent(
             ".\((path as NSString).lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max))\(temporarySuffix)")
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, 0o644)
-        guard fd >= 0 else { throw CommandFailure(message: "\(temporary): cannot create: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw WriteError(message: "\(temporary): cannot create: \(String(cString: strerror(errno)))") }
         var ok = true
         bytes.withUnsafeBytes { buffer in
             var done = 0
@@ -27,12 +38,12 @@ enum AtomicFile {
         close(fd)
         guard ok, rename(temporary, path) == 0 else {
             unlink(temporary)
-            throw CommandFailure(message: "\(path): cannot write: \(error)")
+            throw WriteError(message: "\(path): cannot write: \(error)")
         }
     }
 
     /// Removes temporary files a killed run left under `folder`.
-    static func removeLeftovers(under folder: String) {
+    public static func removeLeftovers(under folder: String) {
         guard let walker = FileManager.default.enumerator(atPath: folder) else { return }
         for case let relative as String in walker where relative.hasSuffix(temporarySuffix) {
             try? FileManager.default.removeItem(atPath: (folder as NSString).appendingPathComponent(relative))
