@@ -20,7 +20,7 @@ struct Presign: ParsableCommand {
     @Option(help: "Seconds the URL stays valid (at most 604800, S3's limit).")
     var expires: Int = 3600
 
-    @OptionGroup var upload: UploadOptions
+    @OptionGroup var s3: S3Options
 
     func validate() throws {
         if !(1...604_800).contains(expires) { throw ValidationError("--expires must be between 1 and 604800 seconds") }
@@ -34,7 +34,7 @@ struct Presign: ParsableCommand {
         guard !key.isEmpty else { throw ValidationError("\(object): no object key") }
         let store: S3Store
         do {
-            store = try S3Store(url: "s3://\(bucket)", environment: upload.s3Environment)
+            store = try S3Store(url: "s3://\(bucket)", environment: s3.environment)
         } catch {
             throw ValidationError("\(error.message)")
         }

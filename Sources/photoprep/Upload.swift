@@ -3,22 +3,35 @@ import Foundation
 import PhotoUpload
 import Synchronization
 
-/// Options every uploading command shares.
-struct UploadOptions: ParsableArguments {
-    @Option(help: "Sent as 'Authorization: Bearer TOKEN'.")
-    var token: String?
+/// Where an `s3://` destination is and how it is addressed (keys come from the environment or
+/// `~/.aws/credentials`, never from the command line).
+struct S3Options: ParsableArguments {
+    @Option(help: "s3:// destinations: the endpoint (default AWS_ENDPOINT_URL, else AWS for the region).")
+    var s3Endpoint: String?
 
-    @Option(help: "Fixed upload chunk size, e.g. 256KiB (default: 256 KiB, doubling per acknowledged chunk up to 8 MiB).")
+    @Option(help: "s3:// destinations: the region (default AWS_REGION, else us-east-1).")
+    var s3Region: String?
+
+    @Option(help: "s3:// destinations: path or virtual addressing (default: path with a custom endpoint).")
+    var s3Addressing: String?
+
+    /// The environment an `s3://` destination reads, with the options above taking precedence.
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        if let s3Endpoint { environment["AWS_ENDPOINT_URL_S3"] = s3Endpoint }
+        if let s3Region { environment["AWS_REGION"] = s3Region }
+        if let s3Addressing { environment["AWS_S3_ADDRESSING_STYLE"] = s3Addressing }
+        return environment
+    }
+}
+
+/// How uploads behave, whichever command starts them (`upload`, `prepare --upload`, the services).
+struct TransferOptions: ParsableArguments {
+    @Option(help: "Fixed upload chunk size, e.g. 256KiB (default: 256 KiB, then chunks sized to ~1 s at the measured rate, up to 8 MiB).")
     var chunkSize: ByteSize?
 
     @Option(help: "Give up retrying transient failures after this many seconds.")
     var retrySeconds: Int = 600
-
-    @Option(help: "Folder for the journal of unfinished uploads (re-running resumes them).")
-    var state: String = (FileManager.default.homeDirectoryForCurrentUser.path as NSString).appendingPathComponent(".cache/photoprep/uploads")
-
-    @Option(help: "Concurrent uploads.")
-    var parallelUploads: Int = 4
 
     @Flag(inversion: .prefixedNo, help: "Send a SHA-1 checksum with every chunk when the tus server offers it (a corrupted chunk is refused and sent again).")
     var checksums = true
@@ -32,26 +45,9 @@ struct UploadOptions: ParsableArguments {
     @Option(help: "s3:// destinations: parts sent at once.")
     var parallelParts: Int = 4
 
-    @Option(help: "s3:// destinations: the endpoint (default AWS_ENDPOINT_URL, else AWS for the region).")
-    var s3Endpoint: String?
+    @OptionGroup var s3: S3Options
 
-    @Option(help: "s3:// destinations: the region (default AWS_REGION, else us-east-1).")
-    var s3Region: String?
-
-    @Option(help: "s3:// destinations: path or virtual addressing (default: path with a custom endpoint).")
-    var s3Addressing: String?
-
-    /// The environment an `s3://` destination reads, with the options above taking precedence.
-    /// Keys come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN.
-    var s3Environment: [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        if let s3Endpoint { environment["AWS_ENDPOINT_URL_S3"] = s3Endpoint }
-        if let s3Region { environment["AWS_REGION"] = s3Region }
-        if let s3Addressing { environment["AWS_S3_ADDRESSING_STYLE"] = s3Addressing }
-        return environment
-    }
-
-    func uploader(to destination: String) throws -> Uploader {
+    var configuration: UploadConfiguration {
         var configuration = UploadConfiguration()
         if let chunkSize {
             configuration.chunkSize = chunkSize.bytes
@@ -62,10 +58,28 @@ struct UploadOptions: ParsableArguments {
         configuration.multipartThreshold = multipartThreshold.bytes
         configuration.partSize = partSize.bytes
         configuration.parallelParts = parallelParts
+        return configuration
+    }
+}
+
+/// Options every uploading command shares.
+struct UploadOptions: ParsableArguments {
+    @Option(help: "Sent as 'Authorization: Bearer TOKEN'.")
+    var token: String?
+
+    @Option(help: "Folder for the journal of unfinished uploads (re-running resumes them).")
+    var state: String = (FileManager.default.homeDirectoryForCurrentUser.path as NSString).appendingPathComponent(".cache/photoprep/uploads")
+
+    @Option(help: "Concurrent uploads.")
+    var parallelUploads: Int = 4
+
+    @OptionGroup var transfer: TransferOptions
+
+    func uploader(to destination: String) throws -> Uploader {
         do {
             return try Uploader(
-                destination: destination, configuration: configuration, journal: UploadJournal(folder: URL(fileURLWithPath: state)),
-                environment: s3Environment)
+                destination: destination, configuration: transfer.configuration, journal: UploadJournal(folder: URL(fileURLWithPath: state)),
+                environment: transfer.s3.environment)
         } catch {
             throw ValidationError("--to: \(error.message)")
         }

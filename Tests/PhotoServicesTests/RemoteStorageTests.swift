@@ -218,7 +218,9 @@ import TestSupport
         let upstreamPort = ServerProcess.freePort()
         let database = data.appendingPathComponent("app.sqlite").path
         let server = try TuspyServer(app: "rules_app", environment: ["RULES_SECRET": Self.secret, "RULES_DB": database], port: upstreamPort)
-        let proxy = try FaultProxy(upstream: upstreamPort, faults: ["--delay-data", "0.05"])
+        // 0.2 s per request (~3 s for the photo): the kill lands half-way even when the test process is
+        // slowed by the other suites running at the same time.
+        let proxy = try FaultProxy(upstream: upstreamPort, faults: ["--delay-data", "0.2"])
         let common = ["--data", data.path, "--to", proxy.endpoint, "--token-secret", Self.secret]
         for (id, name) in [("u1", "Ana"), ("u2", "Ben"), ("u3", "Cy")] {
             #expect(try photoprep(["user", "add", id, "--name", name] + common).status == 0)

@@ -22,10 +22,11 @@ public final class PhotoServices: Sendable {
     ///   - database: the app database (a file, or in memory).
     ///   - destination: where photos go: a tus endpoint or a local folder (`file://`).
     ///   - stateFolder: staged photos and the upload journal live here.
+    ///   - environment: where an `s3://` destination finds its settings (nil: the process environment).
     ///   - credentials: the `Authorization` header for a user's uploads (e.g. `Bearer <token>`).
     public init(
         database: AppDatabase, destination: String, stateFolder: URL, upload: UploadConfiguration = UploadConfiguration(),
-        credentials: @escaping @Sendable (String) -> String? = { _ in nil }
+        environment: [String: String]? = nil, credentials: @escaping @Sendable (String) -> String? = { _ in nil }
     ) throws(ServiceError) {
         var configuration = upload
         configuration.keepsFinishedInJournal = true
@@ -33,7 +34,7 @@ public final class PhotoServices: Sendable {
         do {
             uploader = try Uploader(
                 destination: destination, configuration: configuration,
-                journal: UploadJournal(folder: stateFolder.appendingPathComponent("uploads")))
+                journal: UploadJournal(folder: stateFolder.appendingPathComponent("uploads")), environment: environment)
         } catch {
             throw .invalidState("\(error)")
         }

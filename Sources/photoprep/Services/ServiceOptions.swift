@@ -8,35 +8,26 @@ struct ServiceOptions: ParsableArguments {
     @Option(help: "The services' folder: app.sqlite, the local store storage/ and state/ (staged photos, upload journal).")
     var data: String = "photoprep-data"
 
-    @Option(help: "Where photos go: a tus endpoint (http(s)://…) or a folder (file:///…). Default: DATA/storage.")
+    @Option(help: "Where photos go: a tus endpoint (http(s)://…), an S3 bucket (s3://…) or a folder (file:///…). Default: DATA/storage.")
     var to: String?
 
     @Option(help: "Secret that signs the users' bearer tokens for the tus server (also PHOTOPREP_TOKEN_SECRET).")
     var tokenSecret: String?
 
-    @Option(help: "Fixed upload chunk size, e.g. 256KiB (default: 256 KiB, then sized to the measured rate up to 8 MiB).")
-    var chunkSize: ByteSize?
-
-    @Option(help: "Give up retrying an unreachable destination after this many seconds; the photo stays pending for 'photoprep sync'.")
-    var retrySeconds: Int = 600
-
     @Flag(help: "One JSON object per event on standard output.")
     var json = false
+
+    /// Past `--retry-seconds` of an unreachable destination, a photo stays pending for `photoprep sync`.
+    @OptionGroup var transfer: TransferOptions
 
     func services() throws -> PhotoServices {
         let folder = URL(fileURLWithPath: data)
         let secret = tokenSecret ?? ProcessInfo.processInfo.environment["PHOTOPREP_TOKEN_SECRET"]
         let tokens = secret.map { AccessTokens(secret: $0) }
-        var upload = UploadConfiguration()
-        upload.maxRetryDuration = .seconds(retrySeconds)
-        if let chunkSize {
-            upload.chunkSize = chunkSize.bytes
-            upload.maxChunkSize = chunkSize.bytes
-        }
         return try PhotoServices(
             database: AppDatabase(path: folder.appendingPathComponent("app.sqlite").path),
             destination: to ?? folder.appendingPathComponent("storage").standardizedFileURL.absoluteString,
-            stateFolder: folder.appendingPathComponent("state"), upload: upload,
+            stateFolder: folder.appendingPathComponent("state"), upload: transfer.configuration, environment: transfer.s3.environment,
             credentials: { user in tokens?.authorization(for: user) })
     }
 }
