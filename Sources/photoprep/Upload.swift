@@ -15,12 +15,16 @@ struct S3Options: ParsableArguments {
     @Option(help: "s3:// destinations: path or virtual addressing (default: path with a custom endpoint).")
     var s3Addressing: String?
 
+    @Option(help: "s3:// destinations: the profile of ~/.aws/credentials to take the keys from (default AWS_PROFILE, else default), when AWS_ACCESS_KEY_ID is not set.")
+    var s3Profile: String?
+
     /// The environment an `s3://` destination reads, with the options above taking precedence.
     var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
         if let s3Endpoint { environment["AWS_ENDPOINT_URL_S3"] = s3Endpoint }
         if let s3Region { environment["AWS_REGION"] = s3Region }
         if let s3Addressing { environment["AWS_S3_ADDRESSING_STYLE"] = s3Addressing }
+        if let s3Profile { environment["AWS_PROFILE"] = s3Profile }
         return environment
     }
 }
@@ -135,6 +139,7 @@ struct Upload: AsyncParsableCommand {
         let bytes = files.compactMap { (try? FileManager.default.attributesOfItem(atPath: $0))?[.size] as? Int }.reduce(0, +)
         let elapsed = seconds(since: start)
         if !json && !quiet {
+            if isatty(STDERR_FILENO) == 1 { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
             let paused = counts.paused + counts.notStarted > 0 ? ", \(counts.paused) paused, \(counts.notStarted) not started (re-run to resume)" : ""
             print("\(counts.uploaded) uploaded, \(counts.failed) failed\(paused) — \(megabytes(bytes)) in \(String(format: "%.1f", elapsed)) s")
         }
@@ -150,6 +155,16 @@ final class UploadRun: Sendable {
     let json: Bool
     let quiet: Bool
     private let active = Mutex<[Int: UploadTask]>([:])
+    private let tally = Mutex(Tally())
+
+    /// What the live line shows: files done, bytes the destination acknowledged, out of the totals.
+    private struct Tally {
+        var files = 0, done = 0
+        var total: Int64 = 0
+        var acknowledged: [Int: Int64] = [:]
+        var lastDraw = ContinuousClock.now - .seconds(1)
+        let start = ContinuousClock.now
+    }
 
     init(uploader: Uploader, json: Bool, quiet: Bool) {
         self.uploader = uploader
@@ -167,8 +182,27 @@ final class UploadRun: Sendable {
         for task in active.withLock({ Array($0.values) }) { task.pause() }
     }
 
+    /// The live line, like `prepare`'s: `[done/total] acknowledged of total MB · MB/s · ETA`, redrawn at
+    /// most every 100 ms; a file that ends is counted (its own line is printed above).
+    private func drawProgress(index: Int, acknowledged: Int64? = nil, fileDone: Bool = false) {
+        let text = tally.withLock { t -> String? in
+            if let acknowledged { t.acknowledged[index] = acknowledged }
+            if fileDone { t.done += 1 }
+            let now = ContinuousClock.now
+            guard !fileDone, now - t.lastDraw > .milliseconds(100) else { return nil }
+            t.lastDraw = now
+            let sent = t.acknowledged.values.reduce(0, +)
+            let rate = Double(sent) / max(seconds(since: t.start), 0.001)
+            let eta = rate > 0 ? Double(t.total - sent) / rate : 0
+            return "[\(t.done)/\(t.files)] \(megabytes(Int(sent))) of \(megabytes(Int(t.total))) · \(String(format: "%.1f", rate / 1e6)) MB/s · ETA \(Int(eta.rounded())) s"
+        }
+        if let text { FileHandle.standardError.write(Data("\r\u{1B}[2K\(text)".utf8)) }
+    }
+
     func run(_ items: [(path: String, key: String)], authorization: String?, parallel: Int) async -> Counts {
         let live = !json && !quiet && isatty(STDERR_FILENO) == 1
+        let total = items.compactMap { (try? FileManager.default.attributesOfItem(atPath: $0.path))?[.size] as? Int64 }.reduce(0, +)
+        tally.withLock { $0.files = items.count; $0.total = total }
         return await withTaskGroup(of: Outcome.self) { group in
             var next = 0
             var counts = Counts()
@@ -186,8 +220,9 @@ final class UploadRun: Sendable {
                         if json {
                             printJSONLine(UploadLine(file: path, key: key, event: event, seconds: event.isTerminal ? seconds(since: started) : nil))
                         } else if case .progress(let p) = event, live {
-                            FileHandle.standardError.write(Data("\r\u{1B}[2K\(key): \(p.acknowledged)/\(p.total) bytes (\(Int(p.fraction * 100)) %)".utf8))
+                            drawProgress(index: index, acknowledged: p.acknowledged)
                         }
+                        if event.isTerminal, live { drawProgress(index: index, fileDone: true) }
                         switch event {
                         case .finished(let location):
                             if !json && !quiet { print("\(live ? "\r\u{1B}[2K" : "")\(path) → \(location)") }
