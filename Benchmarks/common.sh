@@ -4,7 +4,8 @@
 # instead of ~17 ms; its own build folder, so the first run builds everything once, several
 # minutes), and gives a scratch folder, a free port and the timing helpers.
 set -euo pipefail
-scripts/install-deps.sh
+scripts/install-deps.sh --test
+export PATH="$PWD/.venv/bin:$PATH"   # the peers' servers (resumable-upload, moto)
 build=.build/static
 swift build -c release --product photoprep --static-swift-stdlib --build-path "$build" 2>&1 | tail -1
 photoprep="$build/release/photoprep"

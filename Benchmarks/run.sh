@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # One command for the side-by-side benchmark: installs the peers (apt: ImageMagick, libvips-tools,
-# libjpeg-turbo-progs, GNU time; PyPI: Pillow, NumPy, scikit-image), fetches the photos (Debian's
+# libjpeg-turbo-progs, GNU time; PyPI into .venv/: Pillow, NumPy, scikit-image), fetches the photos (Debian's
 # mate-backgrounds JPEGs, GPL-2+), builds photoprep in release mode, runs compare.py and puts the
 # table into the README between the bench markers. Extra arguments go to compare.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh --test
 sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
 need=()
 for p in imagemagick libvips-tools libjpeg-turbo-progs time; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 [ ${#need[@]} -eq 0 ] || { $sudo apt-get update -qq; DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null; }
-python3 -m pip install -q pillow numpy scikit-image
+# The peers' Python side goes into the project's virtual environment, never the system Python (PEP 668).
+.venv/bin/python -m pip install -q --disable-pip-version-check pillow numpy scikit-image
+export PATH="$PWD/.venv/bin:$PATH"
 corpus=Benchmarks/.corpus
 if [ ! -d "$corpus/photos" ]; then
   mkdir -p "$corpus" && (cd "$corpus" && apt-get download mate-backgrounds >/dev/null 2>&1 && dpkg -x mate-backgrounds_*.deb pkg)

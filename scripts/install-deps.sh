@@ -1,9 +1,29 @@
 #!/usr/bin/env bash
-# Installs what photoprep needs on Debian 12 (Swift 6.3 itself is expected on PATH):
-# the C libraries it links (libjpeg-turbo's TurboJPEG, libpng, zlib, SQLite for GRDB), and the tus servers the
-# upload tests start on 127.0.0.1 (resumable-upload, tuspyserver under uvicorn, and moto's S3 server, from PyPI).
+# Installs what photoprep needs on Debian 12 (Swift 6.3 itself is expected on PATH).
+#
+#   scripts/install-deps.sh          the C libraries photoprep links: libjpeg-turbo's TurboJPEG, libpng, zlib,
+#                                    SQLite (for GRDB). Enough to build and run the command.
+#   scripts/install-deps.sh --test   also the servers the tests start on 127.0.0.1 — tus: resumable-upload,
+#                                    tuspyserver under uvicorn; S3: moto — from PyPI into the project's own
+#                                    virtual environment .venv/ (git-ignored). The system Python is never
+#                                    touched: Debian's python3 refuses `pip install` (PEP 668). The tests put
+#                                    .venv/bin first on the PATH of the servers they start.
+#
+# Uses sudo when not root. Safe to run again: it installs only what is missing.
 set -euo pipefail
+cd "$(dirname "$0")/.."
+
+test_servers=false
+case "${1:-}" in
+  "") ;;
+  --test) test_servers=true ;;
+  *) echo "usage: scripts/install-deps.sh [--test]" >&2; exit 2 ;;
+esac
+
 packages=(libturbojpeg0-dev libpng-dev zlib1g-dev libsqlite3-dev pkg-config)
+# Debian's venv module (python3-venv pulls in ensurepip for the default python3).
+$test_servers && packages+=(python3 python3-venv)
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -14,7 +34,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
   echo "installed: ${missing[*]}"
 fi
-python3 -m pip --version >/dev/null 2>&1 || { sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"; $sudo apt-get install -y -qq python3-pip >/dev/null; }
-command -v resumable-upload >/dev/null 2>&1 || python3 -m pip install -q --disable-pip-version-check resumable-upload==0.3.0
-python3 -c "import tuspyserver, uvicorn" >/dev/null 2>&1 || python3 -m pip install -q --disable-pip-version-check tuspyserver==4.4.3 uvicorn
-command -v moto_server >/dev/null 2>&1 || python3 -m pip install -q --disable-pip-version-check "moto[server]==5.1.22"
+$test_servers || exit 0
+
+# The test servers, pinned, in .venv/ made by Debian's own python3 (not whatever python3 is first on PATH).
+venv=.venv
+requirements=(resumable-upload==0.3.0 tuspyserver==4.4.3 uvicorn "moto[server]==5.1.22")
+stamp="$venv/.photoprep-requirements"
+if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "${requirements[*]}" ]; then
+  rm -rf "$venv"
+  /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "${requirements[@]}"
+  echo "${requirements[*]}" > "$stamp"
+  echo "test servers installed in $venv/"
+fi

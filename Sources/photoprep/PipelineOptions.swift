@@ -67,6 +67,15 @@ struct ByteSize: ExpressibleByArgument {
         else { return nil }
         bytes = Int(number * unit.factor)
     }
+
+    /// How help texts show a default: `8 MiB`, `500 KiB`, `800 KB`, else bytes.
+    var defaultValueDescription: String {
+        for (factor, unit) in [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"), (1_000_000, "MB"), (1000, "KB")]
+        where bytes >= factor && bytes % factor == 0 {
+            return "\(bytes / factor) \(unit)"
+        }
+        return "\(bytes) bytes"
+    }
 }
 
 /// An sRGB colour written as `RRGGBB` (a leading `#` is allowed).

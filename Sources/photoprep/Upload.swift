@@ -34,8 +34,19 @@ struct TransferOptions: ParsableArguments {
     @Option(help: "Fixed upload chunk size, e.g. 256KiB (default: 256 KiB, then chunks sized to ~1 s at the measured rate, up to 8 MiB).")
     var chunkSize: ByteSize?
 
-    @Option(help: "Give up retrying transient failures after this many seconds.")
+    @Option(help: "Give up after this many seconds without progress (retries, and every request, stay inside it).")
     var retrySeconds: Int = 600
+
+    @Option(help: "Give up on a destination that has never answered (connection refused, no such host, TLS failure) after this many seconds.")
+    var connectSeconds: Int = 10
+
+    @Option(help: "The longest one request may wait for its answer, in seconds.")
+    var requestTimeout: Int = 30
+
+    @Option(help: ArgumentHelp(
+        "Also send uploads and credentials to this origin (https://host:port) when the server places an upload there; by default only the destination's own origin.",
+        valueName: "origin"))
+    var allowOrigin: [String] = []
 
     @Flag(inversion: .prefixedNo, help: "Send a SHA-1 checksum with every chunk when the tus server offers it (a corrupted chunk is refused and sent again).")
     var checksums = true
@@ -57,7 +68,10 @@ struct TransferOptions: ParsableArguments {
             configuration.chunkSize = chunkSize.bytes
             configuration.maxChunkSize = chunkSize.bytes
         }
-        configuration.maxRetryDuration = .seconds(retrySeconds)
+        configuration.maxRetryDuration = .seconds(max(0, retrySeconds))
+        configuration.firstContactDuration = .seconds(max(0, connectSeconds))
+        configuration.requestTimeout = .seconds(max(1, requestTimeout))
+        configuration.trustedOrigins = Set(allowOrigin)
         configuration.checksums = checksums
         configuration.multipartThreshold = multipartThreshold.bytes
         configuration.partSize = partSize.bytes
@@ -68,7 +82,7 @@ struct TransferOptions: ParsableArguments {
 
 /// Options every uploading command shares.
 struct UploadOptions: ParsableArguments {
-    @Option(help: "Sent as 'Authorization: Bearer TOKEN'.")
+    @Option(help: "Sent as 'Authorization: Bearer TOKEN' (default: the PHOTOPREP_TOKEN environment variable, which ps and the shell history do not show).")
     var token: String?
 
     @Option(help: "Folder for the journal of unfinished uploads (re-running resumes them).")
@@ -89,7 +103,9 @@ struct UploadOptions: ParsableArguments {
         }
     }
 
-    var authorization: String? { token.map { "Bearer \($0)" } }
+    var authorization: String? {
+        (token ?? ProcessInfo.processInfo.environment["PHOTOPREP_TOKEN"]).map { "Bearer \($0)" }
+    }
 }
 
 struct Upload: AsyncParsableCommand {
@@ -238,6 +254,13 @@ final class UploadRun: Sendable {
                                 FileHandle.standardError.write(Data("\(live ? "\r\u{1B}[2K" : "")paused: \(path) at \(p.acknowledged)/\(p.total) bytes\n".utf8))
                             }
                             return .paused
+                        case .retrying(let retry):
+                            // Every retry is shown: on the live line, as a line on a pipe, as an event in --json.
+                            if live {
+                                FileHandle.standardError.write(Data("\r\u{1B}[2K\(path): \(retry)".prefix(400).utf8))
+                            } else if !json && !quiet {
+                                FileHandle.standardError.write(Data("retrying: \(path): \(retry)\n".utf8))
+                            }
                         case .progress:
                             break
                         }
@@ -268,6 +291,10 @@ final class UploadRun: Sendable {
         var total: Int64?
         var location: String?
         var error: String?
+        /// On `retrying`: which attempt failed, why, and the seconds until the next.
+        var attempt: Int?
+        var reason: String?
+        var retryIn: Double?
         /// On the terminal event: seconds since the upload started (discovery, hashing and every request).
         var seconds: Double?
 
@@ -279,6 +306,9 @@ final class UploadRun: Sendable {
             case .progress(let p), .paused(let p):
                 self.event = event.isPause ? "paused" : "progress"
                 acknowledged = p.acknowledged; sent = p.sent; total = p.total
+            case .retrying(let retry):
+                self.event = "retrying"; attempt = retry.attempt; reason = retry.reason
+                retryIn = (retry.delay / .milliseconds(1)).rounded() / 1000
             case .finished(let location): self.event = "finished"; self.location = location
             case .failed(let error): self.event = "failed"; self.error = error.description
             case .cancelled: self.event = "cancelled"

@@ -211,3 +211,123 @@ extension UploadStateMachineTests {
         #expect(m.next() == .send(location: "u", offset: 0, length: 100))
     }
 }
+
+/// A server that lies about offsets, never keeps what it gets, or never answers: the machine ends
+/// the upload with a clear error within its budgets, never with a false success or a loop.
+extension UploadStateMachineTests {
+    @Test func anOffsetBeyondTheBytesSentIsAProtocolViolation() {
+        var m = machine(length: 1000, chunk: 100)
+        _ = m.next(); m.record(.created(location: "u"), now: .zero, jitter: 1)
+        #expect(m.next() == .send(location: "u", offset: 0, length: 100))
+        m.record(.offset(1000), now: .zero, jitter: 1)  // "all done" after one chunk
+        guard case .fail(let error) = m.next() else { Issue.record("a false success was believed"); return }
+        #expect(error.kind == .protocolViolation)
+        #expect(error.message.contains("only 100 of 1000 bytes were sent"), "\(error.message)")
+    }
+
+    @Test func creationWithUploadCannotBeAcknowledgedBeyondItsData() {
+        var m = growing(length: 250, createWithData: true)
+        #expect(m.next() == .create(length: 250, firstChunk: 100))
+        m.record(.created(location: "u", offset: 250), now: .zero, jitter: 1)
+        guard case .fail(let error) = m.next() else { Issue.record("a false success was believed"); return }
+        #expect(error.kind == .protocolViolation)
+    }
+
+    @Test func aResumedUploadBelievesOnlyWhatTheEarlierRunCanHaveSent() {
+        var m = UploadStateMachine(length: 1000, chunkSize: 100, maxRetryDuration: .seconds(10),
+                                   backoff: Backoff(initial: .milliseconds(100), maximum: .seconds(1)), resuming: "u", sentBefore: 300)
+        #expect(m.next() == .query(location: "u"))
+        m.record(.offset(300), now: .zero, jitter: 1)
+        #expect(m.next() == .send(location: "u", offset: 300, length: 100))
+        var liar = UploadStateMachine(length: 1000, chunkSize: 100, maxRetryDuration: .seconds(10),
+                                      backoff: Backoff(initial: .milliseconds(100), maximum: .seconds(1)), resuming: "u", sentBefore: 300)
+        _ = liar.next(); liar.record(.offset(1000), now: .zero, jitter: 1)
+        guard case .fail(let error) = liar.next() else { Issue.record("a false success was believed"); return }
+        #expect(error.kind == .protocolViolation)
+    }
+
+    /// Every way a server can answer a PATCH without keeping the data: it never advances, goes back to
+    /// zero, or keeps one byte fewer than sent. Each ends within the retry budget or the byte cap.
+    @Test(arguments: ["same", "zero", "one-short"])
+    func answersWithoutProgressRunOutOfBudgetOrBytes(mode: String) {
+        var m = machine(length: 1000, chunk: 400, budget: .seconds(3))
+        _ = m.next(); m.record(.created(location: "u"), now: .zero, jitter: 1)
+        var now = Duration.zero
+        var sent = 0
+        var failed: UploadError?
+        for _ in 0..<10_000 {
+            switch m.next(now: now) {
+            case .send(_, let offset, let length):
+                sent += length
+                now += .milliseconds(10)
+                let answer: Int64 = switch mode {
+                case "same": offset
+                case "zero": 0
+                default: max(offset, offset + Int64(length) - 1)
+                }
+                m.record(.offset(answer), now: now, jitter: 1)
+            case .query: m.record(.offset(mode == "zero" ? 0 : m.offset), now: now, jitter: 1)
+            case .wait(let d): now += d
+            case .fail(let error): failed = error
+            default: Issue.record("unexpected action"); return
+            }
+            if failed != nil { break }
+        }
+        let error = try! #require(failed)
+        #expect([.retriesExhausted, .protocolViolation].contains(error.kind), "\(error)")
+        #expect(now <= .seconds(4), "bounded in time: \(now)")
+        #expect(sent <= 4 * 1000 + 400, "bounded in bytes: \(sent)")
+    }
+
+    @Test func aDestinationThatNeverAnsweredFailsFastAsUnreachable() {
+        var m = UploadStateMachine(length: 1000, chunkSize: 100, maxRetryDuration: .seconds(600), firstContactDuration: .seconds(5),
+                                   backoff: Backoff(initial: .milliseconds(200), maximum: .seconds(10)))
+        var now = Duration.zero
+        var retries: [Int] = []
+        var failed: UploadError?
+        for _ in 0..<100 {
+            switch m.next(now: now) {
+            case .create: now += .milliseconds(1); m.record(.transportError("connection refused"), now: now, jitter: 1)
+            case .wait(let d): retries.append(m.failures); now += d
+            case .fail(let error): failed = error
+            default: Issue.record("unexpected action"); return
+            }
+            if failed != nil { break }
+        }
+        #expect(failed?.kind == .unreachable)
+        #expect(failed?.message.contains("connection refused") == true)
+        #expect(failed?.isTransient == true)
+        #expect(now < .seconds(5), "within the first-contact budget: \(now)")
+        #expect(retries == Array(1...retries.count) && retries.count >= 3, "a few attempts, each reported: \(retries)")
+    }
+
+    @Test func onceTheServerAnsweredTheLongBudgetApplies() {
+        var m = UploadStateMachine(length: 1000, chunkSize: 100, maxRetryDuration: .seconds(60), firstContactDuration: .seconds(2),
+                                   backoff: Backoff(initial: .milliseconds(200), maximum: .seconds(1)))
+        _ = m.next(); m.record(.created(location: "u"), now: .zero, jitter: 1)
+        var now = Duration.zero
+        var failed: UploadError?
+        while failed == nil {
+            switch m.next(now: now) {
+            case .send, .query: m.record(.transportError("connection reset"), now: now, jitter: 1)
+            case .wait(let d): now += d
+            case .fail(let error): failed = error
+            default: Issue.record("unexpected action"); return
+            }
+        }
+        #expect(failed?.kind == .retriesExhausted)
+        #expect(now > .seconds(50) && now <= .seconds(60), "\(now)")
+    }
+
+    @Test func requestsStayInsideTheBudget() {
+        var m = UploadStateMachine(length: 1000, chunkSize: 100, maxRetryDuration: .seconds(3), maxRequestDuration: .seconds(30),
+                                   backoff: Backoff(initial: .milliseconds(100), maximum: .seconds(1)))
+        #expect(m.requestTimeout(now: .zero) == .seconds(3))
+        #expect(m.requestTimeout(now: .milliseconds(2500)) == .seconds(1), "never below a second")
+        _ = m.next(); m.record(.created(location: "u"), now: .seconds(10), jitter: 1)
+        #expect(m.requestTimeout(now: .seconds(11)) == .seconds(2), "progress restarts the budget")
+        let long = UploadStateMachine(length: 1000, chunkSize: 100, maxRetryDuration: .seconds(600), maxRequestDuration: .seconds(30),
+                                      backoff: Backoff(initial: .milliseconds(100), maximum: .seconds(1)))
+        #expect(long.requestTimeout(now: .zero) == .seconds(30))
+    }
+}

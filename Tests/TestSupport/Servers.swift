@@ -12,6 +12,7 @@ public final class ServerProcess: @unchecked Sendable {
         self.port = port
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [executable] + arguments
+        process.environment = testServerEnvironment
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -64,6 +65,20 @@ public final class ServerProcess: @unchecked Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 }
+
+/// The project's folder (the checkout this file is in).
+public let projectFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// The environment of the servers the tests start: the project's virtual environment `.venv/bin`
+/// (made by `scripts/install-deps.sh --test`) first on PATH, so its Python and its servers are found
+/// whatever the system's `python3` is.
+let testServerEnvironment: [String: String] = {
+    var environment = ProcessInfo.processInfo.environment
+    let venv = projectFolder.appendingPathComponent(".venv/bin").path
+    environment["PATH"] = venv + ":" + (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin")
+    environment.removeValue(forKey: "PYTHONHOME")
+    return environment
+}()
 
 public struct TestSetupError: Error, CustomStringConvertible {
     public var message: String
@@ -231,4 +246,38 @@ public final class MotoServer: @unchecked Sendable {
     }
 
     deinit { server.stop() }
+}
+
+/// The hostile tus server in Support/lying_tus.py: it accepts uploads and lies about them (`mode`:
+/// full, same, zero, one-short, foreign, redirect, hang).
+public final class LyingTusServer: @unchecked Sendable {
+    public let server: ServerProcess
+    let statsFile: URL
+    public var endpoint: String { "http://127.0.0.1:\(server.port)/files/" }
+
+    public init(mode: String) throws {
+        statsFile = FileManager.default.temporaryDirectory.appendingPathComponent("lying-\(UUID().uuidString).json")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/lying_tus.py").path
+        let port = ServerProcess.freePort()
+        server = try ServerProcess(port: port, executable: "python3", arguments: [script, String(port), mode, "--stats", statsFile.path])
+    }
+
+    private var stats: [String: Any] {
+        guard let data = FileManager.default.contents(atPath: statsFile.path),
+            let stats = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return [:] }
+        return stats
+    }
+
+    /// Body bytes the server received, in all requests.
+    public var dataBytes: Int { stats["data_bytes"] as? Int ?? 0 }
+    /// Requests by HTTP method.
+    public var requests: [String: Int] { stats["by_method"] as? [String: Int] ?? [:] }
+    /// Requests that carried an `Authorization` header, by the host they were sent to.
+    public var credentialsTo: [String: Int] { stats["credentials_to"] as? [String: Int] ?? [:] }
+
+    deinit {
+        server.stop()
+        try? FileManager.default.removeItem(at: statsFile)
+    }
 }

@@ -11,6 +11,8 @@ public enum PhotoJobEvent: Sendable, Equatable {
     case preparing
     /// Bytes the destination acknowledged.
     case progress(UploadProgress)
+    /// The upload failed transiently and is tried again after `retry.delay`.
+    case retrying(UploadRetry)
     case finished(url: String)
     case pending(reason: String)
     case failed(reason: String)
@@ -18,7 +20,7 @@ public enum PhotoJobEvent: Sendable, Equatable {
 
     public var isTerminal: Bool {
         switch self {
-        case .preparing, .progress: false
+        case .preparing, .progress, .retrying: false
         case .finished, .pending, .failed, .cancelled: true
         }
     }
@@ -193,12 +195,16 @@ public final class PhotoJobs: Sendable {
                 job.preparedPath = try prepare(job)
                 try database.write { db in try job.update(db) }
             }
+            // The original (EXIF, GPS, serials) is not kept a moment longer than needed: retries use
+            // the prepared bytes, which carry no metadata.
+            try? FileManager.default.removeItem(atPath: job.originalPath)
         } catch {
             if running.withLock({ $0[id]?.cancelRequested ?? false }) {
                 try? finish(job, state: .cancelled, error: nil, url: nil)
                 return .cancelled
             }
             try? finish(job, state: .failed, error: error.description, url: nil)
+            if case .unsupportedPhoto = error { try? FileManager.default.removeItem(atPath: job.originalPath) }
             return .failed(reason: error.description)
         }
         let upload = await uploader.upload(
@@ -253,12 +259,14 @@ public final class PhotoJobs: Sendable {
             case .failed(let error):
                 // The destination stayed unreachable (or kept failing) for the whole retry budget:
                 // keep the job pending for `sync()`. Anything else needs a decision: failed.
-                let state: PhotoState = error.kind == .retriesExhausted ? .pending : .failed
+                let state: PhotoState = error.isTransient ? .pending : .failed
                 try? finish(job, state: state, error: error.description, url: nil)
                 return state == .pending ? .pending(reason: error.description) : .failed(reason: error.description)
             case .cancelled:
                 try? finish(job, state: .cancelled, error: nil, url: nil)
                 return .cancelled
+            case .retrying(let retry):
+                emit(id, .retrying(retry))
             case .paused:
                 break
             }
@@ -310,7 +318,7 @@ public final class PhotoJobs: Sendable {
         }
         try StorageRules.checkUpload(prepared.jpeg, to: try StoragePath(key: job.key))
         let path = staging.appendingPathComponent("\(job.id).jpg").path
-        do { try AtomicFile.write(prepared.jpeg, to: path) } catch { throw .storage(error.message) }
+        do { try AtomicFile.write(prepared.jpeg, to: path, permissions: 0o600) } catch { throw .storage(error.message) }
         return path
     }
 

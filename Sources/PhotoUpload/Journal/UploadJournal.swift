@@ -17,6 +17,9 @@ public struct UploadJournal: Sendable {
         public var updated: Date
         /// When the destination will forget the unfinished upload (tus `Upload-Expires`), if it said.
         public var expires: Date?
+        /// The most bytes the destination can hold of this upload (sent, plus a chunk that may have been
+        /// under way): a server claiming more on resumption is lying. Nil in older entries.
+        public var mayHaveDelivered: Int64? = nil
     }
 
     public let folder: URL

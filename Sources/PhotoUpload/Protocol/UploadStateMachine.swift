@@ -13,6 +13,20 @@ import Foundation
 /// | cancel requested | `terminate` (DELETE) when an upload exists, else `cancelled` |
 /// | transient failure | `wait` (backoff), then `query` |
 ///
+/// **What a server may claim.** The machine knows what it sent: an offset beyond the bytes handed to
+/// requests so far is a lie (`protocolViolation`), never progress. An answer to a `send` that does not
+/// move the offset forward counts against the retry budget like an error, and the bytes a server
+/// accepted without keeping them are capped (`maxBytesWasted`, a few times the length), so a server
+/// that never keeps what it gets ends the upload with a clear error instead of a loop. (Requests that
+/// failed outright are bounded by the retry budget instead: re-sending after a dropped connection is
+/// what a resumable upload is for.)
+///
+/// **Budgets.** The retry budget bounds the time without progress: it runs from the last byte the
+/// server acknowledged (or the start), and `requestTimeout(now:)` keeps every request inside it. Until
+/// the destination has answered once, the shorter `firstContactDuration` applies: a server that was
+/// never reached (refused, no such host, TLS) fails fast as `unreachable`; once it has answered, a
+/// dropped connection is likely transient and the long budget applies.
+///
 /// Chunks start at `chunkSize`. After each acknowledged chunk the next one is sized to take about
 /// `targetChunkDuration` at the rate just measured, between `chunkSize` and `maxChunkSize` (doubling
 /// when no time was measured); after any failure they fall back to `chunkSize`, as Firebase Storage's
@@ -49,14 +63,23 @@ struct UploadStateMachine {
         case status(Int, String)
         /// No HTTP answer: connection refused or reset, timeout, DNS …
         case transportError(String)
+        /// An answer the protocol does not allow (e.g. a `Location` on another origin): fail at once.
+        case violation(String)
     }
 
     let length: Int64
     /// The first (and after a failure, the next) chunk's size.
     let chunkSize: Int
     let maxChunkSize: Int
+    /// How long the upload may go without progress before it gives up.
     let maxRetryDuration: Duration
+    /// How long to keep trying a destination that has not answered once.
+    let firstContactDuration: Duration
+    /// The longest a single request may take (shortened to what is left of the budget).
+    let maxRequestDuration: Duration
     let backoff: Backoff
+    /// The most bytes the server may accept without keeping them before the upload gives up.
+    let maxBytesWasted: Int64
     /// Send the first chunk with `create` (tus creation-with-upload).
     let createWithData: Bool
 
@@ -66,8 +89,20 @@ struct UploadStateMachine {
     private var offsetKnown = false
     private var waiting: Duration?
     private var cancelling = false
-    private var failures = 0
-    private var firstFailure: Duration?
+    /// Failures since the last progress.
+    private(set) var failures = 0
+    /// Why the last request failed (what a retry reports).
+    private(set) var lastFailure: String?
+    /// When the current stretch without progress began.
+    private var stallStart: Duration = .zero
+    /// Whether the destination has ever answered (any HTTP status).
+    private var answered = false
+    /// The end of the furthest byte range handed to a request: the server cannot hold more.
+    private(set) var sentUpTo: Int64
+    /// Bytes sent in requests the server answered with success, but did not keep.
+    private var bytesWasted: Int64 = 0
+    /// The bytes the last action sent (its answer must move past their start), nil when it sent nothing.
+    private var sending: Range<Int64>?
     /// Consecutive answers that asked us to re-query (409, 460) without progress.
     private var requeries = 0
     private var terminal: Action?
@@ -83,28 +118,52 @@ struct UploadStateMachine {
     /// How long a chunk should take at the measured rate.
     static let targetChunkDuration: Duration = .seconds(1)
 
+    /// `resuming`: the location of an upload an earlier run began, and `sentBefore`, the most bytes that
+    /// run can have delivered (the journal's bound; nil: unknown, any offset up to `length` is believed).
     init(
-        length: Int64, chunkSize: Int, maxChunkSize: Int? = nil, maxRetryDuration: Duration, backoff: Backoff,
-        createWithData: Bool = false, resuming location: String? = nil
+        length: Int64, chunkSize: Int, maxChunkSize: Int? = nil, maxRetryDuration: Duration,
+        firstContactDuration: Duration? = nil, maxRequestDuration: Duration = .seconds(30), backoff: Backoff,
+        createWithData: Bool = false, resuming location: String? = nil, sentBefore: Int64? = nil
     ) {
         self.length = length
         self.chunkSize = max(1, chunkSize)
         self.maxChunkSize = max(self.chunkSize, maxChunkSize ?? chunkSize)
         self.maxRetryDuration = maxRetryDuration
+        self.firstContactDuration = min(firstContactDuration ?? maxRetryDuration, maxRetryDuration)
+        self.maxRequestDuration = maxRequestDuration
         self.backoff = backoff
         self.createWithData = createWithData
         self.location = location
+        maxBytesWasted = 3 * length + Int64(self.chunkSize)
+        sentUpTo = location == nil ? 0 : min(length, sentBefore ?? length)
         currentChunkSize = self.chunkSize
     }
+
+    /// How long the next request may take at `now`: what is left of the current budget, at most
+    /// `maxRequestDuration`, at least a second (so that a budget of zero still lets a request answer).
+    func requestTimeout(now: Duration) -> Duration {
+        let left = stallStart + budget - now
+        return max(.seconds(1), min(maxRequestDuration, left))
+    }
+
+    /// The budget in force: the short one until the destination has answered once.
+    private var budget: Duration { answered ? maxRetryDuration : firstContactDuration }
+
+    /// The most bytes the destination can hold after this upload's requests so far (what the journal
+    /// keeps for a later run's `sentBefore`): what was sent, plus the next chunk, which may be under way
+    /// when the process dies.
+    var mayHaveDelivered: Int64 { min(length, max(sentUpTo, offset + Int64(currentChunkSize))) }
 
     /// The next thing to do; `now` is the time since the upload started.
     mutating func next(now: Duration = .zero) -> Action {
         let action = nextAction()
-        switch action {
-        case .send: sendStarted = now
-        case .create(_, let first): sendStarted = first > 0 ? now : nil
-        default: sendStarted = nil
+        sending = switch action {
+        case .send(_, let offset, let count): offset..<(offset + Int64(count))
+        case .create(_, let first) where first > 0: 0..<Int64(first)
+        default: nil
         }
+        sendStarted = sending == nil ? nil : now
+        if let sending { sentUpTo = max(sentUpTo, sending.upperBound) }
         return action
     }
 
@@ -139,14 +198,25 @@ struct UploadStateMachine {
     mutating func record(_ outcome: Outcome, now: Duration, jitter: Double) {
         switch outcome {
         case .created(let url, let acknowledged):
+            answered = true
             location = url
             offset = 0
             offsetKnown = createdWith == 0
-            succeeded()
-            if let acknowledged { record(.offset(acknowledged), now: now, jitter: jitter) }
+            succeeded(now: now)
+            if let acknowledged {
+                record(.offset(acknowledged), now: now, jitter: jitter)
+            } else {
+                sending = nil
+            }
         case .offset(let value):
+            answered = true
             guard (0...length).contains(value) else {
                 terminal = .fail(UploadError(.protocolViolation, "the server reports offset \(value) for an upload of \(length) bytes"))
+                return
+            }
+            guard value <= sentUpTo else {
+                terminal = .fail(UploadError(.protocolViolation,
+                    "the server reports offset \(value) but only \(sentUpTo) of \(length) bytes were sent: it claims bytes it never received"))
                 return
             }
             // Only progress clears the failure count: a server that answers HEAD but refuses every
@@ -155,18 +225,36 @@ struct UploadStateMachine {
             if progressed, let started = sendStarted {
                 resize(sent: value - offset, in: now - started)
             }
+            let sent = sending
+            sending = nil
             offset = value
             offsetKnown = true
+            if let sent {
+                bytesWasted += Int64(sent.count) - max(0, min(value, sent.upperBound) - sent.lowerBound)
+                if bytesWasted > maxBytesWasted {
+                    terminal = .fail(UploadError(.protocolViolation,
+                        "gave up: the server accepted \(bytesWasted) bytes of an upload of \(length) without keeping them (offset \(value))"))
+                    return
+                }
+            }
             if progressed {
                 requeries = 0
-                succeeded()
+                succeeded(now: now)
+            } else if let sent, value <= sent.lowerBound {
+                // Data went out and the server kept none of it (or went back): no progress is a failure.
+                transient("the server kept none of the \(sent.count) bytes sent at offset \(sent.lowerBound) (it answers offset \(value))", now: now, jitter: jitter)
             }
         case .terminated:
             terminal = .cancelled
         case .completed(let url):
+            answered = true
             completedURL = url
-            succeeded()
+            succeeded(now: now)
+        case .violation(let message):
+            terminal = .fail(UploadError(.protocolViolation, message))
         case .status(let code, let message):
+            answered = true
+            sending = nil
             if cancelling {
                 terminal = .cancelled  // the upload is gone or cannot be deleted: either way we stop
                 return
@@ -195,6 +283,7 @@ struct UploadStateMachine {
                 terminal = .fail(UploadError(.rejected, message, status: code))
             }
         case .transportError(let message):
+            sending = nil
             if cancelling {
                 terminal = .cancelled
                 return
@@ -214,21 +303,27 @@ struct UploadStateMachine {
         currentChunkSize = Int(min(Double(maxChunkSize), max(Double(chunkSize), next)))
     }
 
-    private mutating func succeeded() {
+    private mutating func succeeded(now: Duration) {
         failures = 0
-        firstFailure = nil
+        lastFailure = nil
+        stallStart = now
     }
 
     private mutating func transient(_ message: String, now: Duration, jitter: Double) {
         failures += 1
-        let first = firstFailure ?? now
-        firstFailure = first
+        lastFailure = message
         offsetKnown = false  // servers may keep part of a chunk: always ask
         currentChunkSize = chunkSize
-        if now - first >= maxRetryDuration {
-            terminal = .fail(UploadError(.retriesExhausted, "gave up after \(failures) attempts over \(String(format: "%.1f", (now - first).seconds)) s: \(message)"))
+        let stalled = now - stallStart
+        let delay = backoff.delay(attempt: failures, jitter: jitter)
+        // Give up when the budget is spent, or would be before the next attempt could start.
+        if stalled + delay >= budget {
+            let tried = "\(failures) attempt\(failures == 1 ? "" : "s") over \(String(format: "%.1f", stalled.seconds)) s"
+            terminal = answered
+                ? .fail(UploadError(.retriesExhausted, "gave up after \(tried) without progress: \(message)"))
+                : .fail(UploadError(.unreachable, "the destination never answered (\(tried)): \(message)"))
             return
         }
-        waiting = backoff.delay(attempt: failures, jitter: jitter)
+        waiting = delay
     }
 }

@@ -12,16 +12,19 @@ public enum AtomicFile {
         public var description: String { message }
     }
 
-    public static func write(_ bytes: [UInt8], to path: String) throws(WriteError) {
+    /// `permissions`: the file's mode (0o600 for private data; a folder it creates is then 0o700).
+    public static func write(_ bytes: [UInt8], to path: String, permissions: Int = 0o644) throws(WriteError) {
         let folder = (path as NSString).deletingLastPathComponent
         do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: folder, withIntermediateDirectories: true,
+                attributes: permissions & 0o077 == 0 ? [.posixPermissions: 0o700] : nil)
         } catch {
             throw WriteError(message: "\(folder): cannot create the folder: \(error.localizedDescription)")
         }
         let temporary = (folder as NSString).appendingPathComponent(
             ".\((path as NSString).lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max))\(temporarySuffix)")
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode_t(permissions))
         guard fd >= 0 else { throw WriteError(message: "\(temporary): cannot create: \(String(cString: strerror(errno)))") }
         var ok = true
         bytes.withUnsafeBytes { buffer in

@@ -11,6 +11,8 @@ struct TusClient: UploadTransport {
     let client: HTTPClient
     let timeout: Duration
     let server: ServerInfo
+    /// Origins besides the endpoint's that may hold upload URLs (and so receive the credentials).
+    var trustedOrigins: Set<String> = []
 
     static let version = "1.0.0"
 
@@ -58,6 +60,10 @@ struct TusClient: UploadTransport {
         guard let location = response.headers.first(name: "Location"),
             let url = URL(string: location, relativeTo: endpoint)?.absoluteURL
         else { throw .status(500, "the server created the upload without a Location header") }
+        // The upload URL gets every later request, credentials included: only on the endpoint's origin.
+        guard let target = origin(of: url), target == origin(of: endpoint) || trustedOrigins.contains(target) else {
+            throw .violation("the server placed the upload on another origin (\(url.absoluteString)); credentials are sent only to \(origin(of: endpoint) ?? endpoint.absoluteString) (trust it with --allow-origin)")
+        }
         let offset = firstChunk.isEmpty ? nil : response.headers.first(name: "Upload-Offset").flatMap { Int64($0) }
         return Created(location: url.absoluteString, offset: offset, expires: expiry(of: response))
     }
@@ -189,6 +195,7 @@ extension HTTPClient {
     static let uploads: HTTPClient = {
         var configuration = HTTPClient.Configuration.singletonConfiguration
         configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.redirectConfiguration = .disallow
         configuration.timeout.connect = .seconds(10)
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }()

@@ -41,11 +41,20 @@ struct Created: Sendable, Equatable {
     var expires: Date? = nil
 }
 
-/// A request that did not succeed: an HTTP status, or no answer at all.
+/// A request that did not succeed: an HTTP status, no answer at all, or an answer the protocol
+/// forbids (a redirect, an upload URL on a foreign origin).
 enum TransportFailure: Error, Equatable {
     case status(Int, String)
     case transport(String)
+    case violation(String)
     case cancelled
+}
+
+/// The origin of a URL as `scheme://host:port` (the port spelled out), for comparing where requests go.
+func origin(of url: URL) -> String? {
+    guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
+    let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
+    return "\(scheme)://\(host):\(port)"
 }
 
 /// Sends one request and reads its body (up to `limit` bytes). An answer outside `expecting` becomes
@@ -57,6 +66,11 @@ func exchange(
     do {
         let response = try await client.execute(request, timeout: timeAmount(timeout))
         let body = try await response.body.collect(upTo: limit)
+        if (300..<400).contains(response.status.code), !expecting.contains(response.status.code) {
+            // Redirects are not followed: credentials and data go only where they were given for.
+            let target = response.headers.first(name: "Location") ?? "nowhere"
+            throw TransportFailure.violation("\(request.method.rawValue) \(request.url): the server redirects (\(response.status.code)) to \(target); redirects are not followed")
+        }
         guard expecting.contains(response.status.code) else { throw refusal(response, body) }
         return (response, body)
     } catch let failure as TransportFailure {
@@ -75,7 +89,8 @@ extension UploadError {
     init(_ failure: TransportFailure, _ what: String) {
         switch failure {
         case .status(let code, let message): self.init(code == 401 || code == 403 ? .notAuthorized : .rejected, message, status: code)
-        case .transport(let message): self.init(.retriesExhausted, message)
+        case .transport(let message): self.init(.unreachable, message)
+        case .violation(let message): self.init(.protocolViolation, message)
         case .cancelled: self.init(.io, "\(what): cancelled")
         }
     }

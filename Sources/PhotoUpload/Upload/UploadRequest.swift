@@ -32,6 +32,8 @@ public struct UploadProgress: Sendable, Hashable, Codable {
 /// `finished`, `failed` or `cancelled`.
 public enum UploadEvent: Sendable, Hashable {
     case progress(UploadProgress)
+    /// A request failed transiently; the next attempt starts after `retry.delay`.
+    case retrying(UploadRetry)
     /// Paused by `pause()`: nothing was deleted; `resume()` continues.
     case paused(UploadProgress)
     /// The upload is complete; `location` is the object's URL.
@@ -43,8 +45,22 @@ public enum UploadEvent: Sendable, Hashable {
     public var isTerminal: Bool {
         switch self {
         case .finished, .failed, .cancelled: true
-        case .progress, .paused: false
+        case .progress, .retrying, .paused: false
         }
+    }
+}
+
+/// A retry the uploader is about to make: why, which attempt, and when.
+public struct UploadRetry: Sendable, Hashable, CustomStringConvertible {
+    /// Failures in a row without progress, this one included.
+    public var attempt: Int
+    /// What failed, e.g. `PATCH …: connection reset by peer` or `HTTP 503: …`.
+    public var reason: String
+    /// The wait before the next attempt.
+    public var delay: Duration
+
+    public var description: String {
+        "retry \(attempt) in \((delay.seconds * 10).rounded() / 10) s: \(reason)"
     }
 }
 
@@ -61,8 +77,11 @@ public struct UploadError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let tooLarge = Kind("too large")
         /// 400, 412, 415 and other client errors: the request itself is wrong; retrying will not help.
         public static let rejected = Kind("rejected")
-        /// Transient failures went on past the retry budget.
+        /// Transient failures went on past the retry budget, after the destination had answered.
         public static let retriesExhausted = Kind("retries exhausted")
+        /// The destination never answered within the first-contact budget (connection refused, no
+        /// such host, TLS failure, no answer): likely a wrong address or a server that is down.
+        public static let unreachable = Kind("unreachable")
         /// The server answered something the protocol does not allow.
         public static let protocolViolation = Kind("protocol violation")
         /// The file to upload could not be read, or the local store could not be written.
@@ -73,6 +92,10 @@ public struct UploadError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
     /// The HTTP status behind the error, when there was one.
     public var status: Int?
+
+    /// Retrying later may succeed: the destination could not be reached, or kept failing transiently
+    /// (an offline queue keeps such work as pending; the journal keeps the partial upload).
+    public var isTransient: Bool { kind == .retriesExhausted || kind == .unreachable }
 
     public init(_ kind: Kind, _ message: String, status: Int? = nil) {
         self.kind = kind
@@ -90,12 +113,20 @@ public struct UploadConfiguration: Sendable, Hashable {
     public var chunkSize: Int = 256 * 1024
     /// The largest chunk; memory use is bounded by this, whatever the file size.
     public var maxChunkSize: Int = 8 * 1024 * 1024
-    /// Transient failures are retried with exponential backoff for at most this long (Firebase's default).
+    /// Transient failures are retried with exponential backoff until the upload has gone this long
+    /// without progress (Firebase's default); every request is kept inside it.
     public var maxRetryDuration: Duration = .seconds(600)
+    /// Until the destination has answered once, it is given only this long (connection refused, no
+    /// such host, TLS failure): a wrong address fails in seconds, not after `maxRetryDuration`.
+    public var firstContactDuration: Duration = .seconds(10)
+    /// Origins (`https://host:port`) besides the destination's own that may receive the upload and its
+    /// credentials, e.g. a tus server that answers with upload URLs on a storage host. Any other origin
+    /// in a `Location` is refused; redirects are never followed.
+    public var trustedOrigins: Set<String> = []
     /// Backoff before the first retry; doubles each time, up to `maxBackoff`, with jitter.
     public var initialBackoff: Duration = .milliseconds(200)
     public var maxBackoff: Duration = .seconds(10)
-    /// Timeout of one HTTP request.
+    /// Timeout of one HTTP request (shortened to what is left of the retry budget).
     public var requestTimeout: Duration = .seconds(30)
     /// Send per-chunk checksums when the server offers the tus checksum extension with SHA-1.
     public var checksums: Bool = true

@@ -27,10 +27,12 @@ final class UploadSession: Sendable {
         self.journal = journal
         started = clock.now
         var resumeAt: String?
+        var sentBefore: Int64?
         if let journal, let entry = journal.entry(destination: destination, key: request.key) {
             let expired = entry.expires.map { $0 <= Date() } ?? false
             if entry.contentSHA256 == source.sha256 && entry.length == source.length && !expired {
                 resumeAt = entry.location
+                sentBefore = entry.mayHaveDelivered
                 expires.withLock { $0 = entry.expires }
             } else {
                 // An unfinished upload of other content under the same key, or one the destination has
@@ -43,9 +45,10 @@ final class UploadSession: Sendable {
         let fixed = transport.chunkSize(forLength: source.length)
         machine = Mutex(UploadStateMachine(
             length: source.length, chunkSize: fixed ?? configuration.chunkSize, maxChunkSize: fixed ?? configuration.maxChunkSize,
-            maxRetryDuration: configuration.maxRetryDuration,
+            maxRetryDuration: configuration.maxRetryDuration, firstContactDuration: configuration.firstContactDuration,
+            maxRequestDuration: configuration.requestTimeout,
             backoff: Backoff(initial: configuration.initialBackoff, maximum: configuration.maxBackoff),
-            createWithData: transport.acceptsDataOnCreate, resuming: resumeAt))
+            createWithData: transport.acceptsDataOnCreate, resuming: resumeAt, sentBefore: sentBefore))
         progress = Mutex(UploadProgress(acknowledged: 0, sent: 0, total: source.length))
     }
 
@@ -68,7 +71,7 @@ final class UploadSession: Sendable {
                 } catch {
                     return .failed(error)
                 }
-                await perform(throttling: chunk.count) { () async throws(TransportFailure) in
+                await perform(throttling: chunk.count) { [self] () async throws(TransportFailure) in
                     let created = try await transport.create(length: length, firstChunk: chunk, request: request) { [self] count in
                         report(sent: Int64(count), emit: emit)
                     }
@@ -76,7 +79,7 @@ final class UploadSession: Sendable {
                     return .created(location: created.location, offset: created.offset)
                 }
             case .query(let location):
-                await perform { () async throws(TransportFailure) in
+                await perform { [self] () async throws(TransportFailure) in
                     .offset(noting(try await transport.query(location, request: request)))
                 }
             case .send(let location, let offset, let length):
@@ -87,19 +90,21 @@ final class UploadSession: Sendable {
                     journal?.remove(destination: destination, key: request.key)
                     return .failed(error)
                 }
-                await perform(throttling: chunk.count) { () async throws(TransportFailure) in
+                await perform(throttling: chunk.count) { [self] () async throws(TransportFailure) in
                     .offset(noting(try await transport.send(location, offset: offset, chunk: chunk, request: request) { [self] count in
                         report(sent: offset + Int64(count), emit: emit)
                     }))
                 }
             case .wait(let delay):
+                let (attempt, reason) = machine.withLock { ($0.failures, $0.lastFailure ?? "") }
+                emit(.retrying(UploadRetry(attempt: attempt, reason: reason, delay: delay)))
                 try? await Task.sleep(for: delay)
             case .terminate(let location):
                 let done = await deletePartial(location)
                 machine.withLock { $0.record(done ? .terminated : .status(500, "could not delete the partial upload"), now: elapsed, jitter: 0) }
             case .complete(let location):
                 let length = source.length
-                await perform { () async throws(TransportFailure) in
+                await perform { [self] () async throws(TransportFailure) in
                     .completed(url: try await transport.complete(location, length: length, request: request))
                 }
             case .finish(let location):
@@ -113,7 +118,7 @@ final class UploadSession: Sendable {
                 // Keep the journal after exhausted retries (a later run resumes). Errors retrying cannot fix
                 // drop it, and the partial upload too (best effort: e.g. an S3 multipart upload would
                 // otherwise be kept, and billed, until a lifecycle rule removes it).
-                if error.kind != .retriesExhausted {
+                if !error.isTransient {
                     journal?.remove(destination: destination, key: request.key)
                     if let location = machine.withLock({ $0.location }) { _ = await deletePartial(location) }
                 }
@@ -158,20 +163,22 @@ final class UploadSession: Sendable {
         return acknowledgement.offset
     }
 
-    /// Performs one request and records its outcome. With a rate limit, a request that sent `bytes`
-    /// takes at least `bytes / maxBytesPerSecond` before its outcome is recorded, so the next chunk
-    /// is sized to the limited rate.
-    private func perform(throttling bytes: Int = 0, _ request: () async throws(TransportFailure) -> UploadStateMachine.Outcome) async {
+    /// Performs one request and records its outcome. The request gets what is left of the retry
+    /// budget (`UploadStateMachine.requestTimeout`); past it, it is abandoned as "no answer". With a
+    /// rate limit, a request that sent `bytes` takes at least `bytes / maxBytesPerSecond` before its
+    /// outcome is recorded, so the next chunk is sized to the limited rate.
+    private func perform(
+        throttling bytes: Int = 0, _ request: @escaping @Sendable () async throws(TransportFailure) -> UploadStateMachine.Outcome
+    ) async {
         let before = clock.now
+        let timeout = machine.withLock { $0.requestTimeout(now: elapsed) }
         let outcome: UploadStateMachine.Outcome
-        do {
-            outcome = try await request()
-        } catch .status(let code, let message) {
-            outcome = .status(code, message)
-        } catch .transport(let message) {
-            outcome = .transportError(message)
-        } catch {
-            return  // cancelled: the loop decides between pause and cancel
+        switch await Self.within(timeout, request) {
+        case .success(let answer): outcome = answer
+        case .failure(.status(let code, let message)): outcome = .status(code, message)
+        case .failure(.transport(let message)): outcome = .transportError(message)
+        case .failure(.violation(let message)): outcome = .violation(message)
+        case .failure(.cancelled): return  // cancelled: the loop decides between pause and cancel
         }
         if let rate = configuration.maxBytesPerSecond, rate > 0, bytes > 0 {
             let due = Duration.seconds(Double(bytes) / Double(rate)) - (clock.now - before)
@@ -180,15 +187,35 @@ final class UploadSession: Sendable {
         machine.withLock { $0.record(outcome, now: elapsed, jitter: Double.random(in: 0...1)) }
     }
 
+    /// Runs `request`, abandoning it (cancelling its task) when it has not answered within `timeout`.
+    /// Cancelling the caller cancels the request too and yields `.cancelled`.
+    private static func within(
+        _ timeout: Duration, _ request: @escaping @Sendable () async throws(TransportFailure) -> UploadStateMachine.Outcome
+    ) async -> Result<UploadStateMachine.Outcome, TransportFailure> {
+        await withTaskGroup(of: Result<UploadStateMachine.Outcome, TransportFailure>?.self) { group in
+            group.addTask {
+                do throws(TransportFailure) { return .success(try await request()) } catch { return .failure(error) }
+            }
+            group.addTask {
+                do { try await Task.sleep(for: timeout) } catch { return nil }
+                return .failure(.transport("no answer within \(String(format: "%.1f", timeout.seconds)) s"))
+            }
+            let first = await group.next()!
+            group.cancelAll()
+            if Task.isCancelled { return .failure(.cancelled) }
+            return first ?? .failure(.cancelled)
+        }
+    }
+
     /// Records where the upload stands, so that a new process can continue it; a complete upload
     /// needs no entry (`finish` removes it next) unless the owner keeps finished entries.
     private func saveJournal(finished: Bool = false) {
         guard let journal else { return }
-        let (location, offset) = machine.withLock { ($0.location, $0.offset) }
+        let (location, offset, delivered) = machine.withLock { ($0.location, $0.offset, $0.mayHaveDelivered) }
         guard let location, offset < source.length || finished else { return }
         try? journal.save(.init(
             destination: destination, key: request.key, location: location, offset: offset, length: source.length,
-            contentSHA256: source.sha256, updated: Date(), expires: expires.withLock { $0 }))
+            contentSHA256: source.sha256, updated: Date(), expires: expires.withLock { $0 }, mayHaveDelivered: delivered))
     }
 
     /// Emits progress only when it grows: never backwards, never past the total.

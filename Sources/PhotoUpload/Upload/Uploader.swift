@@ -71,7 +71,9 @@ public final class Uploader: Sendable {
         case .local(let root):
             transport = LocalStore(root: root)
         case .tus(let endpoint):
-            transport = TusClient(endpoint: endpoint, client: .uploads, timeout: configuration.requestTimeout, server: await info ?? .init())
+            transport = TusClient(
+                endpoint: endpoint, client: .uploads, timeout: configuration.requestTimeout, server: await info ?? .init(),
+                trustedOrigins: Set(configuration.trustedOrigins.compactMap { URL(string: $0).flatMap(origin(of:)) }))
         case .s3(let store):
             transport = S3Transport(
                 store: store, client: .uploads, timeout: configuration.requestTimeout, multipartThreshold: configuration.multipartThreshold,
@@ -153,8 +155,9 @@ public final class Uploader: Sendable {
     private func serverInfo(authorization: String?) async -> TusClient.ServerInfo? {
         guard case .tus(let endpoint) = kind else { return nil }
         if let known = server.withLock({ $0 }) { return known }
+        // A server that accepts connections and never answers must not hold the upload past its first-contact budget.
         let info = await TusClient.discover(
-            endpoint: endpoint, client: .uploads, timeout: configuration.requestTimeout,
+            endpoint: endpoint, client: .uploads, timeout: max(.seconds(1), min(configuration.requestTimeout, configuration.firstContactDuration, configuration.maxRetryDuration)),
             authorization: authorization, checksums: configuration.checksums)
         if let info { server.withLock { $0 = info } }
         return info

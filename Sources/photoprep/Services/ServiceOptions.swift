@@ -11,8 +11,10 @@ struct ServiceOptions: ParsableArguments {
     @Option(help: "Where photos go: a tus endpoint (http(s)://…), an S3 bucket (s3://…) or a folder (file:///…). Default: DATA/storage.")
     var to: String?
 
-    @Option(help: "Secret that signs the users' bearer tokens for the tus server (also PHOTOPREP_TOKEN_SECRET).")
-    var tokenSecret: String?
+    @Option(help: ArgumentHelp(
+        "A file holding the secret that signs the users' bearer tokens for the tus server (default: the PHOTOPREP_TOKEN_SECRET environment variable).",
+        discussion: "Secrets are never taken as arguments, where ps and the shell history would show them.", valueName: "file"))
+    var tokenSecretFile: String?
 
     @Flag(help: "One JSON object per event on standard output.")
     var json = false
@@ -22,7 +24,17 @@ struct ServiceOptions: ParsableArguments {
 
     func services() throws -> PhotoServices {
         let folder = URL(fileURLWithPath: data)
-        let secret = tokenSecret ?? ProcessInfo.processInfo.environment["PHOTOPREP_TOKEN_SECRET"]
+        let secret = try tokenSecretFile.map { path in
+            do {
+                let text = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+                guard !text.isEmpty else { throw CommandFailure(message: "\(path): the token secret file is empty") }
+                return text
+            } catch let failure as CommandFailure {
+                throw failure
+            } catch {
+                throw CommandFailure(message: "\(path): cannot read the token secret: \(error.localizedDescription)")
+            }
+        } ?? ProcessInfo.processInfo.environment["PHOTOPREP_TOKEN_SECRET"]
         let tokens = secret.map { AccessTokens(secret: $0) }
         return try PhotoServices(
             database: AppDatabase(path: folder.appendingPathComponent("app.sqlite").path),
@@ -49,6 +61,8 @@ func follow(_ jobs: [(id: String, label: String)], in services: PhotoServices, j
                 if live { FileHandle.standardError.write(Data("\r\u{1B}[2K\(label): preparing".utf8)) }
             case .progress(let p):
                 if live { FileHandle.standardError.write(Data("\r\u{1B}[2K\(label): \(p.acknowledged)/\(p.total) bytes (\(Int(p.fraction * 100)) %)".utf8)) }
+            case .retrying(let retry):
+                FileHandle.standardError.write(Data((live ? "\r\u{1B}[2K\(label): \(retry)" : "\(label): \(retry)\n").utf8))
             case .finished(let url):
                 print("\(live ? "\r\u{1B}[2K" : "")\(label): uploaded → \(url)")
             case .pending(let reason):
@@ -75,6 +89,8 @@ struct JobLine: Encodable {
     var total: Int64?
     var url: String?
     var reason: String?
+    var attempt: Int?
+    var retryIn: Double?
 
     init(job: String, label: String, event: PhotoJobEvent) {
         self.job = job
@@ -82,6 +98,9 @@ struct JobLine: Encodable {
         switch event {
         case .preparing: self.event = "preparing"
         case .progress(let p): self.event = "progress"; acknowledged = p.acknowledged; total = p.total
+        case .retrying(let retry):
+            self.event = "retrying"; attempt = retry.attempt; reason = retry.reason
+            retryIn = (retry.delay / .milliseconds(1)).rounded() / 1000
         case .finished(let url): self.event = "finished"; self.url = url
         case .pending(let reason): self.event = "pending"; self.reason = reason
         case .failed(let reason): self.event = "failed"; self.reason = reason
