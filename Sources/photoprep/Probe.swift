@@ -25,6 +25,7 @@ struct Probe: ParsableCommand {
                     continue
                 }
                 let metadata = (p.hasEXIF ? ["EXIF" + (p.hasGPS ? " with GPS" : " (no GPS)")] : []) + p.otherMetadata
+                    + (p.trailingBytes > 0 ? ["\(p.trailingBytes) bytes after the end of the image"] : [])
                 print("""
                     \(file)
                       format       \(p.format.rawValue), \(p.encoding), \(p.colorModel)

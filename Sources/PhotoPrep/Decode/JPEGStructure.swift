@@ -29,6 +29,18 @@ struct JPEGStructure {
     /// The transform byte of an Adobe APP14 segment (0 = none/CMYK, 1 = YCbCr, 2 = YCCK).
     var adobeTransform: UInt8?
     var warnings: [String] = []
+    /// What the image needs from the first SOS on, in file order: scan headers, tables, entropy-coded
+    /// data (restart markers included) and EOI. Application segments and comments between scans are
+    /// not in it (`strays`), nor anything after EOI (`trailingBytes`).
+    var scanPieces: [Range<Int>] = []
+    /// APPn and COM segments after the first scan (EXIF or comments between progressive scans).
+    var strays: [Segment] = []
+    /// Bytes after the end-of-image marker: a second JPEG, a ZIP, a phone's "motion photo" video …
+    var trailingBytes = 0
+    /// Whether the walk after the first scan found every marker where it belongs and an EOI. When not
+    /// (a truncated file, junk between markers), the file is never passed through or stripped: it is
+    /// decoded and re-encoded, which keeps nothing but pixels.
+    var wellFormed = false
 
     /// Segments that carry nothing needed to show the pixels right: EXIF, XMP, IPTC, comments,
     /// and application data other than JFIF, ICC and Adobe.
@@ -109,14 +121,75 @@ struct JPEGStructure {
                         warnings.append("the ICC profile's APP2 chunks are numbered inconsistently; the profile was dropped")
                     }
                 }
-                return JPEGStructure(
+                var structure = JPEGStructure(
                     width: frame.width, height: frame.height, precision: frame.precision,
                     components: frame.components, coding: frame.coding, arithmetic: frame.arithmetic,
                     segments: segments, scanStart: segment.range.lowerBound, exif: exif, iccProfile: icc,
                     adobeTransform: adobe, warnings: warnings)
+                structure.walkScans(bytes)
+                return structure
             }
             segments.append(segment)
             i = segment.range.upperBound
         }
+    }
+
+    /// Walks the file from the first SOS to EOI: scan headers and tables are kept, entropy-coded data is
+    /// skipped over (stuffed `FF 00`, restart markers and fill bytes stay inside it), application
+    /// segments and comments become `strays`, and whatever follows EOI is counted as trailing.
+    private mutating func walkScans(_ bytes: [UInt8]) {
+        let n = bytes.count
+        var i = scanStart
+        var pieces: [Range<Int>] = []
+        var strays: [Segment] = []
+        while i + 1 < n {
+            guard bytes[i] == 0xFF else { break }  // junk where a marker belongs
+            var m = i + 1
+            while m < n && bytes[m] == 0xFF { m += 1 }  // fill bytes
+            guard m < n else { break }
+            let marker = bytes[m]
+            if marker == 0xD9 {
+                pieces.append(i..<(m + 1))
+                scanPieces = pieces
+                self.strays = strays
+                trailingBytes = n - (m + 1)
+                wellFormed = true
+                return
+            }
+            if (0xD0...0xD7).contains(marker) || marker == 0x01 {
+                pieces.append(i..<(m + 1))
+                i = m + 1
+                continue
+            }
+            guard marker != 0x00, m + 2 < n else { break }
+            let end = m + 1 + (Int(bytes[m + 1]) << 8 | Int(bytes[m + 2]))
+            guard end <= n, end >= m + 3 else { break }
+            let segment = Segment(marker: marker, range: i..<end)
+            if (0xE0...0xEF).contains(marker) || marker == 0xFE {
+                strays.append(segment)
+                i = end
+                continue
+            }
+            pieces.append(segment.range)
+            i = end
+            guard marker == 0xDA else { continue }
+            // Entropy-coded data runs to the next marker that is not a stuffed byte or a restart.
+            var j = end
+            while j < n {
+                guard bytes[j] == 0xFF else { j += 1; continue }
+                var k = j + 1
+                while k < n && bytes[k] == 0xFF { k += 1 }
+                if k < n && (bytes[k] == 0x00 || (0xD0...0xD7).contains(bytes[k])) { j = k + 1; continue }
+                break
+            }
+            if j > end { pieces.append(end..<j) }
+            i = j
+        }
+        // No EOI where it should be: keep what was walked, say the file is not well formed.
+        pieces.append(i..<n)
+        scanPieces = pieces
+        self.strays = strays
+        trailingBytes = 0
+        wellFormed = false
     }
 }

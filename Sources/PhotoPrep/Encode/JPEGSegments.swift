@@ -1,4 +1,5 @@
-/// Byte-level edits of JPEG marker segments: writing an ICC profile, removing metadata losslessly.
+/// Byte-level edits of JPEG marker segments: writing an ICC profile, rebuilding a JPEG from the
+/// segments we keep (metadata removed losslessly).
 enum JPEGSegments {
     static let iccSignature = Array("ICC_PROFILE\0".utf8)
     /// Largest ICC data per APP2 segment: 65,535 − 2 (length) − 14 (signature, sequence, count).
@@ -36,19 +37,33 @@ enum JPEGSegments {
         return out
     }
 
-    /// `jpeg` without the segments `structure` calls metadata (and without ICC when `keepICC` is false):
-    /// entropy-coded data is copied untouched, so no pixel changes.
-    static func strippingMetadata(_ jpeg: [UInt8], structure: JPEGStructure, keepICC: Bool) -> [UInt8] {
+    /// `jpeg` rebuilt from the segments we keep: SOI; the header segments that are not metadata (the
+    /// ICC profile only when `keepICC`, a JFIF APP0 without its thumbnail); then the scans, their tables
+    /// and EOI. Everything else goes, wherever it sits: application segments and comments between
+    /// progressive scans, and whatever follows EOI (a second JPEG with GPS, a motion photo's video).
+    /// Entropy-coded data is copied untouched, so no pixel changes. The result is as long as `jpeg`
+    /// only when nothing was dropped.
+    static func rebuilt(_ jpeg: [UInt8], structure: JPEGStructure, keepICC: Bool) -> [UInt8] {
         var out: [UInt8] = [0xFF, 0xD8]
         out.reserveCapacity(jpeg.count)
         for segment in structure.segments {
             let icc = segment.marker == 0xE2 && jpeg[segment.payload].starts(with: iccSignature)
             if structure.isMetadata(segment, bytes: jpeg) || (icc && !keepICC) { continue }
+            if segment.marker == 0xE0, segment.payload.count > jfifLength {
+                // JFIF with a thumbnail (or extra bytes): the header alone, thumbnail size 0 × 0.
+                out += [0xFF, 0xE0, 0x00, UInt8(2 + jfifLength)]
+                out += jpeg[segment.payload.prefix(jfifLength - 2)]
+                out += [0, 0]
+                continue
+            }
             out += jpeg[segment.range]
         }
-        out += jpeg[structure.scanStart...]
+        for piece in structure.scanPieces { out += jpeg[piece] }
         return out
     }
+
+    /// A JFIF APP0 payload without thumbnail: "JFIF\0", version, units, densities, thumbnail 0 × 0.
+    static let jfifLength = 14
 
     /// The colour space signature of an ICC profile header ("RGB ", "GRAY", "CMYK" …).
     static func iccColorSpace(_ profile: [UInt8]) -> String? {

@@ -95,13 +95,14 @@ public struct PhotoPipeline: Sendable {
     }
 
     /// The source JPEG without decoding it, when it already fits: within the size and the budget,
-    /// 8-bit YCbCr or grey, Huffman-coded, decoding without a single warning. Then it is passed
-    /// through as it is, or with its metadata segments removed, or turned upright losslessly
-    /// (`tjTransform`) when its EXIF orientation is not 1 and its edges allow it.
+    /// 8-bit YCbCr or grey, Huffman-coded, well-formed to its EOI, decoding without a single warning.
+    /// Then it is passed through as it is (only when it holds nothing else), or rebuilt from the
+    /// segments we keep (`JPEGSegments.rebuilt`), or turned upright losslessly (`tjTransform`, which
+    /// writes a new file) when its EXIF orientation is not 1 and its edges allow it.
     func lossless(
         _ bytes: [UInt8], info: SourceInfo, orientation: Orientation
     ) -> (jpeg: [UInt8], action: PrepareReport.Action)? {
-        guard let structure = info.jpeg,
+        guard let structure = info.jpeg, structure.wellFormed,
             max(info.width, info.height) <= options.maxEdge,
             !structure.arithmetic, structure.components == 1 || structure.components == 3,
             structure.adobeTransform == nil || structure.adobeTransform == 1 || structure.components == 1
@@ -110,12 +111,9 @@ public struct PhotoPipeline: Sendable {
         let keepICC = options.metadata == .colorProfileOnly
         let result: (jpeg: [UInt8], action: PrepareReport.Action)
         if orientation == .up {
-            let hasMetadata = structure.segments.contains {
-                structure.isMetadata($0, bytes: bytes) || (!keepICC && $0.marker == 0xE2)
-            }
-            result = hasMetadata
-                ? (JPEGSegments.strippingMetadata(bytes, structure: structure, keepICC: keepICC), .metadataStripped)
-                : (bytes, .passedThrough)
+            // Passed through only when the file holds nothing but what we keep.
+            let rebuilt = JPEGSegments.rebuilt(bytes, structure: structure, keepICC: keepICC)
+            result = rebuilt.count == bytes.count ? (bytes, .passedThrough) : (rebuilt, .metadataStripped)
         } else {
             guard let transformer = try? TurboJPEGTransformer(),
                 let upright = transformer.upright(bytes, orientation: orientation)

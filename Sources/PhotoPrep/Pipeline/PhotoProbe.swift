@@ -15,8 +15,11 @@ public struct PhotoProbe: Sendable, Codable, Equatable {
     public var colorProfile: String?
     public var hasEXIF: Bool
     public var hasGPS: Bool
-    /// Other metadata found: "XMP", "IPTC", "comment", "APPn" …
+    /// Other metadata found: "XMP", "IPTC", "comment", "APPn", "EXIF between scans", "JFIF thumbnail" …
     public var otherMetadata: [String]
+    /// Bytes after the JPEG's end-of-image marker (a second image, a ZIP, a motion photo's video):
+    /// never kept by `prepare`.
+    public var trailingBytes: Int
     public var animated: Bool
     public var warnings: [String]
     /// What `prepare` with these options would do.
@@ -48,7 +51,7 @@ extension PhotoPipeline {
         var probe = PhotoProbe(
             format: format, width: info.width, height: info.height, bytes: bytes.count, orientation: orientation.rawValue,
             encoding: "", colorModel: "", colorProfile: info.iccProfile.map { "\($0.count) bytes, \(JPEGSegments.iccColorSpace($0) ?? "unknown space")" },
-            hasEXIF: info.jpeg?.exif != nil || info.png?.exif != nil, hasGPS: info.exif.hasGPS, otherMetadata: [],
+            hasEXIF: info.jpeg?.exif != nil || info.png?.exif != nil, hasGPS: info.exif.hasGPS, otherMetadata: [], trailingBytes: info.jpeg?.trailingBytes ?? 0,
             animated: info.png?.animated ?? false, warnings: info.warnings,
             plan: .init(action: "", outputWidth: 0, outputHeight: 0, decodeScale: 1))
         let target = options.outputSize(width: info.width, height: info.height)
@@ -65,16 +68,27 @@ extension PhotoPipeline {
             case (4, _): "CMYK"
             default: "\(jpeg.components) components"
             }
-            for segment in jpeg.segments where jpeg.isMetadata(segment, bytes: bytes) {
+            func name(_ segment: JPEGStructure.Segment) -> String {
                 let payload = bytes[segment.payload]
-                let name = switch segment.marker {
+                return switch segment.marker {
                 case 0xFE: "comment"
                 case 0xE1 where payload.starts(with: Array("http://ns.adobe.com/xap/1.0/".utf8)): "XMP"
                 case 0xE1 where payload.starts(with: Array("Exif".utf8)): "EXIF"
                 case 0xED: "IPTC"
                 default: "APP\(segment.marker - 0xE0)"
                 }
+            }
+            for segment in jpeg.segments where jpeg.isMetadata(segment, bytes: bytes) {
+                let name = name(segment)
                 if name != "EXIF" && !probe.otherMetadata.contains(name) { probe.otherMetadata.append(name) }
+            }
+            for segment in jpeg.segments where segment.marker == 0xE0 && segment.payload.count > JPEGSegments.jfifLength
+                && bytes[segment.payload].starts(with: Array("JFIF".utf8)) {
+                probe.otherMetadata.append("JFIF thumbnail")
+            }
+            for segment in jpeg.strays {
+                let name = name(segment) + " between scans"
+                if !probe.otherMetadata.contains(name) { probe.otherMetadata.append(name) }
             }
             probe.plan.decodeScale = Decoder.shrinkOnLoadScale(width: info.width, height: info.height, target: target, margin: options.shrinkOnLoadMargin)
         } else if let png = info.png {

@@ -28,6 +28,8 @@ public final class PhotoServices: Sendable {
         database: AppDatabase, destination: String, stateFolder: URL, upload: UploadConfiguration = UploadConfiguration(),
         environment: [String: String]? = nil, credentials: @escaping @Sendable (String) -> String? = { _ in nil }
     ) throws(ServiceError) {
+        // Owner-only: staged photos and the journal of uploads in flight are nobody else's business.
+        try? FileManager.default.createDirectory(at: stateFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         var configuration = upload
         configuration.keepsFinishedInJournal = true
         let uploader: Uploader
@@ -121,7 +123,8 @@ func newJob(kind: PhotoJob.Kind, caller: String, subject: String, path: StorageP
     let id = UUID().uuidString.lowercased()
     let originalPath = staging.appendingPathComponent("\(id).original").path
     // The caller's photo is copied: their file may go away before the job runs.
-    do { try AtomicFile.write(original, to: originalPath) } catch { throw .storage(error.message) }
+    // Owner-only: the original may carry GPS and serials until it is prepared (then it is deleted).
+    do { try AtomicFile.write(original, to: originalPath, permissions: 0o600) } catch { throw .storage(error.message) }
     let now = Date()
     return PhotoJob(
         id: id, kind: kind, caller: caller, subject: subject, key: path.key, preset: preset.rawValue, originalPath: originalPath,

@@ -7,10 +7,15 @@ public struct AppDatabase: Sendable {
     public let writer: any DatabaseWriter
 
     /// A database file (WAL mode, so readers never block the writer; several processes may share it).
+    /// A new file is created owner-only (0600, in a new folder 0700; SQLite gives its WAL and shared-memory
+    /// files the database's mode): it holds users, groups and messages.
     public init(path: String) throws(ServiceError) {
         do {
             try FileManager.default.createDirectory(
-                at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
+                at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
+            let fd = open(path, O_WRONLY | O_CREAT, 0o600)
+            if fd >= 0 { close(fd) }
             var configuration = Configuration()
             configuration.busyMode = .timeout(10)
             try self.init(writer: DatabasePool(path: path, configuration: configuration))

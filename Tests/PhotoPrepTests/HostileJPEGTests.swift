@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+@testable import PhotoPrep
+
+/// Metadata hidden where a segment walk up to the first scan does not look: after the end of the
+/// image, between progressive scans, in a JFIF thumbnail. Each file is built here from the committed
+/// photos; the output must keep none of it and show the same pixels.
+@Suite struct HostileJPEGTests {
+    let pipeline = PhotoPipeline(preset: .group)
+
+    /// A clean JPEG that `prepare` passes through unchanged (no metadata, within size and budget).
+    func cleanJPEG() throws -> [UInt8] {
+        let photo = try pipeline.prepare(contentsOf: Fixture.path("orientation/landscape_1.jpg"))
+        #expect(try pipeline.prepare(photo.jpeg).report.action == .passedThrough)
+        return photo.jpeg
+    }
+
+    /// A JPEG that carries GPS in its EXIF: what a second image appended to a photo leaks.
+    func withGPS() throws -> [UInt8] { try Fixture.bytes("orientation/landscape_1.jpg") }
+
+    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard needle.count <= haystack.count else { return false }
+        return (0...(haystack.count - needle.count)).contains { haystack[$0..<($0 + needle.count)].elementsEqual(needle) }
+    }
+
+    /// The offset of the first marker after the first scan's entropy-coded data (found independently of
+    /// the pipeline's walker: the first SOS, its length, then the first 0xFF not followed by 00 or RSTn).
+    static func endOfFirstScan(_ jpeg: [UInt8]) -> Int {
+        var i = 2
+        while !(jpeg[i] == 0xFF && jpeg[i + 1] == 0xDA) { i += 2 + (Int(jpeg[i + 2]) << 8 | Int(jpeg[i + 3])) }
+        var j = i + 2 + (Int(jpeg[i + 2]) << 8 | Int(jpeg[i + 3]))
+        while !(jpeg[j] == 0xFF && jpeg[j + 1] != 0x00 && !(0xD0...0xD7).contains(jpeg[j + 1])) { j += 1 }
+        return j
+    }
+
+    static func segment(_ marker: UInt8, _ payload: [UInt8]) -> [UInt8] {
+        [0xFF, marker, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload
+    }
+
+    /// `cat photo.jpg another-with-gps.jpg`: the pass-through path used to return the input unchanged.
+    @Test func bytesAfterTheEndOfImageAreDropped() throws {
+        let clean = try cleanJPEG()
+        let gps = try withGPS()
+        let input = clean + gps
+        let photo = try pipeline.prepare(input)
+        #expect(photo.report.action == .metadataStripped)
+        #expect(photo.jpeg == clean, "exactly the image, nothing after its EOI")
+        #expect(!Self.contains(photo.jpeg, Array("Exif".utf8)))
+
+        let probe = try pipeline.probe(input)
+        #expect(probe.trailingBytes == gps.count)
+        #expect(probe.plan.action == "strip metadata")
+    }
+
+    @Test func bytesAfterTheEndOfImageAreDroppedWhenStrippingToo() throws {
+        let gps = try withGPS()
+        let zip = Array("PK\u{3}\u{4}motion-photo.mp4 GPS 48.8584N".utf8)
+        var options = PrepareOptions(preset: .group)
+        options.metadata = .none
+        for pipeline in [self.pipeline, PhotoPipeline(options: options)] {
+            let photo = try pipeline.prepare(gps + zip)
+            #expect(photo.report.action == .metadataStripped)
+            #expect(!Self.contains(photo.jpeg, Array("PK\u{3}\u{4}".utf8)))
+            #expect(!Self.contains(photo.jpeg, Array("Exif".utf8)))
+            #expect(try lumaDifference(decodeJPEG(photo.jpeg), decodeJPEG(gps)) == 0, "lossless")
+        }
+    }
+
+    /// A COM and an EXIF APP1 placed after the first scan of a progressive JPEG.
+    @Test func segmentsBetweenProgressiveScansAreDropped() throws {
+        let progressive = try Fixture.bytes("edge/progressive.jpg")
+        let exif = try JPEGStructure.parse(try withGPS()).exif!
+        let at = Self.endOfFirstScan(progressive)
+        let stray = Self.segment(0xFE, Array("secret comment".utf8)) + Self.segment(0xE1, Array("Exif\0\0".utf8) + Array(exif))
+        let input = Array(progressive[..<at]) + stray + Array(progressive[at...])
+        #expect(try lumaDifference(decodeJPEG(input), decodeJPEG(progressive)) == 0, "libjpeg skips them: a valid file")
+
+        let photo = try pipeline.prepare(input)
+        #expect(photo.report.action == .metadataStripped)
+        #expect(photo.jpeg == progressive)
+        #expect(!Self.contains(photo.jpeg, Array("secret comment".utf8)))
+        let probe = try pipeline.probe(input)
+        #expect(probe.otherMetadata.contains("comment between scans") && probe.otherMetadata.contains("EXIF between scans"), "\(probe.otherMetadata)")
+    }
+
+    /// A JFIF APP0 carrying a 2 × 2 RGB thumbnail: the header is kept, the thumbnail is not.
+    @Test func aJFIFThumbnailIsDropped() throws {
+        let clean = try cleanJPEG()
+        let structure = try JPEGStructure.parse(clean)
+        let app0 = try #require(structure.segments.first { $0.marker == 0xE0 })
+        let thumbnail: [UInt8] = [250, 1, 2, 3, 250, 4, 5, 6, 250, 7, 8, 9]
+        let jfif = Array(clean[app0.payload].prefix(12)) + [2, 2] + thumbnail
+        let input = Array(clean[..<app0.range.lowerBound]) + Self.segment(0xE0, jfif) + Array(clean[app0.range.upperBound...])
+
+        let photo = try pipeline.prepare(input)
+        #expect(photo.report.action == .metadataStripped)
+        #expect(!Self.contains(photo.jpeg, thumbnail))
+        #expect(photo.jpeg == clean, "the JFIF header as a thumbnail-less one")
+        #expect(try pipeline.probe(input).otherMetadata.contains("JFIF thumbnail"))
+    }
+
+    /// A file that holds only what we keep is still passed through byte for byte.
+    @Test func aCleanFileIsStillPassedThrough() throws {
+        let clean = try cleanJPEG()
+        let photo = try pipeline.prepare(clean)
+        #expect(photo.report.action == .passedThrough && photo.jpeg == clean)
+        #expect(try pipeline.probe(clean).trailingBytes == 0)
+    }
+}
