@@ -32,6 +32,9 @@ done
 # JPEG variants of a small crop of the storm photo.
 $IM "$src/Storm.jpg" -resize 480x320! -quality 88 "$work/small.jpg"
 jpegtran -copy none -progressive "$work/small.jpg" > edge/progressive.jpg
+# 4:1:0 chroma (4×2 luma per chroma sample), progressive: TurboJPEG's header call has no name for it, libjpeg decodes it.
+$IM "$src/Storm.jpg" -resize 240x160! "$work/s240.ppm"
+cjpeg -quality 85 -sample 4x2,1x1,1x1 -progressive "$work/s240.ppm" > edge/progressive-410.jpg
 jpegtran -copy none -arithmetic "$work/small.jpg" > edge/arithmetic.jpg
 $IM "$work/small.jpg" -colorspace Gray -quality 88 edge/grey.jpg
 $IM "$work/small.jpg" -colorspace CMYK -quality 92 edge/cmyk-photo.jpg

@@ -169,3 +169,35 @@ import TestSupport
         #expect(try outputs(in: out) == ["\(name)/a-2.jpg", "\(name)/a.jpg"])
     }
 }
+
+extension BatchCommandTests {
+    /// An `--out` that cannot be made (here under a regular file; a read-only mount takes the same path):
+    /// exit 1 and the system's plain reason, no Cocoa error code, no usage text.
+    @Test func anOutputFolderThatCannotBeMadeIsAPlainError() throws {
+        let root = try temporaryFolder()
+        let file = root.appendingPathComponent("a-file")
+        try Data("x".utf8).write(to: file)
+        let result = try photoprep(["prepare", Fixture.path("orientation/landscape_1.jpg"), "--out", file.appendingPathComponent("out").path])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("cannot create the output folder: Not a directory"), "\(result.stderr)")
+        #expect(!result.stderr.contains("NSCocoaErrorDomain") && !result.stderr.contains("Usage:"), "\(result.stderr)")
+    }
+
+    /// A file whose name is not UTF-8 is reported as skipped, not dropped in silence.
+    @Test func aNameThatIsNotUTF8IsReported() throws {
+        let root = try temporaryFolder()
+        let inbox = root.appendingPathComponent("inbox")
+        try FileManager.default.createDirectory(at: inbox, withIntermediateDirectories: true)
+        let bytes = try Fixture.bytes("orientation/landscape_1.jpg")
+        let name: [UInt8] = Array((inbox.path + "/photo-").utf8) + [0xFF] + Array(".jpg".utf8) + [0]  // 0xFF: never UTF-8
+        let fd = name.withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_WRONLY | O_CREAT, 0o644) } }
+        #expect(fd >= 0)
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        try Data(bytes).write(to: inbox.appendingPathComponent("good.jpg"))
+        let result = try photoprep(["prepare", inbox.path, "--out", root.appendingPathComponent("out").path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("1 prepared"))
+        #expect(result.stderr.contains("skipped: \(inbox.path): 1 entry whose name is not valid UTF-8"), "\(result.stderr)")
+    }
+}

@@ -107,3 +107,39 @@ import Testing
         #expect(try pipeline.probe(clean).trailingBytes == 0)
     }
 }
+
+/// JPEGs that libjpeg (and Pillow) decode despite their oddities: tolerated, with a warning where libjpeg warns.
+extension HostileJPEGTests {
+    /// Bytes that are not a marker between two header segments: libjpeg skips them with a warning.
+    @Test func junkBetweenMarkersIsSkippedWithAWarning() throws {
+        let clean = try cleanJPEG()
+        let app0 = try #require(try JPEGStructure.parse(clean).segments.first)
+        let input = Array(clean[..<app0.range.upperBound]) + Array("JUNKJUNK".utf8) + Array(clean[app0.range.upperBound...])
+        let photo = try pipeline.prepare(input)
+        #expect(photo.report.warnings.contains { $0.contains("8 extraneous bytes") }, "\(photo.report.warnings)")
+        #expect(photo.report.action == .reencoded, "a file with warnings is never passed through")
+        #expect(lumaPSNR(try decodeJPEG(photo.jpeg), try decodeJPEG(clean)) > 40)
+    }
+
+    /// Adobe APP14 segments cut short at every length: ignored as libjpeg ignores them.
+    @Test(arguments: 0...11)
+    func aShortAdobeSegmentIsIgnored(length: Int) throws {
+        let clean = try cleanJPEG()
+        let app0 = try #require(try JPEGStructure.parse(clean).segments.first)
+        let adobe = Array(Array("Adobe".utf8) + [0, 100, 0, 0, 0, 0, 1]).prefix(length)
+        let input = Array(clean[..<app0.range.upperBound]) + Self.segment(0xEE, Array(adobe)) + Array(clean[app0.range.upperBound...])
+        let photo = try pipeline.prepare(input)
+        #expect(try lumaDifference(decodeJPEG(photo.jpeg), decodeJPEG(clean)) == 0)
+    }
+
+    /// 4:1:0 chroma sampling, progressive: TurboJPEG's header call has no name for it; libjpeg decodes it.
+    @Test func fourOneZeroProgressiveDecodes() throws {
+        let photo = try pipeline.prepare(contentsOf: Fixture.path("edge/progressive-410.jpg"))
+        #expect(photo.report.outputWidth == 240 && photo.report.outputHeight == 160)
+        let reference = try decodeJPEG(try pipeline.prepare(contentsOf: Fixture.path("photos/storm-1920x1280.jpg")).jpeg)
+        let image = try decodeJPEG(photo.jpeg)
+        let center = image.mean(x: 100..<140, y: 60..<100)
+        let expected = reference.mean(x: 800..<960, y: 480..<640)
+        #expect(close(center, expected, within: 25), "\(center) vs \(expected)")
+    }
+}

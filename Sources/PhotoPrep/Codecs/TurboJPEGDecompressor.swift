@@ -25,7 +25,8 @@ final class TurboJPEGDecompressor {
         let rc = jpeg.withUnsafeBufferPointer {
             tjDecompressHeader3(handle, $0.baseAddress, UInt($0.count), &width, &height, &subsamp, &colorspace)
         }
-        guard rc == 0 else {
+        // A warning (junk bytes between markers) is not fatal: libjpeg reads on, and the decode reports it.
+        guard rc == 0 || (tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue) && width > 0 && height > 0) else {
             throw PhotoPrepError(.decode, .corrupt, "libjpeg-turbo: \(lastError)")
         }
         return Header(width: Int(width), height: Int(height), colorspace: colorspace)

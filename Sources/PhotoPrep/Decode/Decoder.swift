@@ -44,7 +44,14 @@ enum Decoder {
 
     static func decodeJPEG(_ bytes: [UInt8], info: SourceInfo, scale: Int, strict: Bool) throws(PhotoPrepError) -> Decoded {
         let decompressor = try TurboJPEGDecompressor()
-        let header = try decompressor.header(bytes)
+        let header: TurboJPEGDecompressor.Header
+        do {
+            header = try decompressor.header(bytes)
+        } catch where info.jpeg != nil && error.message.contains("subsampling") {
+            // TurboJPEG's header call refuses sampling it has no name for (4:1:0, 3:1:1 …), which
+            // libjpeg decodes all the same: take the frame header's own facts.
+            header = .init(width: info.width, height: info.height, colorspace: Self.colorspace(of: info.jpeg!))
+        }
         let format: TJPF
         switch header.colorspace {
         case Int32(TJCS_GRAY.rawValue): format = TJPF_GRAY
@@ -62,6 +69,18 @@ enum Decoder {
             image = PixelImage(width: size.width, height: size.height, channels: format == TJPF_GRAY ? 1 : 3, pixels: pixels)
         }
         return Decoded(image: image, scale: scale, warnings: warning.map { ["libjpeg-turbo: \($0)"] } ?? [])
+    }
+
+    /// The colour space libjpeg assumes for a frame: grey for one component, YCbCr for three unless
+    /// Adobe says RGB, CMYK or YCCK for four.
+    static func colorspace(of structure: JPEGStructure) -> Int32 {
+        switch (structure.components, structure.adobeTransform) {
+        case (1, _): Int32(TJCS_GRAY.rawValue)
+        case (3, 0): Int32(TJCS_RGB.rawValue)
+        case (3, _): Int32(TJCS_YCbCr.rawValue)
+        case (4, 2): Int32(TJCS_YCCK.rawValue)
+        default: Int32(TJCS_CMYK.rawValue)
+        }
     }
 
     /// Naive CMYK → RGB (R = (1 − C)(1 − K) …), the conversion browsers and Pillow apply without a profile.

@@ -68,7 +68,13 @@ struct JPEGStructure {
         var i = 2
         while true {
             guard i < bytes.count else { throw corrupt("the file ends before the first scan (truncated header)") }
-            guard bytes[i] == 0xFF else { throw corrupt("expected a marker at byte \(i), found 0x\(String(bytes[i], radix: 16))") }
+            if bytes[i] != 0xFF {
+                // Junk where a marker belongs: libjpeg skips to the next 0xFF with a warning, and so do we.
+                guard let next = bytes[i...].firstIndex(of: 0xFF) else { throw corrupt("no marker after byte \(i)") }
+                let marker = next + 1 < bytes.count ? String(bytes[next + 1], radix: 16) : "?"
+                warnings.append("\(next - i) extraneous bytes before marker 0x\(marker) at byte \(i)")
+                i = next
+            }
             var start = i
             while i < bytes.count && bytes[i] == 0xFF { start = i; i += 1 }  // fill bytes
             guard i < bytes.count else { throw corrupt("the file ends inside a marker") }

@@ -8,13 +8,12 @@ public enum GroupRules {
     /// Members in a group, the creator included.
     public static let maxMembers = 256
 
-    /// The name as stored: control characters removed, whitespace trimmed, 1–50 characters.
+    /// The name as stored: control and invisible format characters removed, whitespace trimmed, 1–50
+    /// characters with at least one visible (`NameRules.cleaned`).
     public static func normalizedName(_ name: String) throws(ServiceError) -> String {
-        let kept = String(String.UnicodeScalarView(name.unicodeScalars.filter { $0.properties.generalCategory != .control }))
-        let trimmed = kept.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty else { throw .groupNameEmpty }
-        guard trimmed.count <= maxNameLength else { throw .groupNameTooLong(trimmed.count) }
-        return trimmed
+        guard let cleaned = NameRules.cleaned(name) else { throw .groupNameEmpty }
+        guard cleaned.count <= maxNameLength else { throw .groupNameTooLong(cleaned.count) }
+        return cleaned
     }
 
     /// The other participants: de-duplicated in their given order, without the creator; at least 2,

@@ -15,6 +15,8 @@ public enum ServiceError: Error, Sendable, Equatable, CustomStringConvertible {
     case tooManyMembers(Int)
     /// An id or album name that would not be a single safe path segment.
     case invalidIdentifier(String)
+    /// A display name with nothing visible in it, or too long.
+    case invalidName(String)
     /// The caller may not write there, or may not change that.
     case notAllowed(String)
     /// Not a JPEG or PNG, or an upload that is not a JPEG.
@@ -36,6 +38,7 @@ public enum ServiceError: Error, Sendable, Equatable, CustomStringConvertible {
         case .tooFewParticipants(let n): "a group needs at least \(GroupRules.minOtherParticipants) participants besides the creator; got \(n)"
         case .tooManyMembers(let n): "a group has at most \(GroupRules.maxMembers) members; this one would have \(n)"
         case .invalidIdentifier(let detail): "invalid identifier: \(detail)"
+        case .invalidName(let detail): "invalid name: \(detail)"
         case .notAllowed(let detail): "not allowed: \(detail)"
         case .unsupportedPhoto(let detail): "unsupported photo: \(detail)"
         case .photoTooLarge(let bytes, let limit): "the photo has \(bytes) bytes; uploads there must be smaller than \(limit)"

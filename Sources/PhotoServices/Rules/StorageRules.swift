@@ -50,15 +50,21 @@ public enum StoragePath: Sendable, Hashable {
 }
 
 public enum StorageRules {
-    /// An identifier used as a path segment: not empty, at most 128 bytes, not `.` or `..`, no `/`,
-    /// `\` or control characters.
+    /// The characters identifiers may use: ASCII letters and digits and `. _ - @ + |` (what identity
+    /// providers put in user ids: Firebase's alphanumerics, Auth0's `provider|id`, e-mail-like ids).
+    public static let identifierAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-@+|".unicodeScalars)
+
+    /// An identifier used as a path segment (user id, group id, album, file name): 1–128 characters of
+    /// `identifierAlphabet`, not starting with `.` (so never `.`, `..` or a hidden file). No spaces, no
+    /// separators, no control or invisible characters: what is stored is exactly what is shown.
     public static func validated(_ id: String, _ what: String) throws(ServiceError) -> String {
         guard !id.isEmpty else { throw .invalidIdentifier("the \(what) is empty") }
         guard id != ".", id != ".." else { throw .invalidIdentifier("the \(what) \"\(id)\" is a relative path") }
-        guard !id.contains("/"), !id.contains("\\") else { throw .invalidIdentifier("the \(what) \"\(id)\" contains a path separator") }
-        guard !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw .invalidIdentifier("the \(what) \(id.debugDescription) contains control characters")
+        guard !id.contains("/"), !id.contains("\\") else { throw .invalidIdentifier("the \(what) \(id.debugDescription) contains a path separator") }
+        guard id.unicodeScalars.allSatisfy(identifierAlphabet.contains) else {
+            throw .invalidIdentifier("the \(what) \(id.debugDescription) has characters outside A–Z a–z 0–9 . _ - @ + |")
         }
+        guard !id.hasPrefix(".") else { throw .invalidIdentifier("the \(what) \(id.debugDescription) starts with a dot") }
         guard id.utf8.count <= 128 else { throw .invalidIdentifier("the \(what) is longer than 128 bytes") }
         return id
     }

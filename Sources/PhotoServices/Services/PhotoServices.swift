@@ -90,6 +90,7 @@ public struct UserDirectory: Sendable {
     @discardableResult
     public func add(id: String, displayName: String, email: String? = nil) throws(ServiceError) -> User {
         let id = try StorageRules.validated(id, "user id")
+        let displayName = try NameRules.displayName(displayName)
         return try database.write { db in
             if var user = try User.fetchOne(db, key: id) {
                 user.displayName = displayName

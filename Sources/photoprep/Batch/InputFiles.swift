@@ -9,7 +9,11 @@ struct InputFile {
 /// Expands files and folders (recursively, hidden files skipped) into input files, each with an output
 /// path that mirrors its place under the input folder, with a `.jpg` extension.
 enum InputFiles {
-    static func expand(_ inputs: [String], excluding outputRoot: String) throws -> [InputFile] {
+    /// `skipped` hears of entries that cannot be inputs at all (names that are not UTF-8, which the
+    /// folder walk cannot name): they are reported, never dropped silently.
+    static func expand(
+        _ inputs: [String], excluding outputRoot: String, skipped: (String, String) -> Void = { _, _ in }
+    ) throws -> [InputFile] {
         let manager = FileManager.default
         let excluded = URL(fileURLWithPath: outputRoot).standardizedFileURL.resolvingSymlinksInPath().path
         var files: [InputFile] = []
@@ -34,8 +38,31 @@ enum InputFiles {
                 found.append(InputFile(path: url.path, relativeOutput: root.lastPathComponent + "/" + outputName(relative)))
             }
             files += found.sorted { $0.path < $1.path }
+            for (folder, count) in undecodableNames(under: root.path) {
+                skipped(folder, "\(count) entr\(count == 1 ? "y" : "ies") whose name is not valid UTF-8 (rename to include)")
+            }
         }
         return disambiguated(files)
+    }
+
+    /// Folders under `root` holding entries whose names are not UTF-8, with how many: Foundation's
+    /// walk passes them over, so they are counted here with `readdir`, which sees the raw bytes.
+    static func undecodableNames(under root: String) -> [(String, Int)] {
+        var found: [(String, Int)] = []
+        var pending = [root]
+        while let folder = pending.popLast() {
+            guard let dir = opendir(folder) else { continue }
+            defer { closedir(dir) }
+            var count = 0
+            while let entry = readdir(dir) {
+                let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+                guard let name = String(validating: bytes, as: UTF8.self) else { count += 1; continue }
+                if name.hasPrefix(".") { continue }
+                if entry.pointee.d_type == UInt8(DT_DIR) { pending.append(folder + "/" + name) }
+            }
+            if count > 0 { found.append((folder, count)) }
+        }
+        return found.sorted { $0.0 < $1.0 }
     }
 
     /// `a/b/photo.png` → `a/b/photo.jpg`.

@@ -64,10 +64,11 @@ struct Prepare: ParsableCommand {
 
     func run() throws {
         let files: [InputFile]
+        try OutputFolder.create(out)
         do {
-            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-            guard access(out, W_OK) == 0 else { throw CommandFailure(message: "\(out): the output folder is not writable") }
-            files = try InputFiles.expand(inputs, excluding: out).filter { shard?.contains($0.relativeOutput) ?? true }
+            files = try InputFiles.expand(inputs, excluding: out, skipped: { path, why in
+                FileHandle.standardError.write(Data("skipped: \(path): \(why)\n".utf8))
+            }).filter { shard?.contains($0.relativeOutput) ?? true }
         } catch {
             throw ValidationError("\(error)")
         }
@@ -89,6 +90,27 @@ struct Prepare: ParsableCommand {
         console.finish(summary)
         if summary.remaining > 0 { throw ExitCode(130) }
         if summary.failed > 0 { throw ExitCode(1) }
+    }
+}
+
+/// The `--out` folder, made (with its parents) and checked writable up front: a failure is the
+/// system's plain reason (read-only file system, not a folder, permission denied), exit status 1.
+enum OutputFolder {
+    static func create(_ path: String) throws {
+        var built = path.hasPrefix("/") ? "" : "."
+        for part in path.split(separator: "/") {
+            built += "/" + part
+            if mkdir(built, 0o777) != 0 && errno != EEXIST {
+                throw CommandFailure(message: "\(path): cannot create the output folder: \(String(cString: strerror(errno)))")
+            }
+        }
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
+            throw CommandFailure(message: "\(path): the output path is not a folder")
+        }
+        guard access(path, W_OK) == 0 else {
+            throw CommandFailure(message: "\(path): the output folder is not writable: \(String(cString: strerror(errno)))")
+        }
     }
 }
 
