@@ -28,6 +28,9 @@ struct PipelineOptions: ParsableArguments {
     @Flag(help: "Treat decoder warnings (e.g. a truncated JPEG) as errors.")
     var strict = false
 
+    @Option(help: "Refuse a photo whose decode would hold more than this (estimated from its header; progressive JPEGs hold every coefficient, PNGs the whole image). Per photo: --jobs N may use N times as much.")
+    var maxMemory: ByteSize = ByteSize(bytes: PrepareOptions(preset: .group).maxMemory)
+
     func validate() throws {
         if let maxEdge, maxEdge < 16 { throw ValidationError("--max-edge must be at least 16") }
         if !(1...100).contains(maxQuality) { throw ValidationError("--max-quality must be 1…100") }
@@ -41,6 +44,7 @@ struct PipelineOptions: ParsableArguments {
         options.qualities = min(options.qualities.lowerBound, maxQuality)...maxQuality
         options.metadata = stripAll ? .none : .colorProfileOnly
         options.strict = strict
+        options.maxMemory = maxMemory.bytes
         options.background = background.color
         options.shrinkOnLoadMargin = shrinkMargin
         return options

@@ -16,6 +16,8 @@ struct JPEGStructure {
     var height: Int
     var precision: Int
     var components: Int
+    /// Each component's sampling factors (horizontal, vertical), from the frame header.
+    var sampling: [(h: Int, v: Int)] = []
     var coding: Coding
     var arithmetic: Bool
     /// Segments before the first SOS, in file order (SOI excluded).
@@ -41,6 +43,19 @@ struct JPEGStructure {
     /// (a truncated file, junk between markers), the file is never passed through or stripped: it is
     /// decoded and re-encoded, which keeps nothing but pixels.
     var wellFormed = false
+    /// Scans (SOS segments) in the file: more than one means libjpeg holds every coefficient.
+    var scanCount = 0
+    /// Bytes of entropy-coded data in all scans.
+    var entropyBytes = 0
+
+    /// 8 × 8 blocks of coefficients in the whole image, all components.
+    var blockCount: Int {
+        let hMax = sampling.map(\.h).max() ?? 1, vMax = sampling.map(\.v).max() ?? 1
+        return sampling.reduce(0) { sum, factors in
+            let w = (width * factors.h + hMax - 1) / hMax, h = (height * factors.v + vMax - 1) / vMax
+            return sum + ((w + 7) / 8) * ((h + 7) / 8)
+        }
+    }
 
     /// Segments that carry nothing needed to show the pixels right: EXIF, XMP, IPTC, comments,
     /// and application data other than JFIF, ICC and Adobe.
@@ -61,6 +76,7 @@ struct JPEGStructure {
 
         var segments: [Segment] = []
         var frame: (width: Int, height: Int, precision: Int, components: Int, coding: Coding, arithmetic: Bool)?
+        var sampling: [(h: Int, v: Int)] = []
         var exif: ArraySlice<UInt8>?
         var iccChunks: [(sequence: UInt8, data: ArraySlice<UInt8>)] = []
         var adobe: UInt8?
@@ -100,6 +116,9 @@ struct JPEGStructure {
                 case 2: .progressive
                 default: .lossless
                 }
+                sampling = stride(from: p + 6, to: payload.endIndex - 2, by: 3).prefix(Int(payload[p + 5])).map {
+                    (h: max(1, Int(payload[$0 + 1] >> 4)), v: max(1, Int(payload[$0 + 1] & 0x0F)))
+                }
                 frame = (
                     width: Int(payload[p + 3]) << 8 | Int(payload[p + 4]),
                     height: Int(payload[p + 1]) << 8 | Int(payload[p + 2]),
@@ -132,7 +151,14 @@ struct JPEGStructure {
                     components: frame.components, coding: frame.coding, arithmetic: frame.arithmetic,
                     segments: segments, scanStart: segment.range.lowerBound, exif: exif, iccProfile: icc,
                     adobeTransform: adobe, warnings: warnings)
+                structure.sampling = sampling.count == frame.components ? sampling : Array(repeating: (1, 1), count: frame.components)
                 structure.walkScans(bytes)
+                // Huffman coding spends at least a bit on every block's DC coefficient: a file with less
+                // data than that cannot hold the whole image, and decodes mostly as flat grey.
+                if !structure.arithmetic, structure.entropyBytes * 8 < structure.blockCount {
+                    structure.warnings.append(
+                        "only \(structure.entropyBytes) bytes of image data for \(structure.blockCount) blocks of \(structure.width) × \(structure.height) pixels: most of the image is missing")
+                }
                 return structure
             }
             segments.append(segment)
@@ -179,6 +205,7 @@ struct JPEGStructure {
             pieces.append(segment.range)
             i = end
             guard marker == 0xDA else { continue }
+            scanCount += 1
             // Entropy-coded data runs to the next marker that is not a stuffed byte or a restart.
             var j = end
             while j < n {
@@ -189,6 +216,7 @@ struct JPEGStructure {
                 break
             }
             if j > end { pieces.append(end..<j) }
+            entropyBytes += j - end
             i = j
         }
         // No EOI where it should be: keep what was walked, say the file is not well formed.

@@ -34,7 +34,11 @@ struct PNGStructure {
             let length = be32(i)
             let type = String(decoding: bytes[(i + 4)..<(i + 8)], as: UTF8.self)
             let dataStart = i + 8
-            guard length >= 0, dataStart + length <= bytes.count else { break }  // truncated: libpng reports it
+            // A length beyond the end of the file is a lie (or a truncation): refused here, before libpng
+            // allocates what the chunk claims (a 44-byte file declaring a 2 GiB tEXt chunk).
+            guard length <= Int(Int32.max), dataStart + length + 4 <= bytes.count else {
+                throw corrupt("the \(type.debugDescription) chunk at byte \(i) declares \(length) bytes but the file ends \(max(0, bytes.count - dataStart)) bytes later (truncated, or a false length)")
+            }
             let data = bytes[dataStart..<(dataStart + length)]
             switch type {
             case "tRNS": result.hasTransparencyChunk = true

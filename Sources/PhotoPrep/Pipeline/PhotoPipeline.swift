@@ -60,6 +60,7 @@ public struct PhotoPipeline: Sendable {
             return PreparedPhoto(jpeg: jpeg, report: report)
         }
 
+        try checkMemory(info: info, fileBytes: bytes.count, target: target)
         var mark = clock.now
         func lap() -> Double {
             let now = clock.now
@@ -122,6 +123,18 @@ public struct PhotoPipeline: Sendable {
             result = (upright.withUnsafeBytes { JPEGSegments.inserting(profile, into: $0) }, .losslesslyOriented)
         }
         return result.jpeg.count < options.maxBytes ? result : nil
+    }
+
+    /// Refuses a photo whose decode would need more than `options.maxMemory` (`MemoryEstimate`).
+    func checkMemory(info: SourceInfo, fileBytes: Int, target: (width: Int, height: Int)) throws(PhotoPrepError) {
+        let scale = info.format == .jpeg
+            ? Decoder.shrinkOnLoadScale(width: info.width, height: info.height, target: target, margin: options.shrinkOnLoadMargin) : 1
+        let estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: scale, target: target)
+        guard estimate.bytes <= options.maxMemory else {
+            throw PhotoPrepError(
+                .limits, .tooLarge,
+                "preparing it needs about \(MemoryEstimate.megabytes(estimate.bytes)), over the memory budget of \(MemoryEstimate.megabytes(options.maxMemory)) (--max-memory): \(estimate.reason)")
+        }
     }
 
     /// The APP2 segments for the source's ICC profile, when the policy keeps it and it describes the

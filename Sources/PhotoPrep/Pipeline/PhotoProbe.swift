@@ -48,6 +48,13 @@ extension PhotoPipeline {
             info = try SourceInfo.read(bytes, maxPixels: .max, checkFeatures: false)
         }
         let orientation = info.exif.orientation ?? .up
+        if refusal == nil {
+            do {
+                try checkMemory(info: info, fileBytes: bytes.count, target: options.outputSize(width: info.width, height: info.height))
+            } catch {
+                refusal = error.message
+            }
+        }
         var probe = PhotoProbe(
             format: format, width: info.width, height: info.height, bytes: bytes.count, orientation: orientation.rawValue,
             encoding: "", colorModel: "", colorProfile: info.iccProfile.map { "\($0.count) bytes, \(JPEGSegments.iccColorSpace($0) ?? "unknown space")" },

@@ -29,6 +29,10 @@ public struct PrepareOptions: Sendable, Hashable {
     public var metadata: Metadata = .colorProfileOnly
     /// Images whose header declares more pixels are refused before decoding (sharp's default, 16383²).
     public var maxPixels: Int = 268_402_689
+    /// A photo whose decode would hold more than this many bytes at once (estimated from its header:
+    /// progressive JPEGs hold every coefficient, PNGs the whole image) is refused before decoding.
+    /// Per photo: a batch with `--jobs N` may use N times as much.
+    public var maxMemory: Int = 256 << 20
     /// Treat codec warnings (for example, a truncated JPEG) as errors.
     public var strict: Bool = false
     /// JPEGs are decoded at 1/2, 1/4 or 1/8 scale while that leaves at least this many times the
