@@ -20,7 +20,7 @@ import TestSupport
         let out = root.appendingPathComponent("out")
         let result = try photoprep(["prepare", inbox.path, "--preset", "profile", "--out", out.path])
         #expect(result.status == 1)
-        #expect(result.stderr.contains("broken.png: decode failed (corrupt data): libpng"))
+        #expect(result.stderr.contains("broken.png: decode failed (corrupt data): the \"IDAT\" chunk"), "\(result.stderr)")
         #expect(result.stderr.contains("skipped: \(inbox.path)/notes.txt: sniff failed (unsupported format): found text"))
         for name in ["inbox/storm.jpg", "inbox/sub/interlaced.jpg"] {
             let jpeg = try [UInt8](Data(contentsOf: out.appendingPathComponent(name)))
@@ -54,5 +54,21 @@ import TestSupport
         #expect(try photoprep(["prepare", Fixture.path("photos"), "--out", Fixture.path("photos/storm-1920x1280.jpg")]).status == 2, "--out is a file")
         #expect(try photoprep(["prepare", "/nonexistent/folder", "--out", "/tmp/x"]).status == 2)
         #expect(try photoprep(["frobnicate"]).status == 2)
+    }
+}
+
+extension CommandTests {
+    /// Every command's help: defaults as people write them (`8 MiB`, `FFFFFF`), never a Swift value's
+    /// description (`ByteSize(bytes: 8388608)`), and no option that takes a secret as an argument.
+    @Test func helpTextsShowNoSwiftValuesAndTakeNoSecrets() throws {
+        let commands = [["prepare"], ["probe"], ["upload"], ["presign"], ["bench"], ["group", "create"], ["group", "set-photo"],
+                        ["profile", "set-photo"], ["profile", "add-photos"], ["sync"], ["user", "add"]]
+        for command in commands {
+            let help = try photoprep(command + ["--help"]).stdout
+            #expect(help.contains("USAGE"), "\(command)")
+            let swiftValue = help.range(of: #"[A-Z][A-Za-z]+\([a-z]+: "#, options: .regularExpression)
+            #expect(swiftValue == nil, "\(command): \(help)")
+            #expect(!help.contains("--token-secret <"), "\(command): a secret as an argument")
+        }
     }
 }

@@ -194,6 +194,12 @@ struct UploadStateMachine {
     /// Forget the acknowledged offset (after a pause or an interrupted request): query it again.
     mutating func requery() { offsetKnown = false }
 
+    /// Continuing after a pause: the budgets start again at `now`.
+    mutating func resumed(now: Duration) {
+        stallStart = now
+        failures = 0
+    }
+
     /// Records what happened; `now` is the time since the upload started (for the retry budget).
     mutating func record(_ outcome: Outcome, now: Duration, jitter: Double) {
         switch outcome {

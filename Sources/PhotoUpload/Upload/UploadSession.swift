@@ -14,18 +14,22 @@ final class UploadSession: Sendable {
     private let progress: Mutex<UploadProgress>
     /// When the destination will forget the unfinished upload, as it last said.
     private let expires = Mutex<Date?>(nil)
+    /// How many times `run` started (more than once after `pause()` and `resume()`).
+    private let runs = Mutex(0)
     private let clock = ContinuousClock()
     private let started: ContinuousClock.Instant
 
+    /// `started`: when the upload began (before the destination's discovery), so that the budgets
+    /// count the whole wall time.
     init(transport: any UploadTransport, destination: String, request: UploadRequest, source: OpenSource,
-         configuration: UploadConfiguration, journal: UploadJournal?) {
+         configuration: UploadConfiguration, journal: UploadJournal?, started: ContinuousClock.Instant = .now) {
         self.transport = transport
         self.destination = destination
         self.request = request
         self.source = source
         self.configuration = configuration
         self.journal = journal
-        started = clock.now
+        self.started = started
         var resumeAt: String?
         var sentBefore: Int64?
         if let journal, let entry = journal.entry(destination: destination, key: request.key) {
@@ -54,6 +58,8 @@ final class UploadSession: Sendable {
 
     /// Runs until a terminal event, or until paused (then returns `.paused`).
     func run(emit: @escaping @Sendable (UploadEvent) -> Void, pausing: @escaping @Sendable () -> Bool) async -> UploadEvent {
+        // A run after a pause gets its budgets afresh: the time paused was not time without progress.
+        if runs.withLock({ $0 += 1; return $0 > 1 }) { machine.withLock { $0.resumed(now: elapsed) } }
         while true {
             if Task.isCancelled {
                 if pausing() {

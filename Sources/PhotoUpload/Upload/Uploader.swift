@@ -57,6 +57,7 @@ public final class Uploader: Sendable {
     /// Starts uploading `source` under `request.key`; resumes an unfinished upload of the same content
     /// from the journal.
     public func upload(_ source: UploadSource, request: UploadRequest) async -> UploadTask {
+        let started = ContinuousClock.now
         // Ask a tus server what it supports while the source is read and hashed.
         async let info = serverInfo(authorization: request.authorization)
         let opened: OpenSource
@@ -83,7 +84,7 @@ public final class Uploader: Sendable {
         }
         return UploadTask(session: UploadSession(
             transport: transport, destination: destination, request: request, source: opened, configuration: configuration,
-            journal: journal))
+            journal: journal, started: started))
     }
 
     /// Deletes a finished object given its location (as `finished` reported it): tus termination
