@@ -1,7 +1,11 @@
 #ifndef PHOTOPREP_CPNG_SHIM_H
 #define PHOTOPREP_CPNG_SHIM_H
 
+#include <setjmp.h>
+#include <stdio.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 #include <png.h>
 #include <zlib.h>
 
@@ -20,6 +24,83 @@ static inline long photoprep_inflate(const unsigned char *in, size_t inSize, uns
     uLongf outSize = (uLongf)outCapacity;
     int rc = uncompress(out, &outSize, in, (uLong)inSize);
     return rc == Z_OK ? (long)outSize : -1;
+}
+
+/// Called with each decoded row: `width` pixels of `channels` 8-bit samples; returns 0 to go on.
+typedef int (*photoprep_png_row_callback)(void *context, const unsigned char *row, unsigned int width, unsigned int channels);
+
+struct photoprep_png_source {
+    const unsigned char *data;
+    size_t size;
+    size_t offset;
+    char *message;
+    size_t message_size;
+    jmp_buf jump;
+};
+
+static inline void photoprep_png_read_data(png_structp png, png_bytep out, size_t length) {
+    struct photoprep_png_source *source = (struct photoprep_png_source *)png_get_io_ptr(png);
+    if (length > source->size - source->offset) png_error(png, "read beyond end of data");
+    memcpy(out, source->data + source->offset, length);
+    source->offset += length;
+}
+
+static inline void photoprep_png_error(png_structp png, png_const_charp text) {
+    struct photoprep_png_source *source = (struct photoprep_png_source *)png_get_error_ptr(png);
+    snprintf(source->message, source->message_size, "%s", text);
+    longjmp(source->jump, 1);
+}
+
+static inline void photoprep_png_warning(png_structp png, png_const_charp text) {
+    (void)png;
+    (void)text;
+}
+
+/// Reads a non-interlaced PNG row by row with libpng's classic API (`png_read_row`), so that no more than
+/// a row is held: palette to RGB, tRNS to alpha, low-bit grey to 8 bits, 16 bits scaled to 8
+/// (`png_set_scale_16`), a gAMA chunk honoured by converting to sRGB as the simplified API does, grey to RGB
+/// unless `grey`. Alpha is kept (the caller composes it); ancillary chunks are capped at 8 MB.
+/// Returns the channels per pixel of the rows (1 grey, 2 grey + alpha, 3 RGB, 4 RGB + alpha), or 0 on
+/// error with libpng's message in `message`. The setjmp/longjmp of libpng's error handling stays inside
+/// this function: `row` is called between libpng calls, never from within one.
+static inline int photoprep_png_read_rows(
+    const unsigned char *data, size_t size, int grey, photoprep_png_row_callback row, void *context,
+    char *message, size_t message_size
+) {
+    struct photoprep_png_source source = { data, size, 0, message, message_size };
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &source, photoprep_png_error, photoprep_png_warning);
+    if (!png) { snprintf(message, message_size, "png_create_read_struct failed"); return 0; }
+    png_infop info = png_create_info_struct(png);
+    unsigned char *volatile buffer = NULL;
+    if (!info || setjmp(source.jump)) {
+        free(buffer);
+        png_destroy_read_struct(&png, info ? &info : NULL, NULL);
+        return 0;
+    }
+    png_set_read_fn(png, &source, photoprep_png_read_data);
+    png_set_chunk_malloc_max(png, 8 * 1000 * 1000);
+    png_read_info(png, info);
+    if (png_get_interlace_type(png, info) != PNG_INTERLACE_NONE) png_error(png, "interlaced PNGs are not read row by row");
+    int colour = png_get_color_type(png, info);
+    png_set_expand(png);
+    png_set_scale_16(png);
+    if (!png_get_valid(png, info, PNG_INFO_sRGB) && !png_get_valid(png, info, PNG_INFO_iCCP)) {
+        png_set_gamma(png, PNG_DEFAULT_sRGB, PNG_DEFAULT_sRGB);
+    }
+    if (!grey && !(colour & PNG_COLOR_MASK_COLOR)) png_set_gray_to_rgb(png);
+    png_read_update_info(png, info);
+    int channels = png_get_channels(png, info);
+    png_uint_32 width = png_get_image_width(png, info), height = png_get_image_height(png, info);
+    buffer = (unsigned char *)malloc(png_get_rowbytes(png, info));
+    if (!buffer) png_error(png, "out of memory for a row");
+    for (png_uint_32 y = 0; y < height; y++) {
+        png_read_row(png, buffer, NULL);
+        if (row(context, buffer, (unsigned int)width, (unsigned int)channels) != 0) png_error(png, "stopped");
+    }
+    free(buffer);
+    buffer = NULL;
+    png_destroy_read_struct(&png, &info, NULL);
+    return channels;
 }
 
 #endif

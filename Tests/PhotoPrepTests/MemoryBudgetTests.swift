@@ -42,9 +42,11 @@ import Testing
         }
     }
 
-    /// A valid-looking 16383 × 16383 RGB PNG header: 805 MB decoded, over the default 256 MiB.
-    @Test func aHugePNGIsRefusedByTheMemoryBudget() throws {
-        let png = Self.signature + Self.ihdr(width: 16383, height: 16383) + Self.chunk("IDAT", [0x78, 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01]) + Self.chunk("IEND", [])
+    /// A valid-looking 16383 × 16383 interlaced RGB PNG header: 805 MB decoded whole (Adam7 cannot be
+    /// streamed), over the default 256 MiB.
+    @Test func aHugeInterlacedPNGIsRefusedByTheMemoryBudget() throws {
+        let ihdr = Self.chunk("IHDR", Self.be32(16383) + Self.be32(16383) + [8, 2, 0, 0, 1])
+        let png = Self.signature + ihdr + Self.chunk("IDAT", [0x78, 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01]) + Self.chunk("IEND", [])
         do {
             _ = try pipeline.prepare(png)
             Issue.record("accepted")
@@ -84,5 +86,88 @@ import Testing
         let estimate = MemoryEstimate(info: info, fileBytes: bytes.count, scale: 1, target: target)
         #expect(estimate.bytes < 64 << 20, "\(file): \(estimate)")
         #expect(estimate.bytes > info.width * info.height, "\(file): at least the decoded image")
+    }
+}
+
+/// PNGs too large to decode whole within the budget: read row by row and shrunk while they stream.
+extension MemoryBudgetTests {
+    /// A zlib stream of stored (uncompressed) deflate blocks: enough for a test PNG, no zlib needed.
+    static func zlibStored(_ data: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = [0x78, 0x01]
+        var at = 0
+        repeat {
+            let count = min(65535, data.count - at)
+            let final: UInt8 = at + count == data.count ? 1 : 0
+            out += [final, UInt8(count & 0xFF), UInt8(count >> 8), UInt8(~count & 0xFF), UInt8((~count >> 8) & 0xFF)]
+            out += data[at..<(at + count)]
+            at += count
+        } while at < data.count
+        var a: UInt32 = 1, b: UInt32 = 0
+        for byte in data { a = (a + UInt32(byte)) % 65521; b = (b + a) % 65521 }
+        return out + be32(b << 16 | a)
+    }
+
+    /// An 8-bit PNG of colour type `colorType` (0 grey, 2 RGB, 4 grey + alpha, 6 RGBA) from its rows.
+    static func png(width: Int, height: Int, colorType: UInt8, rows: [[UInt8]]) -> [UInt8] {
+        let raw: [UInt8] = rows.flatMap { row -> [UInt8] in [0] + row }  // filter type 0 on every row
+        return signature + chunk("IHDR", be32(UInt32(width)) + be32(UInt32(height)) + [8, colorType, 0, 0, 0])
+            + chunk("IDAT", zlibStored(raw)) + chunk("IEND", [])
+    }
+
+    /// Semi-transparent pixels composed in the sRGB-encoded space: `c × a + background × (1 − a)`.
+    @Test func streamedRowsComposeAlphaAsViewersShowIt() throws {
+        let width = 256
+        let first: [UInt8] = (0..<width).flatMap { x -> [UInt8] in [200, 100, 50, UInt8(x)] }
+        let second: [UInt8] = (0..<width).flatMap { x -> [UInt8] in [0, 255, 10, UInt8(255 - x)] }
+        let rgba = Self.png(width: width, height: 2, colorType: 6, rows: [first, second])
+        let background = RGBColor(red: 255, green: 255, blue: 255)
+        var rows: [[UInt8]] = []
+        try LibPNGRowReader.read(rgba, grey: false, background: background) { rows.append(Array($0)) }
+        #expect(rows.count == 2 && rows.allSatisfy { $0.count == width * 3 })
+        func expected(_ c: Int, _ a: Int) -> UInt8 { UInt8((c * a + 255 * (255 - a) + 127) / 255) }
+        for x in 0..<width {
+            #expect(Array(rows[0][(x * 3)..<(x * 3 + 3)]) == [expected(200, x), expected(100, x), expected(50, x)], "x = \(x)")
+            #expect(Array(rows[1][(x * 3)..<(x * 3 + 3)]) == [expected(0, 255 - x), expected(255, 255 - x), expected(10, 255 - x)])
+        }
+        let greyAlpha = Self.png(width: 2, height: 1, colorType: 4, rows: [[100, 128, 30, 0]])
+        var grey: [[UInt8]] = []
+        try LibPNGRowReader.read(greyAlpha, grey: false, background: RGBColor(red: 0, green: 0, blue: 0)) { grey.append(Array($0)) }
+        #expect(grey == [[50, 50, 50, 0, 0, 0]], "grey + alpha as RGB onto black")
+    }
+
+    @Test func theBoxShrinkerAveragesBlocksAndEdges() {
+        // 5 × 3 grey, factor 2: blocks 2×2, 2×2, 1×2 (right edge), then 2×1, 2×1, 1×1 (bottom edge).
+        let rows: [[UInt8]] = [[0, 10, 20, 30, 40], [100, 110, 120, 130, 140], [7, 9, 11, 13, 255]]
+        var shrinker = BoxShrinker(width: 5, height: 3, channels: 1, factor: 2)
+        for row in rows { row.withUnsafeBufferPointer { shrinker.add($0) } }
+        let image = shrinker.image
+        #expect(image.width == 3 && image.height == 2)
+        #expect(image.pixels == [55, 75, 90, 8, 12, 255])
+    }
+
+    /// A PNG over the budget when decoded whole is streamed and shrunk instead — and looks the same.
+    @Test func aPNGOverTheBudgetIsStreamedAndLooksTheSame() throws {
+        var options = PrepareOptions(maxEdge: 100, maxBytes: 500 * 1024)
+        let whole = try PhotoPipeline(options: options).prepare(contentsOf: Fixture.path("edge/photo-rgb8.png"))
+        #expect(!whole.report.warnings.contains { $0.contains("row by row") })
+        options.maxMemory = 500 * 1024  // the 480 × 320 photo whole needs ~0.7 MB
+        let streamed = try PhotoPipeline(options: options).prepare(contentsOf: Fixture.path("edge/photo-rgb8.png"))
+        #expect(streamed.report.warnings.contains { $0.contains("read row by row and shrunk to 1/2") }, "\(streamed.report.warnings)")
+        #expect(streamed.report.decodeScale == 2)
+        #expect((streamed.report.outputWidth, streamed.report.outputHeight) == (whole.report.outputWidth, whole.report.outputHeight))
+        let psnr = lumaPSNR(try decodeJPEG(streamed.jpeg), try decodeJPEG(whole.jpeg))
+        #expect(psnr > 35, "\(psnr) dB")
+    }
+
+    /// Interlaced PNGs cannot be streamed (every pass covers the whole image): over the budget, refused.
+    @Test func anInterlacedPNGOverTheBudgetIsRefused() throws {
+        var options = PrepareOptions(maxEdge: 100, maxBytes: 500 * 1024)
+        options.maxMemory = 500 * 1024
+        do {
+            _ = try PhotoPipeline(options: options).prepare(contentsOf: Fixture.path("edge/interlaced.png"))
+            Issue.record("accepted")
+        } catch {
+            #expect(error.kind == .tooLarge && error.message.contains("decoded whole"), "\(error.message)")
+        }
     }
 }

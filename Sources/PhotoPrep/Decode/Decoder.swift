@@ -13,20 +13,34 @@ enum Decoder {
     static func decode(
         _ bytes: [UInt8], info: SourceInfo, target: (width: Int, height: Int), options: PrepareOptions
     ) throws(PhotoPrepError) -> Decoded {
+        try decode(bytes, info: info, plan: DecodePlan(info: info, fileBytes: bytes.count, target: target, options: options), options: options)
+    }
+
+    /// Decodes `bytes` as `plan` says: JPEG at its shrink-on-load scale, PNG whole or streamed.
+    static func decode(_ bytes: [UInt8], info: SourceInfo, plan: DecodePlan, options: PrepareOptions) throws(PhotoPrepError) -> Decoded {
         switch info.format {
         case .jpeg:
-            let scale = shrinkOnLoadScale(width: info.width, height: info.height, target: target, margin: options.shrinkOnLoadMargin)
-            return try decodeJPEG(bytes, info: info, scale: scale, strict: options.strict)
+            return try decodeJPEG(bytes, info: info, scale: plan.scale, strict: options.strict)
         case .png:
             let structure = info.png!
             let grey = structure.isOpaqueGrey
-            let (image, warning) = try LibPNGReader.decode(bytes, grey: grey, background: options.background, maxPixels: options.maxPixels)
-            var warnings = warning.map { [$0] } ?? []
-            if structure.animated { warnings.append("animated PNG: only the first frame is used") }
-            if warning != nil && options.strict {
-                throw PhotoPrepError(.decode, .corrupt, warning!)
+            var warnings: [String] = []
+            let image: PixelImage
+            if plan.streamed {
+                var shrinker = BoxShrinker(width: info.width, height: info.height, channels: grey ? 1 : 3, factor: plan.scale)
+                try LibPNGRowReader.read(bytes, grey: grey, background: options.background) { shrinker.add($0) }
+                image = shrinker.image
+                warnings.append("a PNG of \(info.width) × \(info.height) was read row by row and shrunk to 1/\(plan.scale) to stay within the memory budget")
+            } else {
+                let (whole, warning) = try LibPNGReader.decode(bytes, grey: grey, background: options.background, maxPixels: options.maxPixels)
+                if let warning {
+                    if options.strict { throw PhotoPrepError(.decode, .corrupt, warning) }
+                    warnings.append(warning)
+                }
+                image = whole
             }
-            return Decoded(image: image, scale: 1, warnings: warnings)
+            if structure.animated { warnings.append("animated PNG: only the first frame is used") }
+            return Decoded(image: image, scale: plan.scale, warnings: warnings)
         }
     }
 

@@ -6,7 +6,8 @@
 /// |---|---|
 /// | progressive (or multi-scan) JPEG | every DCT coefficient: 2 bytes × 64 per 8 × 8 block of each component (a 16383² 4:4:4 file: 1.5 GiB) |
 /// | baseline JPEG | the decoded image at the shrink-on-load scale (libjpeg keeps only a few rows of its own) |
-/// | PNG | the decoded image at full size (libpng's simplified API has no scaled decode) |
+/// | PNG | the decoded image at full size (libpng's simplified API has no scaled decode) — or, when that is |
+/// | | over the budget and the PNG is not interlaced, one row and the image shrunk while streaming (`DecodePlan`) |
 ///
 /// plus the file itself, the resizer's intermediate (output width × decoded height) and the output.
 /// The estimate errs high by a little (libjpeg's own tables and row buffers are counted generously).
@@ -15,7 +16,8 @@ struct MemoryEstimate: Equatable {
     /// What dominates, for the refusal's message.
     var reason: String
 
-    init(info: SourceInfo, fileBytes: Int, scale: Int, target: (width: Int, height: Int)) {
+    /// `streamed`: a PNG read row by row and shrunk 1/`scale` on the way (`BoxShrinker`).
+    init(info: SourceInfo, fileBytes: Int, scale: Int, target: (width: Int, height: Int), streamed: Bool = false) {
         let decoded: (width: Int, height: Int)
         var channels = 3
         var held = 0
@@ -35,10 +37,16 @@ struct MemoryEstimate: Equatable {
             }
             held += info.width * 16 * jpeg.components * 4  // libjpeg's row groups and upsampling buffers
         case .png:
-            decoded = (info.width, info.height)
             if info.png?.isOpaqueGrey == true { channels = 1 }
             held = info.width * 8 * 4  // libpng's rows (16-bit, with alpha)
-            reason = "a PNG of \(info.width) × \(info.height) is decoded whole (\(Self.megabytes(decoded.width * decoded.height * channels)))"
+            if streamed {
+                decoded = TurboJPEGDecompressor.scaledSize(width: info.width, height: info.height, denominator: scale)
+                held += decoded.width * channels * 4  // the shrinker's row of sums
+                reason = "a PNG of \(info.width) × \(info.height) read row by row and shrunk to 1/\(scale)"
+            } else {
+                decoded = (info.width, info.height)
+                reason = "a PNG of \(info.width) × \(info.height) is decoded whole (\(Self.megabytes(decoded.width * decoded.height * channels)))"
+            }
         }
         let image = decoded.width * decoded.height * channels
         let resized = target.width * decoded.height * 3 + 3 * target.width * target.height * 3  // passes, orientation, encoder
@@ -48,5 +56,33 @@ struct MemoryEstimate: Equatable {
 
     static func megabytes(_ bytes: Int) -> String {
         bytes >= 1 << 30 ? "\((Double(bytes) / Double(1 << 30) * 10).rounded() / 10) GiB" : "\(bytes >> 20) MiB"
+    }
+}
+
+/// How a photo is decoded: at which scale, whole or streamed, and what that holds at once.
+///
+/// JPEGs shrink on load (TurboJPEG's 1/2, 1/4, 1/8). PNGs decode whole with libpng's simplified API, as
+/// long as that fits the memory budget; a larger non-interlaced PNG is read row by row and shrunk by the
+/// same rule while it streams, so a 16383 × 16383 PNG for a 2048-px output holds about 100 MB, not 800.
+struct DecodePlan {
+    var scale: Int
+    var streamed: Bool
+    var estimate: MemoryEstimate
+
+    init(info: SourceInfo, fileBytes: Int, target: (width: Int, height: Int), options: PrepareOptions) {
+        let shrink = Decoder.shrinkOnLoadScale(width: info.width, height: info.height, target: target, margin: options.shrinkOnLoadMargin)
+        switch info.format {
+        case .jpeg:
+            (scale, streamed) = (shrink, false)
+            estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: shrink, target: target)
+        case .png:
+            let whole = MemoryEstimate(info: info, fileBytes: fileBytes, scale: 1, target: target)
+            if whole.bytes > options.maxMemory, shrink > 1, info.png?.interlaced == false {
+                (scale, streamed) = (shrink, true)
+                estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: shrink, target: target, streamed: true)
+            } else {
+                (scale, streamed, estimate) = (1, false, whole)
+            }
+        }
     }
 }

@@ -60,14 +60,15 @@ public struct PhotoPipeline: Sendable {
             return PreparedPhoto(jpeg: jpeg, report: report)
         }
 
-        try checkMemory(info: info, fileBytes: bytes.count, target: target)
+        let plan = DecodePlan(info: info, fileBytes: bytes.count, target: target, options: options)
+        try checkMemory(plan)
         var mark = clock.now
         func lap() -> Double {
             let now = clock.now
             defer { mark = now }
             return seconds(now - mark)
         }
-        let decoded = try Decoder.decode(bytes, info: info, target: target, options: options)
+        let decoded = try Decoder.decode(bytes, info: info, plan: plan, options: options)
         report.decodeScale = decoded.scale
         report.warnings += decoded.warnings
         report.timings.decode = lap()
@@ -125,15 +126,12 @@ public struct PhotoPipeline: Sendable {
         return result.jpeg.count < options.maxBytes ? result : nil
     }
 
-    /// Refuses a photo whose decode would need more than `options.maxMemory` (`MemoryEstimate`).
-    func checkMemory(info: SourceInfo, fileBytes: Int, target: (width: Int, height: Int)) throws(PhotoPrepError) {
-        let scale = info.format == .jpeg
-            ? Decoder.shrinkOnLoadScale(width: info.width, height: info.height, target: target, margin: options.shrinkOnLoadMargin) : 1
-        let estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: scale, target: target)
-        guard estimate.bytes <= options.maxMemory else {
+    /// Refuses a photo whose decode, as planned, would hold more than `options.maxMemory` (`MemoryEstimate`).
+    func checkMemory(_ plan: DecodePlan) throws(PhotoPrepError) {
+        guard plan.estimate.bytes <= options.maxMemory else {
             throw PhotoPrepError(
                 .limits, .tooLarge,
-                "preparing it needs about \(MemoryEstimate.megabytes(estimate.bytes)), over the memory budget of \(MemoryEstimate.megabytes(options.maxMemory)) (--max-memory): \(estimate.reason)")
+                "preparing it needs about \(MemoryEstimate.megabytes(plan.estimate.bytes)), over the memory budget of \(MemoryEstimate.megabytes(options.maxMemory)) (--max-memory): \(plan.estimate.reason)")
         }
     }
 

@@ -48,12 +48,9 @@ extension PhotoPipeline {
             info = try SourceInfo.read(bytes, maxPixels: .max, checkFeatures: false)
         }
         let orientation = info.exif.orientation ?? .up
+        let plan = DecodePlan(info: info, fileBytes: bytes.count, target: options.outputSize(width: info.width, height: info.height), options: options)
         if refusal == nil {
-            do {
-                try checkMemory(info: info, fileBytes: bytes.count, target: options.outputSize(width: info.width, height: info.height))
-            } catch {
-                refusal = error.message
-            }
+            do { try checkMemory(plan) } catch { refusal = error.message }
         }
         var probe = PhotoProbe(
             format: format, width: info.width, height: info.height, bytes: bytes.count, orientation: orientation.rawValue,
@@ -97,11 +94,12 @@ extension PhotoPipeline {
                 let name = name(segment) + " between scans"
                 if !probe.otherMetadata.contains(name) { probe.otherMetadata.append(name) }
             }
-            probe.plan.decodeScale = Decoder.shrinkOnLoadScale(width: info.width, height: info.height, target: target, margin: options.shrinkOnLoadMargin)
+            probe.plan.decodeScale = plan.scale
         } else if let png = info.png {
             let model = ["grey", "", "RGB", "palette", "grey + alpha", "", "RGB + alpha"]
             probe.encoding = "\(png.bitDepth)-bit" + (png.interlaced ? ", interlaced" : "")
             probe.colorModel = (png.colorType < model.count ? model[png.colorType] : "type \(png.colorType)") + (png.hasTransparencyChunk ? " + tRNS" : "")
+            probe.plan.decodeScale = plan.scale
         }
         if let refusal {
             probe.plan.action = "refuse: \(refusal)"

@@ -94,7 +94,8 @@ struct Prepare: ParsableCommand {
 }
 
 /// The `--out` folder, made (with its parents) and checked writable up front: a failure is the
-/// system's plain reason (read-only file system, not a folder, permission denied), exit status 1.
+/// system's plain reason (read-only file system, permission denied), exit status 1; naming a file is
+/// a usage error (exit 2).
 enum OutputFolder {
     static func create(_ path: String) throws {
         var built = path.hasPrefix("/") ? "" : "."
@@ -106,7 +107,7 @@ enum OutputFolder {
         }
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
-            throw CommandFailure(message: "\(path): the output path is not a folder")
+            throw ValidationError("--out \(path): is a file, not a folder")  // a usage error: exit 2
         }
         guard access(path, W_OK) == 0 else {
             throw CommandFailure(message: "\(path): the output folder is not writable: \(String(cString: strerror(errno)))")
