@@ -137,12 +137,7 @@ public final class FaultProxy: @unchecked Sendable {
         server = try ServerProcess(port: port, executable: "python3", arguments: [script, String(port), String(upstream), "--stats", statsFile.path] + faults)
     }
 
-    private var stats: [String: Any] {
-        guard let data = FileManager.default.contents(atPath: statsFile.path),
-            let stats = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-        else { return [:] }
-        return stats
-    }
+    private var stats: [String: Any] { readStats(statsFile) }
 
     /// Upload data the server accepted through the proxy (PATCH bodies and POST bodies with creation-with-upload).
     public var dataBytes: Int { stats["data_bytes"] as? Int ?? 0 }
@@ -154,6 +149,14 @@ public final class FaultProxy: @unchecked Sendable {
         server.stop()
         try? FileManager.default.removeItem(at: statsFile)
     }
+}
+
+/// The counters a Python test server in Support/ last wrote (`stats_file.py`); empty before its first request.
+func readStats(_ file: URL) -> [String: Any] {
+    guard let data = FileManager.default.contents(atPath: file.path),
+        let stats = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+    else { return [:] }
+    return stats
 }
 
 /// Fetches a URL's body (a finished upload, with --enable-downloads).
@@ -262,12 +265,7 @@ public final class LyingTusServer: @unchecked Sendable {
         server = try ServerProcess(port: port, executable: "python3", arguments: [script, String(port), mode, "--stats", statsFile.path])
     }
 
-    private var stats: [String: Any] {
-        guard let data = FileManager.default.contents(atPath: statsFile.path),
-            let stats = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-        else { return [:] }
-        return stats
-    }
+    private var stats: [String: Any] { readStats(statsFile) }
 
     /// Body bytes the server received, in all requests.
     public var dataBytes: Int { stats["data_bytes"] as? Int ?? 0 }

@@ -19,10 +19,11 @@ S3 objects and parts), and a POST with a body (tus creation-with-upload, S3 Comp
 """
 import argparse
 import http.client
-import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import stats_file  # beside this script
 
 args = None
 lock = threading.Lock()
@@ -100,12 +101,7 @@ class Proxy(BaseHTTPRequestHandler):
         self.save_stats()
 
     def save_stats(self):
-        if args.stats:
-            with lock:
-                with open(args.stats + ".tmp", "w") as f:
-                    json.dump(stats, f)
-                import os
-                os.replace(args.stats + ".tmp", args.stats)
+        stats_file.save(args.stats, stats, lock)
 
     do_GET = do_POST = do_PATCH = do_PUT = do_HEAD = do_DELETE = do_OPTIONS = forward
 

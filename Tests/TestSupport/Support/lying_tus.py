@@ -17,11 +17,11 @@ MODE
               request; credentials_to counts requests that carried an Authorization header, by Host.
 """
 import argparse
-import json
-import os
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import stats_file  # beside this script
 
 args = None
 lock = threading.Lock()
@@ -89,11 +89,7 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def save_stats(self):
-        if args.stats:
-            with lock:
-                with open(args.stats + ".tmp", "w") as f:
-                    json.dump(stats, f)
-                os.replace(args.stats + ".tmp", args.stats)
+        stats_file.save(args.stats, stats, lock)
 
     do_GET = do_POST = do_PATCH = do_PUT = do_HEAD = do_DELETE = do_OPTIONS = handle_one
 
