@@ -26,8 +26,10 @@ static inline long photoprep_inflate(const unsigned char *in, size_t inSize, uns
     return rc == Z_OK ? (long)outSize : -1;
 }
 
-/// Called with each decoded row: `width` pixels of `channels` 8-bit samples; returns 0 to go on.
-typedef int (*photoprep_png_row_callback)(void *context, const unsigned char *row, unsigned int width, unsigned int channels);
+/// Called with each decoded row: `width` pixels of `channels` samples of `bytes_per_sample` bytes (2: 16-bit,
+/// native byte order); returns 0 to go on.
+typedef int (*photoprep_png_row_callback)(
+    void *context, const unsigned char *row, unsigned int width, unsigned int channels, unsigned int bytes_per_sample);
 
 struct photoprep_png_source {
     const unsigned char *data;
@@ -56,11 +58,12 @@ static inline void photoprep_png_warning(png_structp png, png_const_charp text) 
     (void)text;
 }
 
-/// Reads a non-interlaced PNG row by row with libpng's classic API (`png_read_row`), so that no more than
-/// a row is held: palette to RGB, tRNS to alpha, low-bit grey to 8 bits, 16 bits scaled to 8
-/// (`png_set_scale_16`), a gAMA chunk honoured by converting to sRGB as the simplified API does, grey to RGB
-/// unless `grey`. Alpha is kept (the caller composes it); ancillary chunks are capped at 8 MB.
-/// Returns the channels per pixel of the rows (1 grey, 2 grey + alpha, 3 RGB, 4 RGB + alpha), or 0 on
+/// Reads a PNG with libpng's classic API and hands it over row by row: palette to RGB, tRNS to alpha, low-bit
+/// grey to 8 bits, 16-bit samples kept (native byte order), a gAMA chunk honoured by converting to sRGB when
+/// there is no sRGB or iCCP chunk (as browsers and the simplified API do), grey to RGB unless `grey`. Alpha
+/// is kept: the caller composes it. A non-interlaced PNG is read one row at a time (`png_read_row`), so no
+/// more than a row is held; an interlaced one needs its whole image (`png_read_image`). Ancillary chunks are
+/// capped at 8 MB. Returns the channels per pixel (1 grey, 2 grey + alpha, 3 RGB, 4 RGB + alpha), or 0 on
 /// error with libpng's message in `message`. The setjmp/longjmp of libpng's error handling stays inside
 /// this function: `row` is called between libpng calls, never from within one.
 static inline int photoprep_png_read_rows(
@@ -72,33 +75,52 @@ static inline int photoprep_png_read_rows(
     if (!png) { snprintf(message, message_size, "png_create_read_struct failed"); return 0; }
     png_infop info = png_create_info_struct(png);
     unsigned char *volatile buffer = NULL;
+    png_bytep *volatile rows = NULL;
     if (!info || setjmp(source.jump)) {
         free(buffer);
+        free(rows);
         png_destroy_read_struct(&png, info ? &info : NULL, NULL);
         return 0;
     }
     png_set_read_fn(png, &source, photoprep_png_read_data);
     png_set_chunk_malloc_max(png, 8 * 1000 * 1000);
     png_read_info(png, info);
-    if (png_get_interlace_type(png, info) != PNG_INTERLACE_NONE) png_error(png, "interlaced PNGs are not read row by row");
     int colour = png_get_color_type(png, info);
+    int passes = png_set_interlace_handling(png);
     png_set_expand(png);
-    png_set_scale_16(png);
-    if (!png_get_valid(png, info, PNG_INFO_sRGB) && !png_get_valid(png, info, PNG_INFO_iCCP)) {
-        png_set_gamma(png, PNG_DEFAULT_sRGB, PNG_DEFAULT_sRGB);
+    if (png_get_bit_depth(png, info) == 16) png_set_swap(png);
+    png_fixed_point file_gamma = 0;
+    if (!png_get_valid(png, info, PNG_INFO_sRGB) && !png_get_valid(png, info, PNG_INFO_iCCP)
+        && png_get_gAMA_fixed(png, info, &file_gamma) && file_gamma > 0) {
+        png_set_gamma_fixed(png, PNG_DEFAULT_sRGB, file_gamma);  /* the file's gamma to the sRGB screen's */
     }
     if (!grey && !(colour & PNG_COLOR_MASK_COLOR)) png_set_gray_to_rgb(png);
     png_read_update_info(png, info);
     int channels = png_get_channels(png, info);
+    unsigned int sample = png_get_bit_depth(png, info) == 16 ? 2 : 1;
     png_uint_32 width = png_get_image_width(png, info), height = png_get_image_height(png, info);
-    buffer = (unsigned char *)malloc(png_get_rowbytes(png, info));
-    if (!buffer) png_error(png, "out of memory for a row");
-    for (png_uint_32 y = 0; y < height; y++) {
-        png_read_row(png, buffer, NULL);
-        if (row(context, buffer, (unsigned int)width, (unsigned int)channels) != 0) png_error(png, "stopped");
+    size_t rowbytes = png_get_rowbytes(png, info);
+    if (passes > 1) {
+        buffer = (unsigned char *)malloc(rowbytes * height);
+        rows = (png_bytep *)malloc(sizeof(png_bytep) * height);
+        if (!buffer || !rows) png_error(png, "out of memory for an interlaced image");
+        for (png_uint_32 y = 0; y < height; y++) rows[y] = buffer + rowbytes * y;
+        png_read_image(png, rows);
+        for (png_uint_32 y = 0; y < height; y++) {
+            if (row(context, rows[y], (unsigned int)width, (unsigned int)channels, sample) != 0) png_error(png, "stopped");
+        }
+    } else {
+        buffer = (unsigned char *)malloc(rowbytes);
+        if (!buffer) png_error(png, "out of memory for a row");
+        for (png_uint_32 y = 0; y < height; y++) {
+            png_read_row(png, buffer, NULL);
+            if (row(context, buffer, (unsigned int)width, (unsigned int)channels, sample) != 0) png_error(png, "stopped");
+        }
     }
     free(buffer);
+    free(rows);
     buffer = NULL;
+    rows = NULL;
     png_destroy_read_struct(&png, &info, NULL);
     return channels;
 }

@@ -6,32 +6,9 @@ import Testing
 @Suite struct MemoryBudgetTests {
     let pipeline = PhotoPipeline(preset: .group)
 
-    /// A PNG chunk: length, type, data, CRC.
-    static func chunk(_ type: String, _ data: [UInt8], length: UInt32? = nil) -> [UInt8] {
-        let typeBytes = Array(type.utf8)
-        return be32(length ?? UInt32(data.count)) + typeBytes + data + be32(UInt32(crc32(typeBytes + data)))
-    }
-
-    static func be32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
-
-    static func crc32(_ bytes: [UInt8]) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes {
-            crc ^= UInt32(byte)
-            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
-        }
-        return ~crc
-    }
-
-    static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-
-    static func ihdr(width: UInt32, height: UInt32) -> [UInt8] {
-        chunk("IHDR", be32(width) + be32(height) + [8, 2, 0, 0, 0])
-    }
-
     /// 45 bytes declaring a 2 GiB tEXt chunk: refused by our own chunk walk, libpng never sees it.
     @Test func aChunkLongerThanTheFileIsRefusedBeforeLibPNG() throws {
-        let bomb = Self.signature + Self.ihdr(width: 1, height: 1) + Self.be32(0x7FFF_FFF0) + Array("tEXtabcd".utf8)
+        let bomb = TestPNG.signature + TestPNG.ihdr(width: 1, height: 1) + TestPNG.be32(0x7FFF_FFF0) + Array("tEXtabcd".utf8)
         #expect(bomb.count == 45)
         do {
             _ = try pipeline.prepare(bomb)
@@ -45,8 +22,8 @@ import Testing
     /// A valid-looking 16383 × 16383 interlaced RGB PNG header: 805 MB decoded whole (Adam7 cannot be
     /// streamed), over the default 256 MiB.
     @Test func aHugeInterlacedPNGIsRefusedByTheMemoryBudget() throws {
-        let ihdr = Self.chunk("IHDR", Self.be32(16383) + Self.be32(16383) + [8, 2, 0, 0, 1])
-        let png = Self.signature + ihdr + Self.chunk("IDAT", [0x78, 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01]) + Self.chunk("IEND", [])
+        let ihdr = TestPNG.chunk("IHDR", TestPNG.be32(16383) + TestPNG.be32(16383) + [8, 2, 0, 0, 1])
+        let png = TestPNG.signature + ihdr + TestPNG.chunk("IDAT", [0x78, 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01]) + TestPNG.chunk("IEND", [])
         do {
             _ = try pipeline.prepare(png)
             Issue.record("accepted")
@@ -91,35 +68,12 @@ import Testing
 
 /// PNGs too large to decode whole within the budget: read row by row and shrunk while they stream.
 extension MemoryBudgetTests {
-    /// A zlib stream of stored (uncompressed) deflate blocks: enough for a test PNG, no zlib needed.
-    static func zlibStored(_ data: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = [0x78, 0x01]
-        var at = 0
-        repeat {
-            let count = min(65535, data.count - at)
-            let final: UInt8 = at + count == data.count ? 1 : 0
-            out += [final, UInt8(count & 0xFF), UInt8(count >> 8), UInt8(~count & 0xFF), UInt8((~count >> 8) & 0xFF)]
-            out += data[at..<(at + count)]
-            at += count
-        } while at < data.count
-        var a: UInt32 = 1, b: UInt32 = 0
-        for byte in data { a = (a + UInt32(byte)) % 65521; b = (b + a) % 65521 }
-        return out + be32(b << 16 | a)
-    }
-
-    /// An 8-bit PNG of colour type `colorType` (0 grey, 2 RGB, 4 grey + alpha, 6 RGBA) from its rows.
-    static func png(width: Int, height: Int, colorType: UInt8, rows: [[UInt8]]) -> [UInt8] {
-        let raw: [UInt8] = rows.flatMap { row -> [UInt8] in [0] + row }  // filter type 0 on every row
-        return signature + chunk("IHDR", be32(UInt32(width)) + be32(UInt32(height)) + [8, colorType, 0, 0, 0])
-            + chunk("IDAT", zlibStored(raw)) + chunk("IEND", [])
-    }
-
     /// Semi-transparent pixels composed in the sRGB-encoded space: `c × a + background × (1 − a)`.
     @Test func streamedRowsComposeAlphaAsViewersShowIt() throws {
         let width = 256
         let first: [UInt8] = (0..<width).flatMap { x -> [UInt8] in [200, 100, 50, UInt8(x)] }
         let second: [UInt8] = (0..<width).flatMap { x -> [UInt8] in [0, 255, 10, UInt8(255 - x)] }
-        let rgba = Self.png(width: width, height: 2, colorType: 6, rows: [first, second])
+        let rgba = TestPNG.png(width: width, height: 2, colorType: 6, rows: [first, second])
         let background = RGBColor(red: 255, green: 255, blue: 255)
         var rows: [[UInt8]] = []
         try LibPNGRowReader.read(rgba, grey: false, background: background) { rows.append(Array($0)) }
@@ -129,7 +83,7 @@ extension MemoryBudgetTests {
             #expect(Array(rows[0][(x * 3)..<(x * 3 + 3)]) == [expected(200, x), expected(100, x), expected(50, x)], "x = \(x)")
             #expect(Array(rows[1][(x * 3)..<(x * 3 + 3)]) == [expected(0, 255 - x), expected(255, 255 - x), expected(10, 255 - x)])
         }
-        let greyAlpha = Self.png(width: 2, height: 1, colorType: 4, rows: [[100, 128, 30, 0]])
+        let greyAlpha = TestPNG.png(width: 2, height: 1, colorType: 4, rows: [[100, 128, 30, 0]])
         var grey: [[UInt8]] = []
         try LibPNGRowReader.read(greyAlpha, grey: false, background: RGBColor(red: 0, green: 0, blue: 0)) { grey.append(Array($0)) }
         #expect(grey == [[50, 50, 50, 0, 0, 0]], "grey + alpha as RGB onto black")

@@ -1,11 +1,12 @@
 internal import CPNG
 
 /// libpng's classic API, row by row (`photoprep_png_read_rows` in the CPNG shim, which keeps libpng's
-/// setjmp/longjmp error handling inside C): for PNGs too large to decode whole within the memory budget.
+/// setjmp/longjmp error handling inside C). Used for PNGs with transparency, which are composed here as
+/// every viewer shows them, and for PNGs too large to decode whole within the memory budget.
 enum LibPNGRowReader {
-    /// Decodes `png` (not interlaced) and hands each row to `row` as 8-bit grey (`grey`) or RGB, alpha
-    /// composed onto `background` in the sRGB-encoded space (`c × a + background × (1 − a)`, as browsers
-    /// and image viewers show it).
+    /// Decodes `png` and hands each row to `row` as 8-bit grey (`grey`, for opaque grey sources) or RGB,
+    /// alpha composed onto `background` in the sRGB-encoded space — `c × a + background × (1 − a)`, as
+    /// browsers, image viewers, Pillow and ImageMagick do — in 16-bit precision for 16-bit sources.
     static func read(
         _ png: [UInt8], grey: Bool, background: RGBColor, row: (UnsafeBufferPointer<UInt8>) -> Void
     ) throws(PhotoPrepError) {
@@ -13,9 +14,9 @@ enum LibPNGRowReader {
             let context = RowContext(grey: grey, background: background, row: row)
             var message = [CChar](repeating: 0, count: 256)
             let channels = png.withUnsafeBufferPointer { source in
-                photoprep_png_read_rows(source.baseAddress, source.count, grey ? 1 : 0, { pointer, data, width, channels in
+                photoprep_png_read_rows(source.baseAddress, source.count, grey ? 1 : 0, { pointer, data, width, channels, sample in
                     let context = Unmanaged<RowContext>.fromOpaque(pointer!).takeUnretainedValue()
-                    context.deliver(UnsafeBufferPointer(start: data, count: Int(width) * Int(channels)), channels: Int(channels))
+                    context.deliver(data!, width: Int(width), channels: Int(channels), bytesPerSample: Int(sample))
                     return 0
                 }, Unmanaged.passUnretained(context).toOpaque(), &message, message.count)
             }
@@ -26,41 +27,44 @@ enum LibPNGRowReader {
         }
     }
 
-    /// What the C callback reaches through its context pointer: composes alpha, passes rows on.
+    /// What the C callback reaches through its context pointer: brings rows to 8 bits, composes alpha,
+    /// passes them on.
     private final class RowContext {
         let grey: Bool
-        let background: RGBColor
         let row: (UnsafeBufferPointer<UInt8>) -> Void
-        var composed: [UInt8] = []
+        /// The background per output channel, 16-bit (an 8-bit value × 257).
+        let background: [Int64]
+        var output: [UInt8] = []
 
         init(grey: Bool, background: RGBColor, row: @escaping (UnsafeBufferPointer<UInt8>) -> Void) {
             self.grey = grey
-            self.background = background
             self.row = row
+            let weighted: Int = 299 * Int(background.red) + 587 * Int(background.green) + 114 * Int(background.blue)
+            let colours: [UInt8] = grey ? [UInt8((weighted + 500) / 1000)] : [background.red, background.green, background.blue]
+            self.background = colours.map { Int64($0) * 257 }
         }
 
-        func deliver(_ samples: UnsafeBufferPointer<UInt8>, channels: Int) {
-            guard channels == 2 || channels == 4 else { return row(samples) }
-            let colours = channels - 1
-            let pixels = samples.count / channels
-            if composed.count != pixels * colours { composed = [UInt8](repeating: 0, count: pixels * colours) }
-            let bg: [Int] = grey ? [Int(Self.luma(background))] : [Int(background.red), Int(background.green), Int(background.blue)]
-            composed.withUnsafeMutableBufferPointer { out in
-                for i in 0..<pixels {
-                    let a = Int(samples[i * channels + colours])
+        func deliver(_ data: UnsafePointer<UInt8>, width: Int, channels: Int, bytesPerSample: Int) {
+            let alpha = channels == 2 || channels == 4
+            let colours = alpha ? channels - 1 : channels
+            if output.count != width * colours { output = [UInt8](repeating: 0, count: width * colours) }
+            let background = self.background
+            output.withUnsafeMutableBufferPointer { out in
+                func sample(_ index: Int) -> Int64 {
+                    // 16-bit samples arrive in native byte order (png_set_swap); 8-bit ones are scaled to 16.
+                    bytesPerSample == 2
+                        ? Int64(UnsafeRawPointer(data + index * 2).loadUnaligned(as: UInt16.self)) : Int64(data[index]) * 257
+                }
+                for x in 0..<width {
+                    let a = alpha ? sample(x * channels + colours) : 65535
                     for c in 0..<colours {
-                        let sample = Int(samples[i * channels + c])
-                        let mixed: Int = (sample * a + bg[c] * (255 - a) + 127) / 255
-                        out[i * colours + c] = UInt8(mixed)
+                        // One rounding from 16-bit samples to the 8-bit result: (c·a + bg·(1 − a)) × 255 / 65535².
+                        let mixed = sample(x * channels + c) * a + background[c] * (65535 - a)
+                        out[x * colours + c] = UInt8((mixed * 255 + 2_147_418_112) / 4_294_836_225)
                     }
                 }
             }
-            composed.withUnsafeBufferPointer { row($0) }
-        }
-
-        static func luma(_ colour: RGBColor) -> UInt8 {
-            let weighted: Int = 299 * Int(colour.red) + 587 * Int(colour.green) + 114 * Int(colour.blue)
-            return UInt8((weighted + 500) / 1000)
+            output.withUnsafeBufferPointer { row($0) }
         }
     }
 }

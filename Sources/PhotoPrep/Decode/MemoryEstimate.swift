@@ -45,6 +45,10 @@ struct MemoryEstimate: Equatable {
                 reason = "a PNG of \(info.width) × \(info.height) read row by row and shrunk to 1/\(scale)"
             } else {
                 decoded = (info.width, info.height)
+                // An interlaced PNG with transparency is held whole as decoded: 4 samples a pixel, 16-bit ones 2 bytes each.
+                if info.png?.hasAlpha == true, info.png?.interlaced == true {
+                    held += info.width * info.height * 4 * (info.png!.bitDepth == 16 ? 2 : 1)
+                }
                 reason = "a PNG of \(info.width) × \(info.height) is decoded whole (\(Self.megabytes(decoded.width * decoded.height * channels)))"
             }
         }
