@@ -209,10 +209,12 @@ import TestSupport
         entry.expires = Date(timeIntervalSinceNow: -1)
         try journal.save(entry)
         let posts = proxy.requests["POST"] ?? 0
+        let deletes = proxy.requests["DELETE"] ?? 0
         let result = await uploader.upload(.bytes(bytes), request: UploadRequest(key: "e.jpg")).result()
         guard case .finished(let location) = result else { Issue.record("\(result)"); return }
         #expect(location != entry.location)
         #expect(proxy.requests["POST"] == posts + 1, "created anew")
+        #expect(proxy.requests["DELETE"] == deletes + 1, "the forgotten upload was deleted (awaited, not in a detached task)")
         #expect(try await download(location.replacingOccurrences(of: String(proxy.server.port), with: String(server.port))) == bytes)
         #expect(journal.entries().isEmpty)
     }

@@ -16,6 +16,9 @@ final class UploadSession: Sendable {
     private let expires = Mutex<Date?>(nil)
     /// How many times `run` started (more than once after `pause()` and `resume()`).
     private let runs = Mutex(0)
+    /// An unfinished upload of other content (or an expired one) the journal had under this key: `run`
+    /// deletes it first, awaiting the deletion (best effort: the server expires it otherwise).
+    private let staleUpload: Mutex<String?>
     private let clock = ContinuousClock()
     private let started: ContinuousClock.Instant
 
@@ -32,6 +35,7 @@ final class UploadSession: Sendable {
         self.started = started
         var resumeAt: String?
         var sentBefore: Int64?
+        var stale: String?
         if let journal, let entry = journal.entry(destination: destination, key: request.key) {
             let expired = entry.expires.map { $0 <= Date() } ?? false
             if entry.contentSHA256 == source.sha256 && entry.length == source.length && !expired {
@@ -41,11 +45,11 @@ final class UploadSession: Sendable {
             } else {
                 // An unfinished upload of other content under the same key, or one the destination has
                 // forgotten by now: delete it (if it is still there), start afresh.
-                let stale = entry.location
-                Task.detached { try? await transport.terminate(stale, request: request) }
+                stale = entry.location
                 journal.remove(destination: destination, key: request.key)
             }
         }
+        staleUpload = Mutex(stale)
         let fixed = transport.chunkSize(forLength: source.length)
         machine = Mutex(UploadStateMachine(
             length: source.length, chunkSize: fixed ?? configuration.chunkSize, maxChunkSize: fixed ?? configuration.maxChunkSize,
@@ -60,6 +64,9 @@ final class UploadSession: Sendable {
     func run(emit: @escaping @Sendable (UploadEvent) -> Void, pausing: @escaping @Sendable () -> Bool) async -> UploadEvent {
         // A run after a pause gets its budgets afresh: the time paused was not time without progress.
         if runs.withLock({ $0 += 1; return $0 > 1 }) { machine.withLock { $0.resumed(now: elapsed) } }
+        if let stale = staleUpload.withLock({ location in defer { location = nil }; return location }) {
+            _ = await deletePartial(stale)
+        }
         while true {
             if Task.isCancelled {
                 if pausing() {
