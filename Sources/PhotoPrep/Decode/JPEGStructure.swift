@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// What a JPEG declares before its first scan, read by walking the marker segments from SOI to SOS.
 ///
 /// TurboJPEG 2.1 gives no access to markers, so EXIF (APP1), ICC (APP2, possibly split), Adobe (APP14)
@@ -207,14 +213,7 @@ struct JPEGStructure {
             guard marker == 0xDA else { continue }
             scanCount += 1
             // Entropy-coded data runs to the next marker that is not a stuffed byte or a restart.
-            var j = end
-            while j < n {
-                guard bytes[j] == 0xFF else { j += 1; continue }
-                var k = j + 1
-                while k < n && bytes[k] == 0xFF { k += 1 }
-                if k < n && (bytes[k] == 0x00 || (0xD0...0xD7).contains(bytes[k])) { j = k + 1; continue }
-                break
-            }
+            let j = Self.endOfEntropyData(bytes, from: end)
             if j > end { pieces.append(end..<j) }
             entropyBytes += j - end
             i = j
@@ -225,5 +224,25 @@ struct JPEGStructure {
         self.strays = strays
         trailingBytes = 0
         wellFormed = false
+    }
+
+    /// Where the entropy-coded data starting at `start` ends: the first 0xFF (after fill bytes) not followed
+    /// by a stuffed 0x00 or a restart marker, or the end of the file. `memchr` finds the 0xFF bytes, so a
+    /// 16 MB photo costs a fraction of a millisecond rather than a bounds-checked loop over every byte.
+    static func endOfEntropyData(_ bytes: [UInt8], from start: Int) -> Int {
+        bytes.withUnsafeBufferPointer { buffer in
+            let n = buffer.count
+            guard let base = buffer.baseAddress else { return n }
+            var j = start
+            while j < n {
+                guard let found = memchr(base + j, 0xFF, n - j) else { return n }
+                j = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                var k = j + 1
+                while k < n && buffer[k] == 0xFF { k += 1 }
+                if k < n && (buffer[k] == 0x00 || (0xD0...0xD7).contains(buffer[k])) { j = k + 1; continue }
+                return j
+            }
+            return n
+        }
     }
 }
