@@ -2,6 +2,7 @@ import AsyncHTTPClient
 public import Foundation
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// A process started by a test on 127.0.0.1 and stopped when the test ends.
 public final class ServerProcess: @unchecked Sendable {
@@ -51,8 +52,21 @@ public final class ServerProcess: @unchecked Sendable {
         }
     }
 
-    /// A port nothing listens on right now (bind to port 0 and read what the kernel chose).
+    /// Ports handed out by `freePort` in this process: never handed out twice.
+    private static let handedOut = Mutex<Set<Int>>([])
+
+    /// A port nothing listens on right now, and one this process has not handed out before (the kernel
+    /// may give a port just released to the next bind: two servers asked for in a row could otherwise
+    /// get the same one, and the second would "start" by finding the first listening there).
     public static func freePort() -> Int {
+        while true {
+            let port = kernelChosenPort()
+            if handedOut.withLock({ $0.insert(port).inserted }) { return port }
+        }
+    }
+
+    /// Binds to port 0 and reads what the kernel chose.
+    private static func kernelChosenPort() -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()

@@ -77,6 +77,10 @@ func exchange(
         throw failure
     } catch is CancellationError {
         throw .cancelled
+    } catch let error as IOError {
+        // The system's words ("Connection refused"), not NIO's description of them.
+        if Task.isCancelled { throw .cancelled }
+        throw .transport("\(request.method.rawValue) \(request.url): \(String(cString: strerror(error.errnoCode)))")
     } catch {
         if Task.isCancelled { throw .cancelled }
         throw .transport("\(request.method.rawValue) \(request.url): \(error)")
