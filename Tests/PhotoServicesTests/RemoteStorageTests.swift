@@ -62,7 +62,9 @@ import TestSupport
         let server = try rulesServer(h)
         let created = try h.services.groups.createGroup(creator: "u1", name: "g", participants: ["u2", "u3"])
         let group = created.group.id
-        let uploader = try Uploader(destination: server.endpoint, configuration: fixed(256 * 1024, retry: .seconds(2)))
+        // Refusals fail at once (4xx are not retried); the budget is generous so that a slow, loaded machine
+        // does not fail the one allowed upload (every request stays inside the budget).
+        let uploader = try Uploader(destination: server.endpoint, configuration: fixed(256 * 1024, retry: .seconds(30)))
         let jpeg = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Fixture.path("photos/storm-1920x1280.jpg"))))
         let tokens = Harness.tokens
 
