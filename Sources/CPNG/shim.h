@@ -53,9 +53,10 @@ static inline void photoprep_png_error(png_structp png, png_const_charp text) {
     longjmp(source->jump, 1);
 }
 
+/// Keeps the first warning in `message` (an error, if one follows, overwrites it).
 static inline void photoprep_png_warning(png_structp png, png_const_charp text) {
-    (void)png;
-    (void)text;
+    struct photoprep_png_source *source = (struct photoprep_png_source *)png_get_error_ptr(png);
+    if (source->message[0] == 0) snprintf(source->message, source->message_size, "%s", text);
 }
 
 /// Reads a PNG with libpng's classic API and hands it over row by row: palette to RGB, tRNS to alpha, low-bit
@@ -63,14 +64,15 @@ static inline void photoprep_png_warning(png_structp png, png_const_charp text) 
 /// there is no sRGB or iCCP chunk (as browsers and the simplified API do), grey to RGB unless `grey`. Alpha
 /// is kept: the caller composes it. A non-interlaced PNG is read one row at a time (`png_read_row`), so no
 /// more than a row is held; an interlaced one needs its whole image (`png_read_image`). Ancillary chunks are
-/// capped at 8 MB. Returns the channels per pixel (1 grey, 2 grey + alpha, 3 RGB, 4 RGB + alpha), or 0 on
-/// error with libpng's message in `message`. The setjmp/longjmp of libpng's error handling stays inside
+/// capped at 8 MB. Returns the channels per pixel (1 grey, 2 grey + alpha, 3 RGB, 4 RGB + alpha), with
+/// libpng's first warning in `message` (empty when none), or 0 on error with libpng's message in `message`. The setjmp/longjmp of libpng's error handling stays inside
 /// this function: `row` is called between libpng calls, never from within one.
 static inline int photoprep_png_read_rows(
     const unsigned char *data, size_t size, int grey, photoprep_png_row_callback row, void *context,
     char *message, size_t message_size
 ) {
     struct photoprep_png_source source = { data, size, 0, message, message_size };
+    if (message_size > 0) message[0] = 0;
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &source, photoprep_png_error, photoprep_png_warning);
     if (!png) { snprintf(message, message_size, "png_create_read_struct failed"); return 0; }
     png_infop info = png_create_info_struct(png);

@@ -90,3 +90,21 @@ import Testing
         #expect(black.rgb(x: 3, y: 3) == (0, 0, 0))
     }
 }
+
+extension AlphaTests {
+    /// libpng's warnings reach the report on the row-by-row path too, and `strict` makes them errors,
+    /// as on the simplified API's path (here: an ancillary chunk with a broken CRC).
+    @Test func libpngWarningsAreReportedForTransparentPNGsToo() throws {
+        var text = TestPNG.chunk("tEXt", Array("Comment\0hello".utf8))
+        text[text.count - 1] ^= 0xFF
+        let rows: [[UInt8]] = [[10, 20, 30, 128]]
+        for (colorType, row) in [(UInt8(6), rows[0]), (UInt8(2), Array(rows[0].prefix(3)))] {
+            let png = TestPNG.png(width: 1, height: 1, colorType: colorType, rows: [row], extra: text)
+            let photo = try PhotoPipeline(preset: .group).prepare(png)
+            #expect(photo.report.warnings.contains { $0.hasPrefix("libpng: ") }, "colour type \(colorType): \(photo.report.warnings)")
+            var strict = PrepareOptions(preset: .group)
+            strict.strict = true
+            #expect(throws: PhotoPrepError.self, "colour type \(colorType)") { try PhotoPipeline(options: strict).prepare(png) }
+        }
+    }
+}

@@ -7,10 +7,11 @@ enum LibPNGRowReader {
     /// Decodes `png` and hands each row to `row` as 8-bit grey (`grey`, for opaque grey sources) or RGB,
     /// alpha composed onto `background` in the sRGB-encoded space — `c × a + background × (1 − a)`, as
     /// browsers, image viewers, Pillow and ImageMagick do — in 16-bit precision for 16-bit sources.
+    /// Returns libpng's first warning, if it warned (as `LibPNGReader.decode` does).
     static func read(
         _ png: [UInt8], grey: Bool, background: RGBColor, row: (UnsafeBufferPointer<UInt8>) -> Void
-    ) throws(PhotoPrepError) {
-        try withoutActuallyEscaping(row) { (row) throws(PhotoPrepError) in
+    ) throws(PhotoPrepError) -> String? {
+        try withoutActuallyEscaping(row) { (row) throws(PhotoPrepError) -> String? in
             let context = RowContext(grey: grey, background: background, row: row)
             var message = [CChar](repeating: 0, count: 256)
             let channels = png.withUnsafeBufferPointer { source in
@@ -20,10 +21,9 @@ enum LibPNGRowReader {
                     return 0
                 }, Unmanaged.passUnretained(context).toOpaque(), &message, message.count)
             }
-            guard channels > 0 else {
-                let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                throw PhotoPrepError(.decode, .corrupt, "libpng: \(text)")
-            }
+            let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            guard channels > 0 else { throw PhotoPrepError(.decode, .corrupt, "libpng: \(text)") }
+            return text.isEmpty ? nil : "libpng: \(text)"
         }
     }
 

@@ -24,25 +24,22 @@ enum Decoder {
         case .png:
             let structure = info.png!
             let grey = structure.isOpaqueGrey
-            var warnings: [String] = []
             let image: PixelImage
+            let warning: String?
             if plan.streamed || structure.hasAlpha {
                 // Row by row: streamed and shrunk when the whole image is over the budget; transparency is
                 // composed here in the sRGB-encoded space (libpng's simplified API composes in linear light,
                 // which no viewer does).
                 var shrinker = BoxShrinker(width: info.width, height: info.height, channels: grey ? 1 : 3, factor: plan.scale)
-                try LibPNGRowReader.read(bytes, grey: grey, background: options.background) { shrinker.add($0) }
+                warning = try LibPNGRowReader.read(bytes, grey: grey, background: options.background) { shrinker.add($0) }
                 image = shrinker.image
-                if plan.streamed {
-                    warnings.append("a PNG of \(info.width) × \(info.height) was read row by row and shrunk to 1/\(plan.scale) to stay within the memory budget")
-                }
             } else {
-                let (whole, warning) = try LibPNGReader.decode(bytes, grey: grey, background: options.background, maxPixels: options.maxPixels)
-                if let warning {
-                    if options.strict { throw PhotoPrepError(.decode, .corrupt, warning) }
-                    warnings.append(warning)
-                }
-                image = whole
+                (image, warning) = try LibPNGReader.decode(bytes, grey: grey, background: options.background, maxPixels: options.maxPixels)
+            }
+            if let warning, options.strict { throw PhotoPrepError(.decode, .corrupt, warning) }
+            var warnings = warning.map { [$0] } ?? []
+            if plan.streamed {
+                warnings.append("a PNG of \(info.width) × \(info.height) was read row by row and shrunk to 1/\(plan.scale) to stay within the memory budget")
             }
             if structure.animated { warnings.append("animated PNG: only the first frame is used") }
             return Decoded(image: image, scale: plan.scale, warnings: warnings)

@@ -48,7 +48,8 @@ extension PhotoPipeline {
             info = try SourceInfo.read(bytes, maxPixels: .max, checkFeatures: false)
         }
         let orientation = info.exif.orientation ?? .up
-        let plan = DecodePlan(info: info, fileBytes: bytes.count, target: options.outputSize(width: info.width, height: info.height), options: options)
+        let target = options.outputSize(width: info.width, height: info.height)
+        let plan = DecodePlan(info: info, fileBytes: bytes.count, target: target, options: options)
         if refusal == nil {
             do { try checkMemory(plan) } catch { refusal = error.message }
         }
@@ -58,7 +59,6 @@ extension PhotoPipeline {
             hasEXIF: info.jpeg?.exif != nil || info.png?.exif != nil, hasGPS: info.exif.hasGPS, otherMetadata: [], trailingBytes: info.jpeg?.trailingBytes ?? 0,
             animated: info.png?.animated ?? false, warnings: info.warnings,
             plan: .init(action: "", outputWidth: 0, outputHeight: 0, decodeScale: 1))
-        let target = options.outputSize(width: info.width, height: info.height)
         let swapped = orientation.swapsDimensions
         probe.plan.outputWidth = swapped ? target.height : target.width
         probe.plan.outputHeight = swapped ? target.width : target.height
