@@ -132,6 +132,17 @@ extension HostileJPEGTests {
         #expect(try lumaDifference(decodeJPEG(photo.jpeg), decodeJPEG(clean)) == 0)
     }
 
+    /// A truncated APP14 whose length field says 0 or 1: libjpeg skips the length field and reads on.
+    @Test(arguments: [0, 1])
+    func anAdobeSegmentWithAnImpossibleLengthIsSkipped(length: UInt8) throws {
+        let clean = try cleanJPEG()
+        let app0 = try #require(try JPEGStructure.parse(clean).segments.first)
+        let input = Array(clean[..<app0.range.upperBound]) + [0xFF, 0xEE, 0, length] + Array(clean[app0.range.upperBound...])
+        let photo = try pipeline.prepare(input)
+        #expect(photo.report.warnings.contains { $0.contains("invalid length \(length); skipped") }, "\(photo.report.warnings)")
+        #expect(photo.jpeg == clean, "the broken segment is dropped, nothing else changes")
+    }
+
     /// 4:1:0 chroma sampling, progressive: TurboJPEG's header call has no name for it; libjpeg decodes it.
     @Test func fourOneZeroProgressiveDecodes() throws {
         let photo = try pipeline.prepare(contentsOf: Fixture.path("edge/progressive-410.jpg"))

@@ -105,7 +105,13 @@ struct JPEGStructure {
             if marker == 0x01 || (0xD0...0xD8).contains(marker) { continue }  // standalone markers
             if marker == 0xD9 { throw corrupt("end-of-image before any scan") }
             guard i + 2 <= bytes.count else { throw corrupt("the file ends inside the 0x\(String(marker, radix: 16, uppercase: true)) segment header") }
-            let length = Int(bytes[i]) << 8 | Int(bytes[i + 1])
+            var length = Int(bytes[i]) << 8 | Int(bytes[i + 1])
+            if length < 2, (0xE0...0xEF).contains(marker) || marker == 0xFE {
+                // An application segment or comment cut to a length of 0 or 1: libjpeg skips just the length
+                // field and reads on, and so do we (the segment is metadata: it is never kept).
+                warnings.append("marker 0x\(String(marker, radix: 16, uppercase: true)) has an invalid length \(length); skipped")
+                length = 2
+            }
             guard length >= 2 else { throw corrupt("marker 0x\(String(marker, radix: 16, uppercase: true)) has an invalid length \(length)") }
             guard i + length <= bytes.count else {
                 throw corrupt("marker 0x\(String(marker, radix: 16, uppercase: true)) claims \(length) bytes but the file ends first (truncated or oversized header)")
