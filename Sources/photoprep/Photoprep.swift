@@ -24,7 +24,7 @@ struct Photoprep: AsyncParsableCommand {
         version: "0.2.0",
         subcommands: [
             Prepare.self, Probe.self, Upload.self, Presign.self, Bench.self,
-            GroupCommand.self, ProfileCommand.self, UserCommand.self, SyncCommand.self,
+            GroupCommand.self, ProfileCommand.self, UserCommand.self, SyncCommand.self, Serve.self,
         ])
 
     /// Runs the command, with usage errors exiting 2 (argument parser's own default is 64).

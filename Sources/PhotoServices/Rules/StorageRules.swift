@@ -1,8 +1,8 @@
-import PhotoPrep
+public import PhotoPrep
 
 /// Where photos live in storage, and who may write there — the app's storage rules, in one place.
-/// The services check them before any byte leaves; the tus server in the integration tests enforces
-/// the same rules (Tests/PhotoServicesTests/Support/rules_app.py), so a forged request is refused too.
+/// The services check them before any byte leaves; `photoprep serve` (PhotoServer) enforces the same
+/// rules on every request it receives, so a forged request is refused too.
 ///
 /// | path | who writes | limit |
 /// |---|---|---|
@@ -31,6 +31,16 @@ public enum StoragePath: Sendable, Hashable {
         }
     }
 
+    /// The pipeline preset photos stored here are prepared with: group photos 2048 px, profile
+    /// pictures 1024 px (both under 500 KiB), album photos the photo preset (2048 px, under 5 MiB).
+    public var preset: PrepareOptions.Preset {
+        switch self {
+        case .groupPhoto: .group
+        case .profileImage: .profile
+        case .userPhoto: .photo
+        }
+    }
+
     /// Parses and validates a key; every segment must be a valid identifier.
     public init(key: String) throws(ServiceError) {
         let parts = key.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
@@ -50,6 +60,9 @@ public enum StoragePath: Sendable, Hashable {
 }
 
 public enum StorageRules {
+    /// The most any upload may be: the largest path limit (album photos, 10 MiB) minus one byte.
+    public static let largestUpload = 10 * 1024 * 1024 - 1
+
     /// The characters identifiers may use: ASCII letters and digits and `. _ - @ + |` (what identity
     /// providers put in user ids: Firebase's alphanumerics, Auth0's `provider|id`, e-mail-like ids).
     public static let identifierAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-@+|".unicodeScalars)

@@ -1,0 +1,57 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Synchronization
+
+/// The request context: Hummingbird's core storage plus what the request log line needs from the handler.
+struct ServerContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    let log = RequestLogEntry()
+
+    init(source: Source) {
+        coreContext = .init(source: source)
+    }
+}
+
+/// Filled in while a request is handled: who it was (once the token verified) and the body bytes received.
+final class RequestLogEntry: Sendable {
+    private let state = Mutex<(user: String?, bytes: Int64)>((nil, 0))
+
+    func authenticated(_ user: String) { state.withLock { $0.user = user } }
+    func received(_ count: Int) { state.withLock { $0.bytes += Int64(count) } }
+    var user: String? { state.withLock { $0.user } }
+    var bytes: Int64 { state.withLock { $0.bytes } }
+}
+
+/// One log line per request — method, path, status, body bytes received, duration, user — and the
+/// request counter. Headers are never logged (they carry the token).
+struct RequestLogMiddleware: RouterMiddleware {
+    typealias Context = ServerContext
+    let metrics: ServerMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let started = ContinuousClock.now
+        let entry = context.log
+        do {
+            let response = try await next(request, context)
+            log(request, context, status: response.status.code, entry: entry, started: started)
+            return response
+        } catch {
+            let status = (error as? any HTTPResponseError)?.status.code ?? 500
+            log(request, context, status: status, entry: entry, started: started)
+            throw error
+        }
+    }
+
+    private func log(_ request: Request, _ context: Context, status: Int, entry: RequestLogEntry, started: ContinuousClock.Instant) {
+        metrics.request(method: request.method.rawValue, status: status)
+        let elapsed = ContinuousClock.now - started
+        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        context.logger.info(
+            "\(request.method.rawValue) \(request.uri.path) \(status)",
+            metadata: [
+                "bytes": "\(entry.bytes)", "ms": "\(String(format: "%.1f", milliseconds))", "user": "\(entry.user ?? "-")",
+            ])
+    }
+}

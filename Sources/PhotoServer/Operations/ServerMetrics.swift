@@ -1,0 +1,41 @@
+import CoreMetrics
+import Foundation
+import Prometheus
+
+/// What `/metrics` shows, through swift-metrics with swift-prometheus as the backend. The server owns
+/// its registry (no global bootstrap): two servers in one process keep separate numbers.
+final class ServerMetrics: Sendable {
+    let registry: PrometheusCollectorRegistry
+    private let factory: PrometheusMetricsFactory
+    let bytesReceived: CoreMetrics.Counter
+    let uploadsInProgress: CoreMetrics.Meter
+    let pipelineSeconds: CoreMetrics.Timer
+    let photosStored: CoreMetrics.Counter
+
+    init() {
+        registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
+            .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
+        ]
+        self.factory = factory
+        bytesReceived = CoreMetrics.Counter(label: "photoprep_received_bytes_total", dimensions: [], factory: factory)
+        uploadsInProgress = CoreMetrics.Meter(label: "photoprep_uploads_in_progress", dimensions: [], factory: factory)
+        pipelineSeconds = CoreMetrics.Timer(label: "photoprep_pipeline_seconds", dimensions: [], factory: factory)
+        photosStored = CoreMetrics.Counter(label: "photoprep_photos_stored_total", dimensions: [], factory: factory)
+    }
+
+    /// One answered request, by method and status.
+    func request(method: String, status: Int) {
+        CoreMetrics.Counter(label: "photoprep_requests_total", dimensions: [("method", method), ("status", String(status))], factory: factory).increment()
+    }
+
+    /// A request refused by a rule (`auth`, `path`, `size`, `type`, `photo`, …).
+    func refusal(_ reason: String) {
+        CoreMetrics.Counter(label: "photoprep_rule_refusals_total", dimensions: [("reason", reason)], factory: factory).increment()
+    }
+
+    /// The Prometheus text exposition.
+    func exposition() -> String { registry.emitToString() }
+}

@@ -1,0 +1,128 @@
+public import Foundation
+import GRDB
+import Hummingbird
+public import Logging
+import NIOCore
+import NIOPosix
+import PhotoServices
+import PhotoUpload
+import ServiceLifecycle
+import UnixSignals
+
+/// `photoprep serve`: the server apps upload photos to. A tus 1.0 endpoint at `/files/` that verifies
+/// JWTs, enforces the storage rules itself (the client is never trusted), checks the type from the
+/// bytes, and normalises every photo on arrival before it is stored and recorded; `/health` and
+/// `/metrics` (Prometheus). Runs as swift-service-lifecycle services: SIGTERM or SIGINT stop accepting,
+/// let requests in flight end at a resumable point, and return.
+///
+/// ```swift
+/// let server = try await PhotoServer(configuration: .init(data: folder, keys: .sharedSecret(secret)), logger: logger)
+/// try await server.run()
+/// ```
+public struct PhotoServer: Sendable {
+    public struct Configuration: Sendable {
+        /// The services' folder: `app.sqlite`, the local store `storage/`, the uploads in progress `uploads/`.
+        public var data: URL
+        public var host: String = "127.0.0.1"
+        public var port: Int = 8080
+        /// Where normalised photos are stored: a folder (`file://…`) or `s3://bucket/prefix`. nil: `data/storage`.
+        public var storage: String?
+        /// Where an `s3://` storage finds its endpoint, region and credentials (nil: the process environment).
+        public var environment: [String: String]?
+        public var keys: Authenticator.Keys
+        public var issuer: String?
+        public var audience: String?
+        /// Unfinished uploads are deleted this long after their creation.
+        public var uploadExpiry: TimeInterval = 24 * 3600
+        /// How often expired uploads are looked for.
+        public var sweepInterval: Duration = .seconds(60)
+        /// Photos prepared at once (default: the number of cores).
+        public var pipelineThreads: Int = ProcessInfo.processInfo.activeProcessorCount
+        /// The longest graceful shutdown may take before requests still running are cancelled.
+        public var shutdownGrace: Duration = .seconds(8)
+
+        public init(data: URL, keys: Authenticator.Keys) {
+            self.data = data
+            self.keys = keys
+        }
+    }
+
+    let configuration: Configuration
+    let logger: Logger
+    let routes: TusRoutes
+    let metrics: ServerMetrics
+    let database: AppDatabase
+    let cpu: NIOThreadPool
+    let io: NIOThreadPool
+
+    public init(configuration: Configuration, logger: Logger) async throws {
+        self.configuration = configuration
+        self.logger = logger
+        let database = try AppDatabase(path: configuration.data.appendingPathComponent("app.sqlite").path)
+        let storage = try Uploader(
+            destination: configuration.storage ?? configuration.data.appendingPathComponent("storage").absoluteString,
+            environment: configuration.environment)
+        let authenticator = try await Authenticator(keys: configuration.keys, issuer: configuration.issuer, audience: configuration.audience)
+        let cpu = NIOThreadPool(numberOfThreads: max(1, configuration.pipelineThreads))
+        let io = NIOThreadPool(numberOfThreads: 4)
+        let metrics = ServerMetrics()
+        let arrivals = PhotoArrivals(database: database)
+        routes = TusRoutes(
+            store: try TusUploadStore(folder: configuration.data.appendingPathComponent("uploads"), io: io),
+            authenticator: authenticator, arrivals: arrivals,
+            processor: ArrivalProcessor(arrivals: arrivals, storage: storage, cpu: cpu, metrics: metrics),
+            metrics: metrics, expiry: configuration.uploadExpiry, stopping: ShutdownSignal())
+        self.metrics = metrics
+        self.database = database
+        self.cpu = cpu
+        self.io = io
+    }
+
+    /// Serves until SIGTERM or SIGINT (or the task is cancelled). `onRunning` gets the bound port
+    /// (useful with port 0).
+    public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        cpu.start()
+        io.start()
+        let router = Router(context: ServerContext.self)
+        router.add(middleware: RequestLogMiddleware(metrics: metrics))
+        router.get("/health") { [database] _, _ -> Response in
+            let healthy = (try? database.read { db in try Int.fetchOne(db, sql: "SELECT 1") }) != nil
+            return Response(
+                status: healthy ? .ok : .serviceUnavailable, headers: [.contentType: "application/json"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: healthy ? "{\"status\":\"ok\"}\n" : "{\"status\":\"database unavailable\"}\n")))
+        }
+        router.get("/metrics") { [metrics] _, _ -> Response in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
+        }
+        routes.register(on: router)
+        let app = Application(
+            router: router,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "photoprep"),
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+            logger: logger)
+        let routes = self.routes
+        let sweeper = UploadSweeper(
+            store: routes.store, metrics: metrics, interval: configuration.sweepInterval,
+            finish: { upload in
+                var upload = upload
+                _ = await routes.finish(&upload)
+            }, logger: logger)
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: app), .init(service: sweeper), .init(service: routes.stopping)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                cancellationSignals: [],
+                logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            try? await cpu.shutdownGracefully()
+            try? await io.shutdownGracefully()
+            throw error
+        }
+        try? await cpu.shutdownGracefully()
+        try? await io.shutdownGracefully()
+    }
+}

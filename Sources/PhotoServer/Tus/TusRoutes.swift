@@ -1,0 +1,373 @@
+import CoreMetrics
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import PhotoPrep
+import PhotoServices
+
+/// The tus 1.0 server at `/files/`: core, creation, creation-with-upload, termination, checksum (sha1,
+/// sha256) and expiration. Every request but `OPTIONS` needs a verified token; the storage rules are
+/// checked at creation (path, owner or group admin, size) and ownership on every later request (anyone
+/// else gets 404, as if the upload did not exist). The type is checked from the first bytes, never
+/// from what the client declares. When the last byte arrives, the photo is normalised and stored
+/// before the client is told it is done.
+struct TusRoutes: Sendable {
+    let store: TusUploadStore
+    let authenticator: Authenticator
+    let arrivals: PhotoArrivals
+    let processor: ArrivalProcessor
+    let metrics: ServerMetrics
+    /// Unfinished uploads are removed this long after they were created.
+    let expiry: TimeInterval
+    /// Set when the server is shutting down: requests stop reading at once, keep what they flushed.
+    let stopping: ShutdownSignal
+
+    func register(on router: Router<ServerContext>) {
+        router.on("/files", method: .options) { _, _ in options() }
+        router.post("/files") { request, context in try await create(request, context) }
+        router.head("/files/:id") { request, context in try await head(request, context) }
+        router.patch("/files/:id") { request, context in try await patch(request, context) }
+        router.delete("/files/:id") { request, context in try await delete(request, context) }
+    }
+
+    // MARK: - Requests
+
+    private func options() -> Response {
+        var headers = HTTPFields()
+        headers[Tus.resumable] = Tus.version
+        headers[Tus.versionHeader] = Tus.version
+        headers[Tus.extensionHeader] = Tus.extensions
+        headers[Tus.maxSize] = String(StorageRules.largestUpload)
+        headers[Tus.checksumAlgorithmHeader] = Tus.checksumAlgorithms
+        return Response(status: .noContent, headers: headers)
+    }
+
+    /// `POST /files/`: a new upload for the key in `Upload-Metadata`, which the caller must be allowed to
+    /// write; with a body (creation-with-upload), its first bytes too.
+    private func create(_ request: Request, _ context: ServerContext) async throws -> Response {
+        if let refused = requireVersion(request) { return refused }
+        let caller: Caller
+        switch await authenticate(request, context) {
+        case .success(let who): caller = who
+        case .failure(let refused): return refused.response
+        }
+        if request.headers[Tus.uploadDeferLength] != nil {
+            return refuse(.badRequest, "Upload-Defer-Length is not supported: send Upload-Length", reason: "protocol")
+        }
+        guard let length = Tus.number(request.headers[Tus.uploadLength]) else {
+            return refuse(.badRequest, "Upload-Length is missing or not a number", reason: "protocol")
+        }
+        guard let metadata = Tus.metadata(request.headers[Tus.uploadMetadata]) else {
+            return refuse(.badRequest, "Upload-Metadata is malformed", reason: "protocol")
+        }
+        guard let key = metadata["key"], !key.isEmpty else {
+            return refuse(.badRequest, "Upload-Metadata has no key (the storage path, base64)", reason: "protocol")
+        }
+        let path: StoragePath
+        do {
+            path = try StoragePath(key: key)
+            try arrivals.authorize(caller: caller.id, writing: path)
+        } catch {
+            if case .storage = error { return refuse(.serviceUnavailable, "\(error)", reason: "storage") }
+            return refuse(.forbidden, "\(error)", reason: "path")
+        }
+        guard length < path.sizeLimit else {
+            return refuse(
+                .contentTooLarge, "\(length) bytes: uploads to \(key.split(separator: "/").first ?? "") must be smaller than \(path.sizeLimit) bytes",
+                reason: "size")
+        }
+        guard length > 0 else { return refuse(.unsupportedMediaType, "an empty upload is not a photo", reason: "type") }
+        let now = Date()
+        var upload = TusUpload(
+            id: TusUploadStore.newID(), owner: caller.id, ownerName: caller.displayName, key: key, length: length, metadata: metadata,
+            createdAt: now, expiresAt: now.addingTimeInterval(expiry), state: .receiving, url: nil)
+        do { try await store.create(upload) } catch { return refuse(.internalServerError, "\(error)", reason: "storage") }
+        metrics.uploadsInProgress.increment()
+
+        var headers = HTTPFields()
+        headers[Tus.resumable] = Tus.version
+        headers[.location] = location(of: upload.id, request: request)
+        headers[Tus.uploadExpires] = Tus.httpDate(upload.expiresAt)
+        guard request.headers[.contentType] == Tus.offsetContentType else {
+            return Response(status: .created, headers: headers)
+        }
+        guard store.lock(upload.id) else { return refuse(Self.locked, "the upload is busy", reason: "locked") }
+        defer { store.unlock(upload.id) }
+        let checksum: Tus.Checksum?
+        switch parseChecksum(request) {
+        case .success(let parsed): checksum = parsed
+        case .failure(let refused): return refused.response
+        }
+        switch try await receive(&upload, at: 0, request, context, checksum: checksum) {
+        case .accepted(let offset):
+            headers[Tus.uploadOffset] = String(offset)
+            return Response(status: .created, headers: headers)
+        case .refused(let response):
+            return response
+        }
+    }
+
+    /// `HEAD /files/{id}`: how many bytes the server holds (all of them once the photo is stored).
+    private func head(_ request: Request, _ context: ServerContext) async throws -> Response {
+        if let refused = requireVersion(request) { return refused }
+        var upload: TusUpload
+        switch await owned(request, context) {
+        case .success(let found): upload = found
+        case .failure(let refused): return refused.response
+        }
+        var offset = upload.state == .stored ? upload.length : await store.offset(upload.id)
+        if upload.state == .receiving, offset == upload.length {
+            // Every byte arrived but the photo was not stored (the server stopped in between): finish now.
+            guard store.lock(upload.id) else { return refuse(Self.locked, "the upload is busy", reason: "locked") }
+            defer { store.unlock(upload.id) }
+            if case .refused(let response) = await finish(&upload) { return response }
+            offset = upload.length
+        }
+        var headers = HTTPFields()
+        headers[Tus.resumable] = Tus.version
+        headers[Tus.uploadOffset] = String(offset)
+        headers[Tus.uploadLength] = String(upload.length)
+        headers[.cacheControl] = "no-store"
+        if upload.state == .receiving { headers[Tus.uploadExpires] = Tus.httpDate(upload.expiresAt) }
+        return Response(status: .ok, headers: headers)
+    }
+
+    /// `PATCH /files/{id}`: bytes at `Upload-Offset`, which must be what the server holds.
+    private func patch(_ request: Request, _ context: ServerContext) async throws -> Response {
+        if let refused = requireVersion(request) { return refused }
+        var upload: TusUpload
+        switch await owned(request, context) {
+        case .success(let found): upload = found
+        case .failure(let refused): return refused.response
+        }
+        guard request.headers[.contentType] == Tus.offsetContentType else {
+            return refuse(.unsupportedMediaType, "PATCH bodies must be \(Tus.offsetContentType)", reason: "protocol")
+        }
+        guard let claimed = Tus.number(request.headers[Tus.uploadOffset]) else {
+            return refuse(.badRequest, "Upload-Offset is missing or not a number", reason: "protocol")
+        }
+        let checksum: Tus.Checksum?
+        switch parseChecksum(request) {
+        case .success(let parsed): checksum = parsed
+        case .failure(let refused): return refused.response
+        }
+        guard store.lock(upload.id) else {
+            return refuse(Self.locked, "another request is writing to this upload", reason: "locked")
+        }
+        defer { store.unlock(upload.id) }
+        // Read again under the lock: the request that held it may have finished the upload.
+        guard let current = await store.upload(upload.id) else { return refuse(.notFound, "no such upload", reason: "unknown") }
+        upload = current
+        let offset = upload.state == .stored ? upload.length : await store.offset(upload.id)
+        guard claimed == offset else {
+            var refused = refuse(.conflict, "Upload-Offset is \(claimed) but the server holds \(offset) bytes", reason: "offset")
+            refused.headers[Tus.uploadOffset] = String(offset)
+            return refused
+        }
+        var headers = HTTPFields()
+        headers[Tus.resumable] = Tus.version
+        if upload.state == .stored {
+            headers[Tus.uploadOffset] = String(offset)
+            return Response(status: .noContent, headers: headers)
+        }
+        switch try await receive(&upload, at: offset, request, context, checksum: checksum) {
+        case .accepted(let newOffset):
+            headers[Tus.uploadOffset] = String(newOffset)
+            if upload.state == .receiving { headers[Tus.uploadExpires] = Tus.httpDate(upload.expiresAt) }
+            return Response(status: .noContent, headers: headers)
+        case .refused(let response):
+            return response
+        }
+    }
+
+    /// `DELETE /files/{id}` (termination): the upload and its bytes go.
+    private func delete(_ request: Request, _ context: ServerContext) async throws -> Response {
+        if let refused = requireVersion(request) { return refused }
+        let upload: TusUpload
+        switch await owned(request, context) {
+        case .success(let found): upload = found
+        case .failure(let refused): return refused.response
+        }
+        guard store.lock(upload.id) else { return refuse(Self.locked, "another request is writing to this upload", reason: "locked") }
+        defer { store.unlock(upload.id) }
+        await store.delete(upload.id)
+        if upload.state == .receiving { metrics.uploadsInProgress.decrement() }
+        var headers = HTTPFields()
+        headers[Tus.resumable] = Tus.version
+        return Response(status: .noContent, headers: headers)
+    }
+
+    // MARK: - Receiving bytes
+
+    enum Received {
+        case accepted(offset: Int64)
+        case refused(Response)
+    }
+
+    /// Streams the request body to the end of the upload's file, never holding more than one buffer,
+    /// and acknowledges (returns the new offset) only after `fsync`. The first bytes must sniff as JPEG
+    /// or PNG (else the upload is deleted: 415); a body longer than the upload, or one whose checksum
+    /// does not match, is cut back to where it started. The last byte triggers `finish`.
+    private func receive(
+        _ upload: inout TusUpload, at offset: Int64, _ request: Request, _ context: ServerContext, checksum: Tus.Checksum?
+    ) async throws -> Received {
+        let appender: Appender
+        do { appender = try await store.appender(upload.id, at: offset) } catch { return .refused(refuse(.internalServerError, "\(error)", reason: "storage")) }
+        let sniffLength = Int(min(8, upload.length))
+        var head: [UInt8] = offset > 0 && offset < sniffLength ? await store.head(upload.id, count: Int(offset)) : []
+        var sniffed = offset >= sniffLength
+        var hasher = checksum?.hasher()
+        let remaining = upload.length - offset
+        do {
+            for try await buffer in request.body {
+                if stopping.isSet { break }
+                guard appender.count + Int64(buffer.readableBytes) <= remaining else {
+                    await appender.rollback()
+                    return .refused(refuse(.contentTooLarge, "the body goes past Upload-Length (\(upload.length) bytes)", reason: "size"))
+                }
+                buffer.withUnsafeReadableBytes { bytes in
+                    hasher?.update(bytes)
+                    if !sniffed { head += bytes.prefix(sniffLength - head.count) }
+                }
+                if !sniffed, head.count >= sniffLength {
+                    sniffed = true
+                    if let refused = await refuseUnlessPhoto(head, upload) { return .refused(refused) }
+                }
+                try await appender.write(buffer)
+                metrics.bytesReceived.increment(by: Int64(buffer.readableBytes))
+                context.log.received(buffer.readableBytes)
+            }
+        } catch {
+            // The client went away (or the server is stopping): keep what arrived, flushed, for a resume.
+            try? await appender.sync()
+            throw error
+        }
+        if let checksum, let hasher, hasher.finalize() != checksum.digest {
+            await appender.rollback()
+            return .refused(refuse(Tus.checksumMismatch, "the body's \(checksum.algorithm.rawValue) checksum does not match Upload-Checksum", reason: "checksum"))
+        }
+        do { try await appender.sync() } catch { return .refused(refuse(.internalServerError, "\(error)", reason: "storage")) }
+        let newOffset = offset + appender.count
+        if !sniffed, newOffset == upload.length, let refused = await refuseUnlessPhoto(head, upload) { return .refused(refused) }
+        if newOffset == upload.length, !stopping.isSet, case .refused(let response) = await finish(&upload) { return .refused(response) }
+        return .accepted(offset: newOffset)
+    }
+
+    /// 415, and the upload deleted, unless `head` starts a JPEG or PNG.
+    private func refuseUnlessPhoto(_ head: [UInt8], _ upload: TusUpload) async -> Response? {
+        do {
+            _ = try ImageFormat.sniff(head)
+            return nil
+        } catch {
+            await discard(upload)
+            return refuse(.unsupportedMediaType, "\(upload.key): \(error.message)", reason: "type")
+        }
+    }
+
+    /// All bytes are here: normalise, store and record the photo (see `ArrivalProcessor`).
+    func finish(_ upload: inout TusUpload) async -> Received {
+        do {
+            upload.url = try await processor.finish(upload, file: store.dataPath(upload.id))
+        } catch {
+            switch error.kind {
+            case .unavailable:
+                var response = refuse(.serviceUnavailable, "\(upload.key): \(error.description)", reason: "storage")
+                response.headers[.retryAfter] = "5"
+                return .refused(response)
+            case .unprocessable:
+                await discard(upload)
+                return .refused(refuse(.unprocessableContent, "\(upload.key): \(error.description)", reason: "photo"))
+            case .notAllowed:
+                await discard(upload)
+                return .refused(refuse(.forbidden, "\(upload.key): \(error.description)", reason: "path"))
+            }
+        }
+        upload.state = .stored
+        // Kept as a record (not its bytes) until it expires, so a client that asks again learns it finished.
+        try? await store.save(upload)
+        await store.dropData(upload.id)
+        metrics.uploadsInProgress.decrement()
+        return .accepted(offset: upload.length)
+    }
+
+    private func discard(_ upload: TusUpload) async {
+        await store.delete(upload.id)
+        metrics.uploadsInProgress.decrement()
+    }
+
+    // MARK: - Checks
+
+    private func requireVersion(_ request: Request) -> Response? {
+        guard request.headers[Tus.resumable] == Tus.version else {
+            var response = refuse(.preconditionFailed, "Tus-Resumable: \(Tus.version) is required", reason: "protocol")
+            response.headers[Tus.versionHeader] = Tus.version
+            return response
+        }
+        return nil
+    }
+
+    private func authenticate(_ request: Request, _ context: ServerContext) async -> Result<Caller, Refused> {
+        do {
+            let caller = try await authenticator.caller(authorization: request.headers[.authorization])
+            context.log.authenticated(caller.id)
+            return .success(caller)
+        } catch {
+            context.logger.info("not authenticated", metadata: ["reason": "\(error.description)"])
+            var response = refuse(.unauthorized, "not authenticated: \(error.description)", reason: "auth")
+            response.headers[.wwwAuthenticate] = "Bearer"
+            return .failure(Refused(response: response))
+        }
+    }
+
+    /// The upload the URL names, if the caller owns it and it has not expired; 404 for anything else,
+    /// so that nobody learns another user's upload exists.
+    private func owned(_ request: Request, _ context: ServerContext) async -> Result<TusUpload, Refused> {
+        let caller: Caller
+        switch await authenticate(request, context) {
+        case .success(let who): caller = who
+        case .failure(let refused): return .failure(refused)
+        }
+        guard let id = context.parameters.get("id"), let upload = await store.upload(id), upload.owner == caller.id,
+            upload.expiresAt > Date()
+        else {
+            return .failure(Refused(response: refuse(.notFound, "no such upload", reason: "unknown")))
+        }
+        return .success(upload)
+    }
+
+    private func parseChecksum(_ request: Request) -> Result<Tus.Checksum?, Refused> {
+        do {
+            return .success(try Tus.Checksum.parse(request.headers[Tus.uploadChecksum]))
+        } catch {
+            switch error {
+            case .malformed: return .failure(Refused(response: refuse(.badRequest, "Upload-Checksum is malformed", reason: "protocol")))
+            case .unsupported(let name):
+                return .failure(Refused(response: refuse(.badRequest, "checksum algorithm \(name) is not supported (\(Tus.checksumAlgorithms))", reason: "protocol")))
+            }
+        }
+    }
+
+    /// The new upload's URL, built from the request's own `Host` (the client comes back through the same
+    /// front door); relative when there is none.
+    private func location(of id: String, request: Request) -> String {
+        guard let host = request.head.authority, !host.contains("/"), !host.contains("@") else { return "/files/\(id)" }
+        return "http://\(host)/files/\(id)"
+    }
+
+    static let locked = HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
+
+    struct Refused: Error {
+        var response: Response
+    }
+
+    /// An error answer with the reason in a plain-text body, counted in the refusals metric.
+    private func refuse(_ status: HTTPResponse.Status, _ message: String, reason: String) -> Response {
+        metrics.refusal(reason)
+        var headers = HTTPFields()
+        headers[Tus.resumable] = Tus.version
+        headers[.contentType] = "text/plain; charset=utf-8"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: message + "\n")))
+    }
+}

@@ -1,0 +1,243 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import NIOCore
+import NIOPosix
+import PhotoUpload
+import Synchronization
+
+/// One tus upload the server holds.
+struct TusUpload: Codable, Sendable, Equatable {
+    enum State: String, Codable, Sendable {
+        /// Bytes are arriving (or all arrived and the photo is not stored yet).
+        case receiving
+        /// All bytes arrived, the photo was normalised and stored at `url`.
+        case stored
+    }
+
+    var id: String
+    /// The `sub` of the token that created it: the only caller who may see or change it.
+    var owner: String
+    var ownerName: String?
+    var key: String
+    var length: Int64
+    var metadata: [String: String]
+    var createdAt: Date
+    var expiresAt: Date
+    var state: State
+    var url: String?
+}
+
+/// The uploads on disk, one pair of files each under `folder`: `{id}.info` (JSON, written atomically)
+/// and `{id}.bin` (the bytes received so far, in order). The offset is the size of `.bin`; a PATCH
+/// is acknowledged only after `fsync`, so an acknowledged byte survives a crash of the server. Blocking
+/// file calls run on the `io` thread pool, never on the cooperative pool. One writer per upload: `lock`.
+final class TusUploadStore: Sendable {
+    let folder: URL
+    let io: NIOThreadPool
+    private let locked = Mutex<Set<String>>([])
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    init(folder: URL, io: NIOThreadPool) throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        self.folder = folder
+        self.io = io
+    }
+
+    /// Upload ids are 32 lower-case hex digits; anything else names no upload (and no file).
+    static func isValidID(_ id: String) -> Bool {
+        id.utf8.count == 32 && id.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    static func newID() -> String {
+        (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    }
+
+    func dataPath(_ id: String) -> String { folder.appendingPathComponent("\(id).bin").path }
+    private func infoPath(_ id: String) -> String { folder.appendingPathComponent("\(id).info").path }
+
+    // MARK: - Records
+
+    /// Creates the upload's empty data file, then its record.
+    func create(_ upload: TusUpload) async throws(Failure) {
+        let data = dataPath(upload.id)
+        try await run {
+            let fd = open(data, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+            guard fd >= 0 else { throw Failure(description: "\(data): cannot create: \(String(cString: strerror(errno)))") }
+            close(fd)
+        }
+        try await save(upload)
+    }
+
+    func save(_ upload: TusUpload) async throws(Failure) {
+        let path = infoPath(upload.id)
+        try await run {
+            let json = try JSONEncoder().encode(upload)
+            do throws(AtomicFile.WriteError) { try AtomicFile.write([UInt8](json), to: path, permissions: 0o600) } catch { throw Failure(description: error.message) }
+        }
+    }
+
+    /// The upload's record, or nil when there is none (never created, deleted, or expired and swept).
+    func upload(_ id: String) async -> TusUpload? {
+        guard Self.isValidID(id) else { return nil }
+        let path = infoPath(id)
+        return try? await run { () throws -> TusUpload? in
+            guard let data = FileManager.default.contents(atPath: path) else { return nil }
+            return try? JSONDecoder().decode(TusUpload.self, from: data)
+        }
+    }
+
+    /// Bytes received so far (the size of the data file; 0 when it is gone).
+    func offset(_ id: String) async -> Int64 {
+        let path = dataPath(id)
+        return (try? await run { () throws -> Int64 in
+            var info = stat()
+            return stat(path, &info) == 0 ? Int64(info.st_size) : 0
+        }) ?? 0
+    }
+
+    /// The first `count` bytes received.
+    func head(_ id: String, count: Int) async -> [UInt8] {
+        let path = dataPath(id)
+        return (try? await run { () throws -> [UInt8] in
+            guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
+            defer { try? handle.close() }
+            return [UInt8]((try? handle.read(upToCount: count)) ?? Data())
+        }) ?? []
+    }
+
+    /// Every upload on disk (for the expiry sweep and the count of uploads in progress).
+    func all() async -> [TusUpload] {
+        let folder = self.folder
+        return (try? await run { () throws -> [TusUpload] in
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+            return names.filter { $0.hasSuffix(".info") }.compactMap { name in
+                FileManager.default.contents(atPath: folder.appendingPathComponent(name).path).flatMap {
+                    try? JSONDecoder().decode(TusUpload.self, from: $0)
+                }
+            }
+        }) ?? []
+    }
+
+    /// Removes the upload's files (the record last, so a crash in between leaves a record to sweep).
+    func delete(_ id: String) async {
+        let data = dataPath(id), info = infoPath(id)
+        try? await run {
+            unlink(data)
+            unlink(info)
+        }
+    }
+
+    /// Frees the received bytes of a stored upload (its record stays until it expires, so a client
+    /// asking again learns that it finished).
+    func dropData(_ id: String) async {
+        let data = dataPath(id)
+        _ = try? await run { unlink(data) }
+    }
+
+    // MARK: - One writer at a time
+
+    /// Takes the upload for one request; false when another request holds it.
+    func lock(_ id: String) -> Bool {
+        locked.withLock { $0.insert(id).inserted }
+    }
+
+    func unlock(_ id: String) {
+        _ = locked.withLock { $0.remove(id) }
+    }
+
+    // MARK: - Appending
+
+    /// The data file opened for appending at `offset` (which must be its size).
+    func appender(_ id: String, at offset: Int64) async throws(Failure) -> Appender {
+        let path = dataPath(id)
+        let fd = try await run { () throws -> Int32 in
+            let fd = open(path, O_WRONLY)
+            guard fd >= 0 else { throw Failure(description: "\(path): cannot open: \(String(cString: strerror(errno)))") }
+            return fd
+        }
+        return Appender(fd: fd, path: path, start: offset, io: io)
+    }
+
+    private func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws(Failure) -> T {
+        do {
+            return try await io.runIfActive { try body() }
+        } catch let error as Failure {
+            throw error
+        } catch {
+            throw Failure(description: "\(error)")
+        }
+    }
+}
+
+/// Writes one request's bytes at the end of an upload's data file. Nothing written counts until
+/// `sync()`; `rollback()` cuts the file back to where this request started (a checksum mismatch, too
+/// many bytes).
+final class Appender: Sendable {
+    let fd: Int32
+    let path: String
+    let start: Int64
+    let io: NIOThreadPool
+    private let written = Atomic<Int64>(0)
+
+    init(fd: Int32, path: String, start: Int64, io: NIOThreadPool) {
+        self.fd = fd
+        self.path = path
+        self.start = start
+        self.io = io
+    }
+
+    deinit { close(fd) }
+
+    /// Bytes written by this request so far.
+    var count: Int64 { written.load(ordering: .relaxed) }
+
+    func write(_ buffer: ByteBuffer) async throws(TusUploadStore.Failure) {
+        let at = start + count
+        let fd = self.fd, path = self.path
+        try await run {
+            try buffer.withUnsafeReadableBytes { (bytes: UnsafeRawBufferPointer) throws(TusUploadStore.Failure) in
+                var done = 0
+                while done < bytes.count {
+                    let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(at) + off_t(done))
+                    if n < 0 && errno == EINTR { continue }
+                    guard n > 0 else { throw TusUploadStore.Failure(description: "\(path): cannot write: \(String(cString: strerror(errno)))") }
+                    done += n
+                }
+            }
+        }
+        written.add(Int64(buffer.readableBytes), ordering: .relaxed)
+    }
+
+    /// Flushes the written bytes to disk; after this they may be acknowledged.
+    func sync() async throws(TusUploadStore.Failure) {
+        let fd = self.fd, path = self.path
+        try await run {
+            guard fsync(fd) == 0 else { throw TusUploadStore.Failure(description: "\(path): cannot flush: \(String(cString: strerror(errno)))") }
+        }
+    }
+
+    /// Cuts the file back to where this request started.
+    func rollback() async {
+        let fd = self.fd, start = self.start
+        try? await run {
+            _ = ftruncate(fd, off_t(start))
+            _ = fsync(fd)
+        }
+        written.store(0, ordering: .relaxed)
+    }
+
+    private func run(_ body: @escaping @Sendable () throws -> Void) async throws(TusUploadStore.Failure) {
+        do {
+            try await io.runIfActive { try body() }
+        } catch let error as TusUploadStore.Failure {
+            throw error
+        } catch {
+            throw TusUploadStore.Failure(description: "\(error)")
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import CoreMetrics
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// tus' expiration, and the recovery of uploads the server stopped finishing: every `interval`, uploads
+/// past their expiry are deleted, and an upload that holds all its bytes but was never stored (the
+/// server stopped between the last byte and the store) is finished.
+struct UploadSweeper: Service {
+    let store: TusUploadStore
+    let metrics: ServerMetrics
+    let interval: Duration
+    let finish: @Sendable (TusUpload) async -> Void
+    let logger: Logger
+
+    func run() async throws {
+        let uploads = await store.all()
+        metrics.uploadsInProgress.set(uploads.filter { $0.state == .receiving }.count)
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            await sweep()
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+        }
+    }
+
+    func sweep(now: Date = Date()) async {
+        for upload in await store.all() {
+            guard store.lock(upload.id) else { continue }
+            defer { store.unlock(upload.id) }
+            if upload.expiresAt <= now {
+                await store.delete(upload.id)
+                if upload.state == .receiving { metrics.uploadsInProgress.decrement() }
+                logger.info("expired upload removed", metadata: ["upload": "\(upload.id)", "key": "\(upload.key)"])
+            } else if upload.state == .receiving, await store.offset(upload.id) == upload.length {
+                await finish(upload)
+            }
+        }
+    }
+}
