@@ -117,6 +117,7 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
@@ -143,6 +144,17 @@ let package = Package(
             dependencies: [
                 "PhotoServices", "PhotoUpload", "PhotoPrep", "photoprep", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PhotoServerTests",
+            dependencies: [
+                "PhotoServer", "PhotoServices", "PhotoPrep", "photoprep", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

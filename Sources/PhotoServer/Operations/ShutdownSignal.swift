@@ -9,6 +9,13 @@ final class ShutdownSignal: Service, Sendable {
 
     var isSet: Bool { flag.load(ordering: .relaxed) }
 
+    /// Returns once the server is stopping (or the task is cancelled).
+    func wait() async {
+        while !isSet {
+            do { try await Task.sleep(for: .milliseconds(100)) } catch { return }
+        }
+    }
+
     func run() async throws {
         try? await gracefulShutdown()
         flag.store(true, ordering: .relaxed)

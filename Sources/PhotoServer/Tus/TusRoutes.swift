@@ -216,43 +216,99 @@ struct TusRoutes: Sendable {
         let appender: Appender
         do { appender = try await store.appender(upload.id, at: offset) } catch { return .refused(refuse(.internalServerError, "\(error)", reason: "storage")) }
         let sniffLength = Int(min(8, upload.length))
-        var head: [UInt8] = offset > 0 && offset < sniffLength ? await store.head(upload.id, count: Int(offset)) : []
-        var sniffed = offset >= sniffLength
-        var hasher = checksum?.hasher()
-        let remaining = upload.length - offset
+        let known: [UInt8] = offset > 0 && offset < sniffLength ? await store.head(upload.id, count: Int(offset)) : []
+        let reading = BodyReading(
+            upload: upload, remaining: upload.length - offset, sniffLength: sniffLength, head: known, sniffed: offset >= sniffLength,
+            hasher: checksum?.hasher())
+        // The body is read in a child task raced against shutdown: a stopping server does not wait for a
+        // slow client, it keeps what arrived (flushed) and says how much, and the client resumes there.
+        let read = await withTaskGroup(of: BodyReading.Outcome?.self) { group in
+            group.addTask { await self.read(request.body, into: appender, reading, context) }
+            group.addTask {
+                await self.stopping.wait()
+                return nil
+            }
+            var outcome: BodyReading.Outcome = .stopped(hash: nil)
+            for await result in group {
+                group.cancelAll()
+                if let result { outcome = result }
+            }
+            return outcome
+        }
+        var stopped = false
+        var head = reading.head, sniffed = reading.sniffed
+        switch read {
+        case .refused(let response):
+            return .refused(response)
+        case .failed(let error):
+            // The client went away: keep what arrived, flushed, for a resume.
+            try? await appender.sync()
+            throw error
+        case .stopped:
+            stopped = true
+            if checksum != nil { await appender.rollback() }  // the checksum covers the whole body: nothing verified
+        case .complete(let hash, let received, let done):
+            head = received
+            sniffed = done
+            if let checksum, hash != checksum.digest {
+                await appender.rollback()
+                return .refused(refuse(Tus.checksumMismatch, "the body's \(checksum.algorithm.rawValue) checksum does not match Upload-Checksum", reason: "checksum"))
+            }
+        }
+        do { try await appender.sync() } catch { return .refused(refuse(.internalServerError, "\(error)", reason: "storage")) }
+        let newOffset = offset + appender.count
+        if !sniffed, newOffset == upload.length, let refused = await refuseUnlessPhoto(head, upload) { return .refused(refused) }
+        if newOffset == upload.length, !stopped, case .refused(let response) = await finish(&upload) { return .refused(response) }
+        return .accepted(offset: newOffset)
+    }
+
+    /// What one request body's reading starts from.
+    struct BodyReading: Sendable {
+        enum Outcome: Sendable {
+            /// The body ended: its hash (when a checksum was sent), the first bytes of the upload, whether they were sniffed.
+            case complete(hash: [UInt8]?, head: [UInt8], sniffed: Bool)
+            case refused(Response)
+            case failed(any Error)
+            /// The server is stopping.
+            case stopped(hash: [UInt8]?)
+        }
+
+        var upload: TusUpload
+        var remaining: Int64
+        var sniffLength: Int
+        var head: [UInt8]
+        var sniffed: Bool
+        var hasher: Tus.Hasher?
+    }
+
+    /// Appends the body's buffers one at a time; refuses a body longer than the upload, and (deleting
+    /// the upload) one whose first bytes are not a JPEG or PNG.
+    private func read(_ body: RequestBody, into appender: Appender, _ start: BodyReading, _ context: ServerContext) async -> BodyReading.Outcome {
+        var state = start
         do {
-            for try await buffer in request.body {
-                if stopping.isSet { break }
-                guard appender.count + Int64(buffer.readableBytes) <= remaining else {
+            for try await buffer in body {
+                if Task.isCancelled { return .stopped(hash: nil) }
+                guard appender.count + Int64(buffer.readableBytes) <= state.remaining else {
                     await appender.rollback()
-                    return .refused(refuse(.contentTooLarge, "the body goes past Upload-Length (\(upload.length) bytes)", reason: "size"))
+                    return .refused(refuse(.contentTooLarge, "the body goes past Upload-Length (\(state.upload.length) bytes)", reason: "size"))
                 }
                 buffer.withUnsafeReadableBytes { bytes in
-                    hasher?.update(bytes)
-                    if !sniffed { head += bytes.prefix(sniffLength - head.count) }
+                    state.hasher?.update(bytes)
+                    if !state.sniffed { state.head += bytes.prefix(state.sniffLength - state.head.count) }
                 }
-                if !sniffed, head.count >= sniffLength {
-                    sniffed = true
-                    if let refused = await refuseUnlessPhoto(head, upload) { return .refused(refused) }
+                if !state.sniffed, state.head.count >= state.sniffLength {
+                    state.sniffed = true
+                    if let refused = await refuseUnlessPhoto(state.head, state.upload) { return .refused(refused) }
                 }
                 try await appender.write(buffer)
                 metrics.bytesReceived.increment(by: Int64(buffer.readableBytes))
                 context.log.received(buffer.readableBytes)
             }
         } catch {
-            // The client went away (or the server is stopping): keep what arrived, flushed, for a resume.
-            try? await appender.sync()
-            throw error
+            return Task.isCancelled ? .stopped(hash: nil) : .failed(error)
         }
-        if let checksum, let hasher, hasher.finalize() != checksum.digest {
-            await appender.rollback()
-            return .refused(refuse(Tus.checksumMismatch, "the body's \(checksum.algorithm.rawValue) checksum does not match Upload-Checksum", reason: "checksum"))
-        }
-        do { try await appender.sync() } catch { return .refused(refuse(.internalServerError, "\(error)", reason: "storage")) }
-        let newOffset = offset + appender.count
-        if !sniffed, newOffset == upload.length, let refused = await refuseUnlessPhoto(head, upload) { return .refused(refused) }
-        if newOffset == upload.length, !stopping.isSet, case .refused(let response) = await finish(&upload) { return .refused(response) }
-        return .accepted(offset: newOffset)
+        if Task.isCancelled { return .stopped(hash: nil) }
+        return .complete(hash: state.hasher?.finalize(), head: state.head, sniffed: state.sniffed)
     }
 
     /// 415, and the upload deleted, unless `head` starts a JPEG or PNG.

@@ -1,0 +1,83 @@
+import Foundation
+import GRDB
+import PhotoPrep
+import PhotoServices
+import Testing
+import TestSupport
+
+/// Real clients — tuspy (the tus project's Python client) and `photoprep upload` — upload real photos to
+/// the built `photoprep serve`; the tests check what the server stored and recorded.
+@Suite struct ServeUploadTests {
+    func json(_ text: String) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]) ?? [:]
+    }
+
+    @Test func tuspyUploadsATwentyMegapixelPhotoToEveryPathKind() async throws {
+        let seeded = try SeededServer()
+        let token = TestTokens.hs256(sub: "u1")
+        let group = "group_photos/\(seeded.groupId)/photo.jpg", profile = "profile_images/u1/me.jpg", album = "user_photos/u1/trip/summit.jpg"
+        let presets: [(String, PrepareOptions.Preset)] = [(group, .group), (profile, .profile), (album, .photo)]
+        for (key, preset) in presets {
+            let result = try runSupportScript("tuspy_upload.py", [seeded.server.endpoint, key, BigPhotos.twentyMP, "--token", token, "--checksum"])
+            #expect(json(result.stdout)["ok"] as? Bool == true, "\(key): \(result.stdout) \(result.stderr)")
+            // Stored upright (the original is stored sideways with orientation 6), within the preset, no EXIF/GPS.
+            let probe = try checkNormalised(seeded.server.stored(key), preset: preset, portrait: true)
+            #expect(max(probe.width, probe.height) == PrepareOptions(preset: preset).maxEdge)
+        }
+        let database = try seeded.database()
+        let url = { (key: String) in seeded.server.data.appendingPathComponent("storage").appendingPathComponent(key).absoluteString }
+        let chat = try database.read { db in try ChatGroup.fetchOne(db, key: seeded.groupId) }
+        #expect(chat?.photoURL.map { URL(string: $0)?.path } == URL(string: url(group))?.path)
+        #expect(chat?.photoState == .done)
+        let user = try database.read { db in try User.fetchOne(db, key: "u1") }
+        #expect(user?.profilePhotoURL.map { URL(string: $0)?.path } == URL(string: url(profile))?.path)
+        #expect(user?.profilePhotoKey == profile)
+        let photos = try database.read { db in try AlbumPhoto.fetchAll(db) }
+        #expect(photos.map(\.key) == [album] && photos.first?.state == .done && photos.first?.userId == "u1")
+        #expect(photos.first?.url.map { URL(string: $0)?.path } == URL(string: url(album))?.path)
+        // Nothing is left behind but the finished uploads' small records.
+        let left = try FileManager.default.contentsOfDirectory(atPath: seeded.server.data.appendingPathComponent("uploads").path)
+        #expect(left.allSatisfy { $0.hasSuffix(".info") } && left.count == 3)
+    }
+
+    @Test func photoprepUploadWithATokenIsNormalisedOnArrival() async throws {
+        let seeded = try SeededServer()
+        let state = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let files = [
+            Fixture.path("orientation/landscape_6.jpg"), Fixture.path("photos/storm-1920x1280.jpg"), Fixture.path("edge/photo-rgb8.png"),
+        ]
+        let result = try photoprep(
+            ["upload"] + files + ["--to", seeded.server.endpoint, "--key-prefix", "user_photos/u2/trip/", "--token", TestTokens.hs256(sub: "u2"),
+                                  "--state", state.path])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        // Stored sideways (400 × 640 pixels, orientation 6) with GPS → upright (640 × 400), no GPS.
+        let sideways = try checkNormalised(seeded.server.stored("user_photos/u2/trip/landscape_6.jpg"), preset: .photo, portrait: false)
+        #expect(sideways.width == 640 && sideways.height == 400)
+        // What the pipeline makes of each original is exactly what is stored (a compliant photo passes through).
+        for file in files {
+            let original = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+            let expected = try PhotoPipeline(preset: .photo).prepare(original)
+            let stored = seeded.server.stored("user_photos/u2/trip/" + (file as NSString).lastPathComponent)
+            #expect(stored == expected.jpeg, "\(file)")
+            if expected.report.action == .passedThrough { #expect(stored == original) }
+            _ = try checkNormalised(stored, preset: .photo)
+        }
+        let photos = try seeded.database().read { db in try AlbumPhoto.filter(Column("userId") == "u2").fetchAll(db) }
+        #expect(Set(photos.map(\.key)) == Set(files.map { "user_photos/u2/trip/" + ($0 as NSString).lastPathComponent }))
+    }
+
+    /// The same key again replaces the stored photo and its record, it does not add a second one.
+    @Test func uploadingTheSameKeyAgainReplacesThePhoto() async throws {
+        let seeded = try SeededServer()
+        let token = TestTokens.hs256(sub: "u3")
+        for file in ["photos/storm-1920x1280.jpg", "photos/ladybird-2560x1600.jpg"] {
+            let result = try runSupportScript("tuspy_upload.py", [seeded.server.endpoint, "user_photos/u3/a/x.jpg", Fixture.path(file), "--token", token])
+            #expect(json(result.stdout)["ok"] as? Bool == true, "\(result.stdout)")
+        }
+        let expected = try PhotoPipeline(preset: .photo).prepare(Fixture.bytes("photos/ladybird-2560x1600.jpg")).jpeg
+        #expect(seeded.server.stored("user_photos/u3/a/x.jpg") == expected)
+        let photos = try seeded.database().read { db in try AlbumPhoto.fetchAll(db) }
+        #expect(photos.count == 1)
+    }
+}

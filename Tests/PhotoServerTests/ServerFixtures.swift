@@ -1,0 +1,115 @@
+import Foundation
+import GRDB
+@testable import PhotoPrep
+import PhotoServices
+import TestSupport
+
+/// The files in TestImages/.
+enum Fixture {
+    static let root = projectFolder.appendingPathComponent("TestImages")
+    static func path(_ name: String) -> String { root.appendingPathComponent(name).path }
+    static func bytes(_ name: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: root.appendingPathComponent(name))) }
+}
+
+/// A server on a data folder that already knows users u1 (Ana), u2 (Ben), u3 (Cleo) and a group u1
+/// created (so u1 is its admin, u2 and u3 members).
+struct SeededServer {
+    let server: PhotoServerProcess
+    let groupId: String
+
+    init(arguments: [String] = []) throws {
+        let data = try temporaryFolder()
+        let services = try PhotoServices(folder: data)
+        try services.users.add(id: "u1", displayName: "Ana")
+        try services.users.add(id: "u2", displayName: "Ben")
+        try services.users.add(id: "u3", displayName: "Cleo")
+        groupId = try services.groups.createGroup(creator: "u1", name: "Hiking", participants: ["u2", "u3"]).group.id
+        server = try PhotoServerProcess(data: data, arguments: arguments)
+    }
+
+    /// The services' database, as the server sees it.
+    func database() throws -> AppDatabase { try AppDatabase(path: server.data.appendingPathComponent("app.sqlite").path) }
+}
+
+/// Big real photos made once per test run from LadyBird (TestImages/photos): 5472 × 3648 (20 MP, a
+/// full-frame camera's size), the photo repeated across and mirrored down, carrying the EXIF of
+/// `orientation/landscape_6.jpg` (orientation 6 — stored sideways — plus GPS, Make and Model).
+enum BigPhotos {
+    /// Under 5 MiB, so that it may go to every path kind.
+    static let twentyMP: String = try! make(name: "20mp.jpg", under: 5 * 1024 * 1024 - 64 * 1024)
+    /// Just under 10 MiB: the largest upload the rules allow (album photos).
+    static let twentyMPLarge: String = try! make(name: "20mp-large.jpg", under: 10 * 1024 * 1024 - 64 * 1024)
+
+    static let folder: URL = {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("photoprep-big-\(getpid())")
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }()
+
+    static func make(name: String, under limit: Int) throws -> String {
+        let source = try Fixture.bytes("photos/ladybird-2560x1600.jpg")
+        let photo = try Decoder.decodeJPEG(source, info: SourceInfo.read(source, maxPixels: .max), scale: 1, strict: false).image
+        let width = 5472, height = 3648
+        var pixels = [UInt8](repeating: 0, count: width * height * 3)
+        pixels.withUnsafeMutableBufferPointer { out in
+            photo.pixels.withUnsafeBufferPointer { src in
+                for y in 0..<height {
+                    let period = y % (2 * photo.height)
+                    let sy = period < photo.height ? period : 2 * photo.height - 1 - period
+                    var x = 0
+                    while x < width {
+                        let run = min(photo.width, width - x)
+                        let from = src.baseAddress! + sy * photo.width * 3
+                        (out.baseAddress! + (y * width + x) * 3).update(from: from, count: run * 3)
+                        x += run
+                    }
+                }
+            }
+        }
+        let image = PixelImage(width: width, height: height, channels: 3, pixels: pixels)
+        let exif = try app1(of: Fixture.bytes("orientation/landscape_6.jpg"))
+        let compressor = try TurboJPEGCompressor()
+        for quality in stride(from: 95, through: 50, by: -5) {
+            let jpeg = try compressor.encode(image, quality: quality) { [UInt8]($0) }
+            let tagged = [0xFF, 0xD8] + exif + jpeg.dropFirst(2)
+            if tagged.count < limit {
+                let path = folder.appendingPathComponent(name).path
+                try Data(tagged).write(to: URL(fileURLWithPath: path))
+                return path
+            }
+        }
+        throw TestSetupError(message: "no quality made a 20 MP JPEG under \(limit) bytes")
+    }
+
+    /// The EXIF segment (APP1 "Exif") of a JPEG, marker and length included.
+    static func app1(of jpeg: [UInt8]) throws -> [UInt8] {
+        var at = 2
+        while at + 4 <= jpeg.count, jpeg[at] == 0xFF {
+            let length = Int(jpeg[at + 2]) << 8 | Int(jpeg[at + 3])
+            if jpeg[at + 1] == 0xE1, jpeg[at + 4..<at + 8].elementsEqual("Exif".utf8) { return Array(jpeg[at..<at + 2 + length]) }
+            at += 2 + length
+        }
+        throw TestSetupError(message: "no EXIF segment")
+    }
+}
+
+/// What a stored object must be: a JPEG that decodes, fits `preset` (long edge and bytes), carries no
+/// EXIF (so no GPS) and is upright (portrait for the sideways-stored photos).
+func checkNormalised(_ bytes: [UInt8]?, preset: PrepareOptions.Preset, portrait: Bool? = nil) throws -> PhotoProbe {
+    guard let bytes else { throw TestSetupError(message: "nothing stored") }
+    let options = PrepareOptions(preset: preset)
+    let probe = try PhotoPipeline(preset: preset).probe(bytes)
+    guard probe.format == .jpeg, !probe.hasEXIF, !probe.hasGPS, probe.orientation == 1 else {
+        throw TestSetupError(message: "stored object is not normalised: \(probe)")
+    }
+    guard max(probe.width, probe.height) <= options.maxEdge, bytes.count < options.maxBytes else {
+        throw TestSetupError(message: "stored object does not fit \(preset): \(probe.width)×\(probe.height), \(bytes.count) bytes")
+    }
+    if let portrait, portrait != (probe.height > probe.width) {
+        throw TestSetupError(message: "stored object is not upright: \(probe.width)×\(probe.height)")
+    }
+    // It decodes, every pixel of it.
+    let image = try Decoder.decodeJPEG(bytes, info: SourceInfo.read(bytes, maxPixels: .max), scale: 1, strict: true).image
+    guard image.width == probe.width, image.height == probe.height else { throw TestSetupError(message: "decoded size differs") }
+    return probe
+}

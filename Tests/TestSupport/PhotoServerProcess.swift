@@ -1,0 +1,213 @@
+import AsyncHTTPClient
+public import Crypto
+public import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// `photoprep serve` — the built binary — on 127.0.0.1, on a data folder of its own (or a given one),
+/// its standard error (the request log) kept in a file. Stopped when the test ends.
+public final class PhotoServerProcess: @unchecked Sendable {
+    public let data: URL
+    public let port: Int
+    public var base: String { "http://127.0.0.1:\(port)" }
+    public var endpoint: String { "\(base)/files/" }
+    public let logFile: URL
+    let arguments: [String]
+    let environment: [String: String]
+    public private(set) var process = Process()
+
+    /// `arguments`: more `serve` flags; `environment`: added to the process environment (the HS256
+    /// secret is `TestTokens.secret` unless given).
+    public init(data: URL? = nil, port: Int? = nil, arguments: [String] = [], environment: [String: String] = [:]) throws {
+        self.data = try data ?? temporaryFolder()
+        self.port = port ?? ServerProcess.freePort()
+        logFile = self.data.deletingLastPathComponent().appendingPathComponent("serve-\(UUID().uuidString).log")
+        self.arguments = arguments
+        self.environment = ["PHOTOPREP_JWT_SECRET": TestTokens.secret].merging(environment) { $1 }
+        try start()
+    }
+
+    /// Starts the server (again) on the same port and data folder; returns once it accepts connections.
+    public func start() throws {
+        process = Process()
+        process.executableURL = photoprepBinary
+        process.arguments = ["serve", "--data", data.path, "--port", String(port)] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        if !FileManager.default.fileExists(atPath: logFile.path) { FileManager.default.createFile(atPath: logFile.path, contents: nil) }
+        let log = try FileHandle(forWritingTo: logFile)
+        log.seekToEndOfFile()
+        process.standardError = log
+        process.standardOutput = log
+        try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        while !ServerProcess.accepts(port: port) {
+            guard Date() < deadline, process.isRunning else {
+                stop()
+                throw TestSetupError(message: "photoprep serve did not start on 127.0.0.1:\(port): \(self.log)")
+            }
+            usleep(20_000)
+        }
+    }
+
+    /// What the server wrote to standard output and standard error (its request log).
+    public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+
+    /// Kills the server at once (SIGKILL), as a crash would.
+    public func kill() {
+        guard process.isRunning else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// SIGTERM, and waits up to `timeout` seconds: the exit status and how long it took (nil: still running).
+    public func terminate(timeout: TimeInterval = 15) -> (status: Int32, seconds: Double)? {
+        let started = Date()
+        process.terminate()
+        while process.isRunning && Date().timeIntervalSince(started) < timeout { usleep(10_000) }
+        guard !process.isRunning else { return nil }
+        return (process.terminationStatus, Date().timeIntervalSince(started))
+    }
+
+    /// The server's peak resident memory so far (VmHWM), in KiB.
+    public var peakRSSKiB: Int? {
+        guard process.isRunning, let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8) else {
+            return nil
+        }
+        return status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
+            .flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") }
+    }
+
+    /// The object stored under `key` in the local store.
+    public func stored(_ key: String) -> [UInt8]? {
+        FileManager.default.contents(atPath: data.appendingPathComponent("storage").appendingPathComponent(key).path).map { [UInt8]($0) }
+    }
+
+    /// Files in the local store, relative to it.
+    public var storedKeys: [String] {
+        let root = data.appendingPathComponent("storage").path
+        return (FileManager.default.enumerator(atPath: root)?.compactMap { $0 as? String } ?? []).filter { path in
+            var isFolder: ObjCBool = false
+            return FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isFolder) && !isFolder.boolValue
+        }.sorted()
+    }
+
+    /// The bytes the server holds for the upload at `location` (its data file), nil once gone.
+    public func receivedBytes(_ location: String) -> Int? {
+        let id = location.split(separator: "/").last.map(String.init) ?? ""
+        let path = data.appendingPathComponent("uploads/\(id).bin").path
+        return (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int
+    }
+
+    public func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: data)
+        try? FileManager.default.removeItem(at: logFile)
+    }
+}
+
+/// Tokens as an identity provider would issue them, minted here with swift-crypto (independently of
+/// the server's jwt-kit): HS256 with the test secret, ES256 with a key whose JWKS the server is given.
+public enum TestTokens {
+    public static let secret = "photoprep-test-secret-0123456789abcdef"
+
+    public static func hs256(sub: String, expires: Date = Date().addingTimeInterval(3600), secret: String = secret, claims: [String: Any] = [:]) -> String {
+        let header = ["alg": "HS256", "typ": "JWT"]
+        let signingInput = encode(header) + "." + encode(payload(sub: sub, expires: expires, claims: claims))
+        let mac = HMAC<SHA256>.authenticationCode(for: Data(signingInput.utf8), using: SymmetricKey(data: Data(secret.utf8)))
+        return signingInput + "." + base64url(Data(mac))
+    }
+
+    public static func es256(
+        sub: String, key: P256.Signing.PrivateKey, kid: String, expires: Date = Date().addingTimeInterval(3600), claims: [String: Any] = [:]
+    ) throws -> String {
+        let header = ["alg": "ES256", "typ": "JWT", "kid": kid]
+        let signingInput = encode(header) + "." + encode(payload(sub: sub, expires: expires, claims: claims))
+        let signature = try key.signature(for: Data(signingInput.utf8))
+        return signingInput + "." + base64url(signature.rawRepresentation)
+    }
+
+    /// A JWKS document with the public half of `key`.
+    public static func jwks(_ key: P256.Signing.PrivateKey, kid: String) -> String {
+        let raw = key.publicKey.rawRepresentation  // x || y
+        let jwk: [String: String] = [
+            "kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig", "kid": kid,
+            "x": base64url(raw.prefix(32)), "y": base64url(raw.suffix(32)),
+        ]
+        let data = try! JSONSerialization.data(withJSONObject: ["keys": [jwk]], options: [.sortedKeys])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// A token with `alg: none` (no signature), as an attacker would try.
+    public static func unsigned(sub: String) -> String {
+        encode(["alg": "none", "typ": "JWT"]) + "." + encode(payload(sub: sub, expires: Date().addingTimeInterval(3600), claims: [:])) + "."
+    }
+
+    static func payload(sub: String, expires: Date, claims: [String: Any]) -> [String: Any] {
+        var payload: [String: Any] = ["sub": sub, "exp": Int(expires.timeIntervalSince1970), "iat": Int(Date().timeIntervalSince1970)]
+        payload.merge(claims) { $1 }
+        return payload
+    }
+
+    static func encode(_ object: [String: Any]) -> String {
+        base64url(try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
+    }
+
+    static func base64url(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}
+
+/// A raw HTTP exchange, for protocol tests that need to send what a well-behaved client would not.
+public struct HTTPExchange: Sendable {
+    public var status: Int
+    public var headers: [String: String]
+    public var body: String
+
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+
+    public static func send(
+        _ method: String, _ url: String, headers: [String: String] = [:], body: [UInt8]? = nil
+    ) async throws -> HTTPExchange {
+        var request = HTTPClientRequest(url: url)
+        request.method = HTTPMethod(rawValue: method)
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+        let payload = try await response.body.collect(upTo: 1 << 20)
+        var fields: [String: String] = [:]
+        for header in response.headers { fields[header.name.lowercased()] = header.value }
+        return HTTPExchange(status: Int(response.status.code), headers: fields, body: String(buffer: payload))
+    }
+}
+
+/// Runs one of the Python scripts in Support/ with the project's virtual environment, and waits.
+public func runSupportScript(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> CommandResult {
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/\(name)").path
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", script] + arguments
+    process.environment = testServerEnvironment.merging(environment) { $1 }
+    // Standard error to a file: reading two pipes in turn could stall a chatty script.
+    let errFile = FileManager.default.temporaryDirectory.appendingPathComponent("script-\(UUID().uuidString).err")
+    FileManager.default.createFile(atPath: errFile.path, contents: nil)
+    defer { try? FileManager.default.removeItem(at: errFile) }
+    let out = Pipe()
+    process.standardOutput = out
+    process.standardError = try FileHandle(forWritingTo: errFile)
+    try process.run()
+    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return CommandResult(
+        status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+        stderr: (try? String(contentsOf: errFile, encoding: .utf8)) ?? "")
+}
