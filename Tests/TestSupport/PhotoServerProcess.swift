@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 public import Crypto
 public import Foundation
+import Glibc
 import NIOCore
 import NIOHTTP1
 
@@ -210,4 +211,57 @@ public func runSupportScript(_ name: String, _ arguments: [String], environment:
     return CommandResult(
         status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
         stderr: (try? String(contentsOf: errFile, encoding: .utf8)) ?? "")
+}
+
+/// A plain TCP connection to 127.0.0.1, for requests no HTTP client would send: a body that stops
+/// half-way and a connection held open.
+public final class RawConnection: @unchecked Sendable {
+    let fd: Int32
+
+    public init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else {
+            close(fd)
+            throw TestSetupError(message: "cannot connect to 127.0.0.1:\(port)")
+        }
+    }
+
+    public func send(_ bytes: [UInt8]) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes[done...].withUnsafeBytes { Foundation.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { throw TestSetupError(message: "send failed: \(String(cString: strerror(errno)))") }
+            done += n
+        }
+    }
+
+    public func send(_ text: String) throws { try send(Array(text.utf8)) }
+
+    /// What arrives until the connection closes or `timeout` passes without a byte.
+    public func receive(timeout: TimeInterval) -> String {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var poll = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        while Glibc.poll(&poll, 1, Int32(timeout * 1000)) > 0 {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { break }
+            received += buffer[..<n]
+            // One response is enough once its headers and (for these tests) its short body are in.
+            if let text = String(validating: received, as: UTF8.self), let end = text.range(of: "\r\n\r\n") {
+                let length = text[..<end.lowerBound].split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+                if text.utf8.count - text.utf8.distance(from: text.startIndex, to: end.upperBound) >= length { break }
+            }
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
+    deinit { close(fd) }
 }
