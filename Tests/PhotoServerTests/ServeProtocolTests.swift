@@ -1,0 +1,198 @@
+import Crypto
+import GRDB
+import PhotoPrep
+import PhotoServices
+import Foundation
+import Testing
+import TestSupport
+
+/// tus 1.0 as the server speaks it: discovery, offsets, checksums, one writer at a time, expiration,
+/// and the JWKS mode of authentication; `/health`, `/metrics` and the request log.
+@Suite struct ServeProtocolTests {
+    typealias Rules = ServeRulesTests
+
+    @Test func optionsAdvertisesWhatTheServerSupports() async throws {
+        let seeded = try SeededServer()
+        let options = try await HTTPExchange.send("OPTIONS", seeded.server.endpoint)
+        #expect(options.status == 204)
+        #expect(options.header("Tus-Version") == "1.0.0")
+        #expect(Set(options.header("Tus-Extension")?.split(separator: ",").map(String.init) ?? [])
+            == ["creation", "creation-with-upload", "termination", "checksum", "expiration"])
+        #expect(options.header("Tus-Checksum-Algorithm") == "sha1,sha256")
+        #expect(options.header("Tus-Max-Size") == String(10 * 1024 * 1024 - 1))
+        // Without Tus-Resumable: 412.
+        let noVersion = try await HTTPExchange.send("POST", seeded.server.endpoint, headers: ["Upload-Length": "10"])
+        #expect(noVersion.status == 412 && noVersion.header("Tus-Version") == "1.0.0")
+    }
+
+    @Test func offsetsChecksumsAndTermination() async throws {
+        let seeded = try SeededServer()
+        let u1 = TestTokens.hs256(sub: "u1")
+        let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
+        let created = try await Rules.create(seeded.server, key: "user_photos/u1/a/storm.jpg", length: jpeg.count, token: u1)
+        #expect(created.status == 201)
+        #expect(created.header("Upload-Expires") != nil)
+        let location = try #require(created.header("Location"))
+        #expect(location.hasPrefix(seeded.server.endpoint))
+
+        // A wrong offset: 409, with the offset the server holds.
+        let wrong = try await Rules.patch(location, offset: 10, body: Array(jpeg.prefix(100)), token: u1)
+        #expect(wrong.status == 409 && wrong.header("Upload-Offset") == "0")
+        // A checksum that does not match: 460, nothing kept.
+        let first = Array(jpeg.prefix(300_000))
+        let badSum = try await Rules.patch(location, offset: 0, body: first, token: u1, extra: ["Upload-Checksum": "sha1 " + Self.base64(Insecure.SHA1.hash(data: Data("x".utf8)))])
+        #expect(badSum.status == 460)
+        #expect(try await Rules.head(location, token: u1).header("Upload-Offset") == "0")
+        #expect(seeded.server.receivedBytes(location) == 0)
+        // An unknown algorithm: 400.
+        #expect(try await Rules.patch(location, offset: 0, body: first, token: u1, extra: ["Upload-Checksum": "md5 AAAA"]).status == 400)
+        // Matching sha1, then sha256.
+        let sha1 = try await Rules.patch(location, offset: 0, body: first, token: u1, extra: ["Upload-Checksum": "sha1 " + Self.base64(Insecure.SHA1.hash(data: Data(first)))])
+        #expect(sha1.status == 204 && sha1.header("Upload-Offset") == "300000")
+        let rest = Array(jpeg[300_000...])
+        let sha256 = try await Rules.patch(location, offset: 300_000, body: rest, token: u1, extra: ["Upload-Checksum": "sha256 " + Self.base64(SHA256.hash(data: Data(rest)))])
+        #expect(sha256.status == 204 && sha256.header("Upload-Offset") == String(jpeg.count))
+        #expect(seeded.server.stored("user_photos/u1/a/storm.jpg") != nil)
+        // Once stored, HEAD says complete, and a repeated last PATCH is answered with the full offset.
+        #expect(try await Rules.head(location, token: u1).header("Upload-Offset") == String(jpeg.count))
+
+        // Termination: DELETE removes an unfinished upload and its bytes.
+        let other = try #require(try await Rules.create(seeded.server, key: "user_photos/u1/a/x.jpg", length: jpeg.count, token: u1).header("Location"))
+        #expect(try await Rules.patch(other, offset: 0, body: first, token: u1).status == 204)
+        let deleted = try await HTTPExchange.send("DELETE", other, headers: ["Tus-Resumable": "1.0.0", "Authorization": "Bearer \(u1)"])
+        #expect(deleted.status == 204)
+        #expect(try await Rules.head(other, token: u1).status == 404)
+        #expect(seeded.server.receivedBytes(other) == nil)
+    }
+
+    /// One writer per upload: while a PATCH is still receiving its body, a second one gets 423, and the
+    /// upload stays consistent.
+    @Test func aSecondWriterIsLockedOut() async throws {
+        let seeded = try SeededServer()
+        let u1 = TestTokens.hs256(sub: "u1")
+        let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
+        let location = try #require(try await Rules.create(seeded.server, key: "user_photos/u1/a/s.jpg", length: jpeg.count, token: u1).header("Location"))
+        let path = String(location.dropFirst(seeded.server.base.count))
+        let slow = try RawConnection(port: seeded.server.port)
+        try slow.send(
+            "PATCH \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(seeded.server.port)\r\nTus-Resumable: 1.0.0\r\nAuthorization: Bearer \(u1)\r\n"
+                + "Upload-Offset: 0\r\nContent-Type: application/offset+octet-stream\r\nContent-Length: \(jpeg.count)\r\n\r\n")
+        try slow.send(Array(jpeg.prefix(100_000)))
+        // Wait until the server holds those bytes.
+        let deadline = Date().addingTimeInterval(10)
+        while (seeded.server.receivedBytes(location) ?? 0) < 100_000 && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        let second = try await Rules.patch(location, offset: 0, body: Array(jpeg.prefix(1000)), token: u1)
+        #expect(second.status == 423)
+        let deleteWhileWriting = try await HTTPExchange.send("DELETE", location, headers: ["Tus-Resumable": "1.0.0", "Authorization": "Bearer \(u1)"])
+        #expect(deleteWhileWriting.status == 423)
+        // The first writer finishes normally.
+        try slow.send(Array(jpeg[100_000...]))
+        let answer = slow.receive(timeout: 20)
+        #expect(answer.hasPrefix("HTTP/1.1 204"), "\(answer)")
+        #expect(answer.contains("Upload-Offset: \(jpeg.count)"))
+        #expect(seeded.server.stored("user_photos/u1/a/s.jpg") != nil)
+    }
+
+    /// Expiration: an unfinished upload is gone (record and bytes) once it expired.
+    @Test func unfinishedUploadsExpire() async throws {
+        let seeded = try SeededServer(arguments: ["--upload-expiry", "1", "--sweep-seconds", "0.2"])
+        let u1 = TestTokens.hs256(sub: "u1")
+        let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
+        let created = try await Rules.create(seeded.server, key: "user_photos/u1/a/e.jpg", length: jpeg.count, token: u1)
+        let location = try #require(created.header("Location"))
+        let patched = try await Rules.patch(location, offset: 0, body: Array(jpeg.prefix(1000)), token: u1)
+        #expect(patched.status == 204 && patched.header("Upload-Expires") != nil)
+        try await Task.sleep(for: .seconds(2))
+        #expect(try await Rules.head(location, token: u1).status == 404)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: seeded.server.data.appendingPathComponent("uploads").path).isEmpty)
+    }
+
+    /// All bytes arrived but the server stopped before storing the photo: on the next start the sweep
+    /// (or the client's HEAD) finishes it.
+    @Test func anUploadWhoseBytesAllArrivedIsFinishedAfterARestart() async throws {
+        let seeded = try SeededServer(arguments: ["--sweep-seconds", "0.2"])
+        seeded.server.kill()
+        let jpeg = try Fixture.bytes("photos/ladybird-2560x1600.jpg")
+        let id = String(repeating: "ab", count: 16)
+        let uploads = seeded.server.data.appendingPathComponent("uploads")
+        try Data(jpeg).write(to: uploads.appendingPathComponent("\(id).bin"))
+        let record: [String: Any] = [
+            "id": id, "owner": "u1", "key": "profile_images/u1/me.jpg", "length": jpeg.count, "metadata": [:] as [String: String],
+            "createdAt": Date().timeIntervalSinceReferenceDate, "expiresAt": Date().addingTimeInterval(3600).timeIntervalSinceReferenceDate,
+            "state": "receiving",
+        ]
+        try JSONSerialization.data(withJSONObject: record).write(to: uploads.appendingPathComponent("\(id).info"))
+        try seeded.server.start()
+        let deadline = Date().addingTimeInterval(20)
+        while seeded.server.stored("profile_images/u1/me.jpg") == nil && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        _ = try checkNormalised(seeded.server.stored("profile_images/u1/me.jpg"), preset: .profile)
+        let head = try await Rules.head(seeded.server.endpoint + id, token: TestTokens.hs256(sub: "u1"))
+        #expect(head.status == 200 && head.header("Upload-Offset") == String(jpeg.count))
+        #expect(seeded.server.receivedBytes(seeded.server.endpoint + id) == nil)
+    }
+
+    @Test func jwksTokensWithIssuerAndAudience() async throws {
+        let key = P256.Signing.PrivateKey(), kid = "key-1"
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let jwks = folder.appendingPathComponent("jwks.json")
+        try TestTokens.jwks(key, kid: kid).write(to: jwks, atomically: true, encoding: .utf8)
+        let seeded = try SeededServer(arguments: ["--jwks", jwks.path, "--issuer", "https://id.example.com", "--audience", "photoprep-app"])
+        let claims: [String: Any] = ["iss": "https://id.example.com", "aud": "photoprep-app", "name": "Dana"]
+        let good = try TestTokens.es256(sub: "u4", key: key, kid: kid, claims: claims)
+        let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
+        let upload = try runSupportScript("tuspy_upload.py", [seeded.server.endpoint, "profile_images/u4/me.jpg", Fixture.path("photos/storm-1920x1280.jpg"), "--token", good])
+        #expect(upload.stdout.contains("\"ok\": true"), "\(upload.stdout)")
+        _ = try checkNormalised(seeded.server.stored("profile_images/u4/me.jpg"), preset: .profile)
+        // A user the store did not know is added, named from the token.
+        let user = try seeded.database().read { db in try Row.fetchOne(db, sql: "SELECT displayName, profilePhotoKey FROM user WHERE id = 'u4'") }
+        #expect(user?["displayName"] == "Dana" && user?["profilePhotoKey"] == "profile_images/u4/me.jpg")
+
+        var refused: [(String, String)] = [
+            ("wrong audience", try TestTokens.es256(sub: "u4", key: key, kid: kid, claims: claims.merging(["aud": "other-app"]) { $1 })),
+            ("wrong issuer", try TestTokens.es256(sub: "u4", key: key, kid: kid, claims: claims.merging(["iss": "https://evil.example"]) { $1 })),
+            ("another key, same kid", try TestTokens.es256(sub: "u4", key: P256.Signing.PrivateKey(), kid: kid, claims: claims)),
+            ("expired", try TestTokens.es256(sub: "u4", key: key, kid: kid, expires: Date().addingTimeInterval(-120), claims: claims)),
+            ("HS256 with the test secret", TestTokens.hs256(sub: "u4", claims: claims)),
+        ]
+        // HS256 signed with the public key's JSON as the secret (the classic algorithm confusion).
+        refused.append(("HS256 keyed with the JWKS", TestTokens.hs256(sub: "u4", secret: try String(contentsOf: jwks, encoding: .utf8), claims: claims)))
+        for (what, token) in refused {
+            let response = try await Rules.create(seeded.server, key: "profile_images/u4/me2.jpg", length: jpeg.count, token: token)
+            #expect(response.status == 401, "\(what): \(response.status)")
+        }
+    }
+
+    @Test func healthMetricsAndTheRequestLog() async throws {
+        let seeded = try SeededServer()
+        let u1 = TestTokens.hs256(sub: "u1")
+        let health = try await HTTPExchange.send("GET", seeded.server.base + "/health")
+        #expect(health.status == 200 && health.body.contains("\"ok\""))
+        let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
+        _ = try await Rules.create(seeded.server, key: "profile_images/u2/me.jpg", length: 100, token: u1)  // 403
+        _ = try await Rules.create(seeded.server, key: "profile_images/u1/me.jpg", length: 100, token: nil)  // 401
+        let location = try #require(try await Rules.create(seeded.server, key: "profile_images/u1/me.jpg", length: jpeg.count, token: u1).header("Location"))
+        #expect(try await Rules.patch(location, offset: 0, body: jpeg, token: u1).status == 204)
+
+        let metrics = try await HTTPExchange.send("GET", seeded.server.base + "/metrics")
+        #expect(metrics.status == 200)
+        let text = metrics.body
+        #expect(text.contains(#"photoprep_requests_total{method="PATCH",status="204"} 1"#), "\(text)")
+        #expect(text.contains(#"photoprep_requests_total{method="POST",status="201"} 1"#))
+        #expect(text.contains("photoprep_received_bytes_total \(jpeg.count)"))
+        #expect(text.contains(#"photoprep_rule_refusals_total{reason="auth"} 1"#))
+        #expect(text.contains(#"photoprep_rule_refusals_total{reason="path"} 1"#))
+        #expect(text.contains("photoprep_uploads_in_progress 0"))
+        #expect(text.contains("photoprep_pipeline_seconds_count 1"))
+        #expect(text.contains("photoprep_photos_stored_total 1"))
+
+        // One line per request with method, path, status, bytes, duration and user; never the token.
+        let lines = seeded.server.log.split(separator: "\n").filter { $0.contains("[PhotoServer]") }
+        let patchLine = try #require(lines.first { $0.contains("PATCH /files/") })
+        #expect(patchLine.contains("bytes=\(jpeg.count)") && patchLine.contains("user=u1") && patchLine.contains(" 204") && patchLine.contains("ms="))
+        #expect(lines.contains { $0.contains("POST /files") && $0.contains(" 401") && $0.contains("user=-") })
+        #expect(!seeded.server.log.contains(u1) && !seeded.server.log.contains(String(u1.split(separator: ".")[2])))
+    }
+
+    static func base64<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 { Data(digest).base64EncodedString() }
+}
