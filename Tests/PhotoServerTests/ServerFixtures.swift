@@ -38,7 +38,9 @@ enum BigPhotos {
     /// Under 5 MiB, so that it may go to every path kind.
     static let twentyMP: String = try! make(name: "20mp.jpg", under: 5 * 1024 * 1024 - 64 * 1024)
     /// Just under 10 MiB: the largest upload the rules allow (album photos).
-    static let twentyMPLarge: String = try! make(name: "20mp-large.jpg", under: 10 * 1024 * 1024 - 64 * 1024)
+    /// Just under 10 MiB: the largest upload the rules allow (album photos). Sensor-like grain keeps it
+    /// that large at a high quality (the smooth LadyBird alone is 3 MB at 20 MP and quality 95).
+    static let twentyMPLarge: String = try! make(name: "20mp-large.jpg", under: 10 * 1024 * 1024 - 64 * 1024, grain: 24)
 
     static let folder: URL = {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("photoprep-big-\(getpid())")
@@ -46,7 +48,7 @@ enum BigPhotos {
         return folder
     }()
 
-    static func make(name: String, under limit: Int) throws -> String {
+    static func make(name: String, under limit: Int, grain: Int = 0) throws -> String {
         let source = try Fixture.bytes("photos/ladybird-2560x1600.jpg")
         let photo = try Decoder.decodeJPEG(source, info: SourceInfo.read(source, maxPixels: .max), scale: 1, strict: false).image
         let width = 5472, height = 3648
@@ -66,10 +68,22 @@ enum BigPhotos {
                 }
             }
         }
+        if grain > 0 {
+            var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+            pixels.withUnsafeMutableBufferPointer { out in
+                for i in out.indices {
+                    state ^= state << 13
+                    state ^= state >> 7
+                    state ^= state << 17
+                    let noise = Int(state % UInt64(2 * grain + 1)) - grain
+                    out[i] = UInt8(clamping: Int(out[i]) + noise)
+                }
+            }
+        }
         let image = PixelImage(width: width, height: height, channels: 3, pixels: pixels)
         let exif = try app1(of: Fixture.bytes("orientation/landscape_6.jpg"))
         let compressor = try TurboJPEGCompressor()
-        for quality in stride(from: 95, through: 50, by: -5) {
+        for quality in stride(from: 100, through: 50, by: -1) {
             let jpeg = try compressor.encode(image, quality: quality) { [UInt8]($0) }
             let tagged = [0xFF, 0xD8] + exif + jpeg.dropFirst(2)
             if tagged.count < limit {

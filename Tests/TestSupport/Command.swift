@@ -39,3 +39,42 @@ public func photoprep(_ arguments: [String], environment: [String: String]? = ni
     return CommandResult(
         status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
 }
+
+/// The built `photoprep` binary running in the background (standard output and error to files).
+public final class BackgroundCommand: @unchecked Sendable {
+    let process = Process()
+    let out: URL
+    let err: URL
+
+    public init(_ arguments: [String], environment: [String: String] = [:]) throws {
+        out = FileManager.default.temporaryDirectory.appendingPathComponent("bg-\(UUID().uuidString).out")
+        err = out.deletingPathExtension().appendingPathExtension("err")
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        FileManager.default.createFile(atPath: err.path, contents: nil)
+        process.executableURL = photoprepBinary
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        try process.run()
+    }
+
+    public var isRunning: Bool { process.isRunning }
+
+    /// What it printed so far.
+    public var stdout: String { (try? String(contentsOf: out, encoding: .utf8)) ?? "" }
+
+    /// Waits up to `timeout` seconds for it to exit; nil if it is still running.
+    public func wait(timeout: TimeInterval) -> CommandResult? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        guard !process.isRunning else { return nil }
+        return CommandResult(status: process.terminationStatus, stdout: stdout, stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        try? FileManager.default.removeItem(at: out)
+        try? FileManager.default.removeItem(at: err)
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import GRDB
+import PhotoPrep
+import PhotoServices
+import Testing
+import TestSupport
+
+/// The server crashed, stopped, or under load from a second process: no acknowledged byte is lost,
+/// clients resume, every stored object is what the pipeline makes of the original.
+@Suite(.serialized) struct ServeResilienceTests {
+    /// The largest upload the rules allow (an album photo just under 10 MiB, 20 MP), sent in 256 KiB
+    /// chunks by `photoprep upload` through a proxy that slows each chunk; the server is killed
+    /// (SIGKILL) half-way and started again: the client resumes from the acknowledged offset.
+    @Test func theServerKilledHalfWayThroughALargeUpload() async throws {
+        let seeded = try SeededServer()
+        let file = BigPhotos.twentyMPLarge
+        let original = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+        #expect(original.count > 9 * 1024 * 1024)
+        let proxy = try FaultProxy(upstream: seeded.server.port, faults: ["--delay-data", "0.1"])
+        let state = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let client = try BackgroundCommand([
+            "upload", file, "--to", proxy.endpoint, "--key-prefix", "user_photos/u1/trip/", "--token", TestTokens.hs256(sub: "u1"),
+            "--chunk-size", "256KiB", "--state", state.path, "--json",
+        ])
+        // Half-way: the server holds at least half of the bytes.
+        let uploads = seeded.server.data.appendingPathComponent("uploads")
+        func held() -> Int {
+            ((try? FileManager.default.contentsOfDirectory(atPath: uploads.path)) ?? []).filter { $0.hasSuffix(".bin") }
+                .compactMap { (try? FileManager.default.attributesOfItem(atPath: uploads.appendingPathComponent($0).path))?[.size] as? Int }.max() ?? 0
+        }
+        let deadline = Date().addingTimeInterval(60)
+        while held() < original.count / 2 && Date() < deadline && client.isRunning { try await Task.sleep(for: .milliseconds(10)) }
+        seeded.server.kill()
+        let atKill = held()
+        #expect(atKill >= original.count / 2 && atKill < original.count, "held \(atKill) of \(original.count)")
+        // Every byte the client was told about is on disk.
+        let acknowledged = client.stdout.split(separator: "\n").compactMap { line -> Int? in
+            guard let json = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], json["event"] as? String == "progress" else { return nil }
+            return json["acknowledged"] as? Int
+        }.max() ?? 0
+        #expect(acknowledged > 0 && acknowledged <= atKill)
+        try await Task.sleep(for: .milliseconds(500))
+        try seeded.server.start()
+
+        let result = try #require(client.wait(timeout: 180), "the client did not finish")
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("\"retrying\""))
+        // Resumed, not restarted: the server accepted the file once, plus at most the chunk in flight at the kill.
+        #expect(proxy.dataBytes <= original.count + 256 * 1024, "accepted \(proxy.dataBytes) for \(original.count)")
+        // Complete and correct: exactly what the pipeline makes of the whole original.
+        let expected = try PhotoPipeline(preset: .photo).prepare(original).jpeg
+        #expect(seeded.server.stored("user_photos/u1/trip/20mp-large.jpg") == expected)
+        _ = try checkNormalised(seeded.server.stored("user_photos/u1/trip/20mp-large.jpg"), preset: .photo, portrait: true)
+    }
+
+    /// SIGTERM while uploads are in flight — one with a body still arriving slowly, one from
+    /// `photoprep upload` — exits 0 within 10 s; the slow request is answered with what the server
+    /// flushed, every acknowledged byte is there after a restart, and both uploads complete.
+    @Test func sigtermDuringUploads() async throws {
+        let seeded = try SeededServer()
+        let u1 = TestTokens.hs256(sub: "u1")
+        let jpeg = try Fixture.bytes("photos/ladybird-2560x1600.jpg")
+        let created = try await ServeRulesTests.create(seeded.server, key: "user_photos/u1/a/slow.jpg", length: jpeg.count, token: u1)
+        let location = try #require(created.header("Location"))
+        let slow = try RawConnection(port: seeded.server.port)
+        try slow.send(
+            "PATCH \(location.dropFirst(seeded.server.base.count)) HTTP/1.1\r\nHost: 127.0.0.1:\(seeded.server.port)\r\nTus-Resumable: 1.0.0\r\n"
+                + "Authorization: Bearer \(u1)\r\nUpload-Offset: 0\r\nContent-Type: application/offset+octet-stream\r\nContent-Length: \(jpeg.count)\r\n\r\n")
+        try slow.send(Array(jpeg.prefix(200_000)))
+        var deadline = Date().addingTimeInterval(10)
+        while (seeded.server.receivedBytes(location) ?? 0) < 200_000 && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+
+        let proxy = try FaultProxy(upstream: seeded.server.port, faults: ["--delay-data", "0.2"])
+        let state = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let client = try BackgroundCommand([
+            "upload", BigPhotos.twentyMP, "--to", proxy.endpoint, "--key-prefix", "user_photos/u1/trip/", "--token", u1,
+            "--chunk-size", "256KiB", "--state", state.path,
+        ])
+        deadline = Date().addingTimeInterval(30)
+        while seeded.server.log.components(separatedBy: "PATCH").count < 4 && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+
+        let stopped = try #require(seeded.server.terminate(timeout: 15), "still running 15 s after SIGTERM")
+        #expect(stopped.status == 0)
+        #expect(stopped.seconds < 10)
+        // The slow request was answered with the bytes the server flushed.
+        let answer = slow.receive(timeout: 5)
+        #expect(answer.hasPrefix("HTTP/1.1 204"), "\(answer)")
+        let acknowledged = answer.split(separator: "\r\n").first { $0.hasPrefix("Upload-Offset:") }
+            .flatMap { Int($0.dropFirst("Upload-Offset:".count).trimmingCharacters(in: .whitespaces)) }
+        #expect((acknowledged ?? 0) >= 200_000)
+
+        try seeded.server.start()
+        let head = try await ServeRulesTests.head(location, token: u1)
+        #expect(Int(head.header("Upload-Offset") ?? "") == acknowledged)
+        let offset = try #require(acknowledged)
+        let rest = try await ServeRulesTests.patch(location, offset: offset, body: Array(jpeg[offset...]), token: u1)
+        #expect(rest.status == 204)
+        #expect(seeded.server.stored("user_photos/u1/a/slow.jpg") == (try PhotoPipeline(preset: .photo).prepare(jpeg).jpeg))
+
+        let result = try #require(client.wait(timeout: 180), "the client did not finish")
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        _ = try checkNormalised(seeded.server.stored("user_photos/u1/trip/20mp.jpg"), preset: .photo, portrait: true)
+    }
+
+    /// 100 uploads at once from a second process (tuspy, one connection each, 100 users): every one
+    /// finishes, every stored object is exactly what the pipeline makes of its original, no request
+    /// fails, and the server's peak memory stays under 300 MB.
+    @Test func oneHundredConcurrentUploads() async throws {
+        let seeded = try SeededServer()
+        let files = (1...8).map { Fixture.path("orientation/landscape_\($0).jpg") }
+            + [Fixture.path("photos/storm-1920x1280.jpg"), Fixture.path("photos/ladybird-2560x1600.jpg")]
+        let run = try runSupportScript("load_uploads.py", [seeded.server.endpoint] + files + ["--count", "100"], environment: ["PHOTOPREP_JWT_SECRET": TestTokens.secret])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)\(run.stderr)")
+        #expect(report["ok"] as? Int == 100, "\(report["failed"] ?? "")")
+        let uploads = report["uploads"] as? [[String: Any]] ?? []
+        var expected: [String: [UInt8]] = [:]
+        for upload in uploads {
+            let key = upload["key"] as! String, file = upload["file"] as! String
+            let preset: PrepareOptions.Preset = key.hasPrefix("profile_images/") ? .profile : .photo
+            let cacheKey = "\(preset.rawValue):\(file)"
+            if expected[cacheKey] == nil { expected[cacheKey] = try PhotoPipeline(preset: preset).prepare(contentsOf: file).jpeg }
+            #expect(seeded.server.stored(key) == expected[cacheKey], "\(key)")
+        }
+        let database = try seeded.database()
+        #expect(try database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM user WHERE profilePhotoKey LIKE 'profile_images/load%'") } == 50)
+        #expect(try database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM albumPhoto WHERE state = 'done'") } == 50)
+        let peak = try #require(seeded.server.peakRSSKiB)
+        print("100 concurrent uploads: \(report["seconds"] ?? "?") s, server peak RSS \(peak / 1024) MiB")
+        #expect(peak < 300 * 1024)
+        // No request failed on the server's side.
+        let metrics = try await HTTPExchange.send("GET", seeded.server.base + "/metrics").body
+        #expect(!metrics.split(separator: "\n").contains { $0.hasPrefix("photoprep_requests_total") && $0.contains("status=\"5") }, "\(metrics)")
+        #expect(metrics.contains("photoprep_photos_stored_total 100"))
+    }
+}
