@@ -95,15 +95,18 @@ import TestSupport
 
     /// Expiration: an unfinished upload is gone (record and bytes) once it expired.
     @Test func unfinishedUploadsExpire() async throws {
-        let seeded = try SeededServer(arguments: ["--upload-expiry", "1", "--sweep-seconds", "0.2"])
+        let seeded = try SeededServer(arguments: ["--upload-expiry", "4", "--sweep-seconds", "0.2"])
         let u1 = TestTokens.hs256(sub: "u1")
         let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
+        let started = Date()
         let created = try await Rules.create(seeded.server, key: "user_photos/u1/a/e.jpg", length: jpeg.count, token: u1)
         let location = try #require(created.header("Location"))
         let patched = try await Rules.patch(location, offset: 0, body: Array(jpeg.prefix(1000)), token: u1)
         #expect(patched.status == 204 && patched.header("Upload-Expires") != nil)
-        try await Task.sleep(for: .seconds(2))
+        let deadline = Date().addingTimeInterval(30)
+        while try await Rules.head(location, token: u1).status != 404 && Date() < deadline { try await Task.sleep(for: .milliseconds(200)) }
         #expect(try await Rules.head(location, token: u1).status == 404)
+        #expect(Date().timeIntervalSince(started) >= 4)
         #expect(try FileManager.default.contentsOfDirectory(atPath: seeded.server.data.appendingPathComponent("uploads").path).isEmpty)
     }
 

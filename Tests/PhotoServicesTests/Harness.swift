@@ -12,7 +12,8 @@ struct Harness {
     let services: PhotoServices
     let destination: String
 
-    static let tokens = AccessTokens(secret: "test-secret")
+    /// The user's `Authorization` header: an HS256 JWT, as the identity provider would hand the app.
+    static func authorization(for user: String) -> String { "Bearer " + TestTokens.hs256(sub: user) }
 
     init(users: Int = 4, destination: String? = nil, upload: UploadConfiguration = UploadConfiguration(), folder: URL? = nil) throws {
         self.folder = try folder ?? temporaryFolder()
@@ -20,7 +21,7 @@ struct Harness {
         services = try PhotoServices(
             database: AppDatabase(path: self.folder.appendingPathComponent("app.sqlite").path), destination: self.destination,
             stateFolder: self.folder.appendingPathComponent("state"), upload: upload,
-            credentials: { Harness.tokens.authorization(for: $0) })
+            credentials: { Harness.authorization(for: $0) })
         try services.database.writer.write { db in
             for i in 0..<users { try User(id: "u\(i + 1)", displayName: "User \(i + 1)").insert(db) }
         }

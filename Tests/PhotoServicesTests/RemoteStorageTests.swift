@@ -8,9 +8,9 @@ import TestSupport
 /// The services against a real tus server on 127.0.0.1 that enforces the storage rules itself
 /// (tuspyserver + Support/rules_app.py, reading group admins from the services' SQLite file).
 @Suite(.serialized) struct RemoteStorageTests {
-    static let secret = "test-secret"
-    /// The command takes the token secret from the environment only (never a command-line argument).
-    static let environment = ["PHOTOPREP_TOKEN_SECRET": secret]
+    static let secret = TestTokens.secret
+    /// The command takes the signed-in user's token from the environment (never a command-line argument).
+    static let environment = ["PHOTOPREP_TOKEN": TestTokens.hs256(sub: "u1")]
 
     func rulesServer(_ h: Harness, port: Int? = nil) throws -> TuspyServer {
         try TuspyServer(app: "rules_app", environment: ["RULES_SECRET": Self.secret, "RULES_DB": h.databasePath], port: port)
@@ -66,7 +66,6 @@ import TestSupport
         // does not fail the one allowed upload (every request stays inside the budget).
         let uploader = try Uploader(destination: server.endpoint, configuration: fixed(256 * 1024, retry: .seconds(30)))
         let jpeg = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Fixture.path("photos/storm-1920x1280.jpg"))))
-        let tokens = Harness.tokens
 
         let cases: [(caller: String?, key: String, type: String, bytes: [UInt8], status: Int)] = [
             ("u2", "profile_images/u1/x.jpg", "image/jpeg", jpeg, 403),  // another user's folder
@@ -79,7 +78,7 @@ import TestSupport
             (nil, "profile_images/u1/x.jpg", "image/jpeg", jpeg, 401),  // no token
         ]
         for c in cases {
-            let authorization = c.caller.map { tokens.authorization(for: $0) }
+            let authorization = c.caller.map { Harness.authorization(for: $0) }
             let result = await uploader.upload(.bytes(c.bytes), request: UploadRequest(key: c.key, contentType: c.type, authorization: authorization)).result()
             guard case .failed(let error) = result else { Issue.record("\(c.key) as \(c.caller ?? "nobody"): \(result)"); continue }
             #expect(error.status == c.status, "\(c.key) as \(c.caller ?? "nobody"): \(error)")
@@ -98,7 +97,7 @@ import TestSupport
         guard case .failed(let error) = forged else { Issue.record("\(forged)"); return }
         #expect(error.status == 401)
         let allowed = await uploader.upload(
-            .bytes(jpeg), request: UploadRequest(key: "group_photos/\(group)/photo.jpg", authorization: tokens.authorization(for: "u1"))).result()
+            .bytes(jpeg), request: UploadRequest(key: "group_photos/\(group)/photo.jpg", authorization: Harness.authorization(for: "u1"))).result()
         guard case .finished(let location) = allowed else { Issue.record("\(allowed)"); return }
         #expect(server.stored(location) == jpeg)
     }

@@ -12,9 +12,10 @@ struct ServiceOptions: ParsableArguments {
     var to: String?
 
     @Option(help: ArgumentHelp(
-        "A file holding the secret that signs the users' bearer tokens for the tus server (default: the PHOTOPREP_TOKEN_SECRET environment variable).",
-        discussion: "Secrets are never taken as arguments, where ps and the shell history would show them.", valueName: "file"))
-    var tokenSecretFile: String?
+        "A file holding the signed-in user's bearer token (a JWT from the identity provider) for the server (default: the PHOTOPREP_TOKEN environment variable).",
+        discussion: "Tokens are never taken as arguments, where ps and the shell history would show them. The client mints nothing: it is handed a token.",
+        valueName: "file"))
+    var tokenFile: String?
 
     @Flag(help: "One JSON object per event on standard output.")
     var json = false
@@ -24,23 +25,22 @@ struct ServiceOptions: ParsableArguments {
 
     func services() throws -> PhotoServices {
         let folder = URL(fileURLWithPath: data)
-        let secret = try tokenSecretFile.map { path in
+        let token = try tokenFile.map { path in
             do {
                 let text = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-                guard !text.isEmpty else { throw CommandFailure(message: "\(path): the token secret file is empty") }
+                guard !text.isEmpty else { throw CommandFailure(message: "\(path): the token file is empty") }
                 return text
             } catch let failure as CommandFailure {
                 throw failure
             } catch {
-                throw CommandFailure(message: "\(path): cannot read the token secret: \(error.localizedDescription)")
+                throw CommandFailure(message: "\(path): cannot read the token: \(error.localizedDescription)")
             }
-        } ?? ProcessInfo.processInfo.environment["PHOTOPREP_TOKEN_SECRET"]
-        let tokens = secret.map { AccessTokens(secret: $0) }
+        } ?? ProcessInfo.processInfo.environment["PHOTOPREP_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         return try PhotoServices(
             database: AppDatabase(path: folder.appendingPathComponent("app.sqlite").path),
             destination: to ?? folder.appendingPathComponent("storage").standardizedFileURL.absoluteString,
             stateFolder: folder.appendingPathComponent("state"), upload: transfer.configuration, environment: transfer.s3.environment,
-            credentials: { user in tokens?.authorization(for: user) })
+            credentials: { _ in token.map { "Bearer \($0)" } })
     }
 }
 

@@ -14,11 +14,15 @@ S3 objects and parts), and a POST with a body (tus creation-with-upload, S3 Comp
 --corrupt-data N   flip one byte in the body of the first N data requests
 --require-token T  answer 401 unless 'Authorization: Bearer T'
 --delay-data S     sleep S seconds before forwarding each data request (slows an upload down)
+--pause-after-bytes N --resume-file F
+                   once the server accepted N data bytes, hold every further data request until
+                   the file F exists (a test does something to the server meanwhile, then creates F)
 --stats FILE       write {"data_bytes": body bytes of data requests the server accepted,
                    "data_requests": ..., "requests": ..., "by_method": {...}} after every request
 """
 import argparse
 import http.client
+import os
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -51,6 +55,9 @@ class Proxy(BaseHTTPRequestHandler):
         if data_index is not None:
             if args.delay_data:
                 time.sleep(args.delay_data)
+            if args.pause_after_bytes is not None:
+                while stats["data_bytes"] >= args.pause_after_bytes and not os.path.exists(args.resume_file):
+                    time.sleep(0.01)
             if data_index < args.fail_503:
                 return self.answer(503, b"injected 503")
             if data_index < args.drop:
@@ -116,6 +123,8 @@ def main():
     parser.add_argument("--corrupt-data", type=int, default=0)
     parser.add_argument("--require-token")
     parser.add_argument("--delay-data", type=float, default=0)
+    parser.add_argument("--pause-after-bytes", type=int)
+    parser.add_argument("--resume-file")
     parser.add_argument("--stats")
     args = parser.parse_args()
     ThreadingHTTPServer(("127.0.0.1", args.port), Proxy).serve_forever()

@@ -2,18 +2,23 @@
 the app's storage rules server-side, like Firebase Storage rules. They mirror
 Sources/PhotoServices/Rules/StorageRules.swift; the Swift tests check that both agree.
 
-  RULES_SECRET   HMAC secret of the bearer tokens ({userId}.{base64url(HMAC-SHA256(secret, userId))})
+  RULES_SECRET   the HS256 secret of the bearer tokens (JWTs: `sub` is the user, `exp` is required)
   RULES_DB       the services' SQLite file (group admins are read from it)
   TUS_DIR        where uploads are stored
 
 Every request needs a valid token (401). Creating an upload also needs the key in the metadata to be
 a path the token's user may write (403), an image/jpeg (415) and a length under the path's limit (413).
+
+A test double of a third-party tus server with rules (the real one is `photoprep serve`, tested in
+Tests/PhotoServerTests); the services' tests upload to it.
 """
 import base64
 import hashlib
 import hmac
+import json
 import os
 import sqlite3
+import time
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from tuspyserver import create_tus_router
@@ -23,15 +28,28 @@ DATABASE = os.environ["RULES_DB"]
 MIB = 1024 * 1024
 
 
+def unbase64url(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
 def user_of(request: Request):
+    """The `sub` of a valid HS256 JWT in `Authorization: Bearer`."""
     header = request.headers.get("authorization", "")
-    if not header.startswith("Bearer ") or "." not in header:
+    if not header.startswith("Bearer ") or header.count(".") != 2:
         raise HTTPException(status_code=401, detail="missing bearer token")
-    user, _, signature = header[len("Bearer "):].rpartition(".")
-    expected = base64.urlsafe_b64encode(hmac.new(SECRET, user.encode(), hashlib.sha256).digest()).decode().rstrip("=")
-    if not hmac.compare_digest(signature, expected):
+    head, payload, signature = header[len("Bearer "):].split(".")
+    try:
+        alg = json.loads(unbase64url(head)).get("alg")
+        claims = json.loads(unbase64url(payload))
+        given = unbase64url(signature)
+    except ValueError:
+        raise HTTPException(status_code=401, detail="malformed bearer token")
+    expected = hmac.new(SECRET, f"{head}.{payload}".encode(), hashlib.sha256).digest()
+    if alg != "HS256" or not hmac.compare_digest(given, expected):
         raise HTTPException(status_code=401, detail="invalid bearer token")
-    return user
+    if not isinstance(claims.get("exp"), (int, float)) or claims["exp"] < time.time() or not claims.get("sub"):
+        raise HTTPException(status_code=401, detail="expired or incomplete bearer token")
+    return claims["sub"]
 
 
 def valid_segment(segment):
