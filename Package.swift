@@ -150,7 +150,7 @@ let package = Package(
         .testTarget(
             name: "PhotoServerTests",
             dependencies: [
-                "PhotoServer", "PhotoServices", "PhotoPrep", "photoprep", "TestSupport",
+                "PhotoServer", "PhotoServices", "PhotoPrep", "PhotoUpload", "photoprep", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

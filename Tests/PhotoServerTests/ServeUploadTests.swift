@@ -2,6 +2,8 @@ import Foundation
 import GRDB
 import PhotoPrep
 import PhotoServices
+import AsyncHTTPClient
+@testable import PhotoUpload
 import Testing
 import TestSupport
 
@@ -79,5 +81,23 @@ import TestSupport
         #expect(seeded.server.stored("user_photos/u3/a/x.jpg") == expected)
         let photos = try seeded.database().read { db in try AlbumPhoto.fetchAll(db) }
         #expect(photos.count == 1)
+    }
+
+    /// `--to s3://bucket/prefix`: normalised photos go to S3 (moto on 127.0.0.1), the records point there,
+    /// nothing is written to the local store.
+    @Test func photosAreStoredInS3WithTo() async throws {
+        let moto = try MotoServer()
+        try await moto.createBucket("photos")
+        let seeded = try SeededServer(arguments: ["--to", "s3://photos/prod"], environment: moto.environment())
+        let token = TestTokens.hs256(sub: "u1")
+        let key = "group_photos/\(seeded.groupId)/photo.jpg"
+        let result = try runSupportScript("tuspy_upload.py", [seeded.server.endpoint, key, Fixture.path("photos/ladybird-2560x1600.jpg"), "--token", token])
+        #expect(json(result.stdout)["ok"] as? Bool == true, "\(result.stdout) \(seeded.server.log)")
+        let url = "\(moto.endpoint)/photos/prod/\(key)"
+        let stored = try await S3Store(url: "s3://photos", environment: moto.environment()).download("prod/\(key)", client: .shared)
+        #expect(stored == (try PhotoPipeline(preset: .group).prepare(Fixture.bytes("photos/ladybird-2560x1600.jpg")).jpeg))
+        _ = try checkNormalised(stored, preset: .group)
+        #expect(try seeded.database().read { db in try ChatGroup.fetchOne(db, key: seeded.groupId)?.photoURL } == url)
+        #expect(seeded.server.storedKeys.isEmpty)
     }
 }

@@ -17,14 +17,14 @@ struct SeededServer {
     let server: PhotoServerProcess
     let groupId: String
 
-    init(arguments: [String] = []) throws {
+    init(arguments: [String] = [], environment: [String: String] = [:]) throws {
         let data = try temporaryFolder()
         let services = try PhotoServices(folder: data)
         try services.users.add(id: "u1", displayName: "Ana")
         try services.users.add(id: "u2", displayName: "Ben")
         try services.users.add(id: "u3", displayName: "Cleo")
         groupId = try services.groups.createGroup(creator: "u1", name: "Hiking", participants: ["u2", "u3"]).group.id
-        server = try PhotoServerProcess(data: data, arguments: arguments)
+        server = try PhotoServerProcess(data: data, arguments: arguments, environment: environment)
     }
 
     /// The services' database, as the server sees it.
