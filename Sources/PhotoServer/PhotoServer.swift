@@ -34,6 +34,8 @@ public struct PhotoServer: Sendable {
         public var audience: String?
         /// Unfinished uploads are deleted this long after their creation.
         public var uploadExpiry: TimeInterval = 24 * 3600
+        /// Unfinished uploads one user may have at once (a quota on the disk a user can hold; 429 past it).
+        public var maxUnfinishedUploadsPerUser = 20
         /// How often expired uploads are looked for.
         public var sweepInterval: Duration = .seconds(60)
         /// Photos prepared at once (default: the number of cores).
@@ -71,7 +73,8 @@ public struct PhotoServer: Sendable {
             store: try TusUploadStore(folder: configuration.data.appendingPathComponent("uploads"), io: io),
             authenticator: authenticator, arrivals: arrivals,
             processor: ArrivalProcessor(arrivals: arrivals, storage: storage, cpu: cpu, metrics: metrics),
-            metrics: metrics, expiry: configuration.uploadExpiry, stopping: ShutdownSignal())
+            metrics: metrics, expiry: configuration.uploadExpiry,
+            maxUnfinishedPerUser: configuration.maxUnfinishedUploadsPerUser, stopping: ShutdownSignal())
         self.metrics = metrics
         self.database = database
         self.cpu = cpu

@@ -17,29 +17,29 @@ struct Serve: AsyncParsableCommand {
             Also: GET /health, GET /metrics (Prometheus). SIGTERM or SIGINT stop it gracefully.
             """)
 
-    @Option(help: "The services' folder: app.sqlite, the local store storage/, uploads in progress uploads/.")
-    var data: String = "photoprep-data"
+    @Option(help: "The services' folder: app.sqlite, the local store storage/, uploads in progress uploads/ (env PHOTOPREP_DATA; default photoprep-data).")
+    var data: String?
 
-    @Option(help: "Address to listen on.")
-    var host: String = "127.0.0.1"
+    @Option(help: "Address to listen on (env PHOTOPREP_HOST; default 127.0.0.1).")
+    var host: String?
 
-    @Option(help: "Port to listen on (0: any free port, printed when listening).")
-    var port: Int = 8080
+    @Option(help: "Port to listen on, 0 for any free one (printed when listening) (env PHOTOPREP_PORT; default 8080).")
+    var port: Int?
 
-    @Option(help: "Where normalised photos are stored: s3://bucket/prefix (settings from AWS_* variables) or a folder. Default: DATA/storage.")
+    @Option(help: "Where normalised photos are stored: s3://bucket/prefix (settings from AWS_* variables) or a folder (env PHOTOPREP_STORAGE; default DATA/storage).")
     var to: String?
 
-    @Option(help: "Verify RS256/ES256 tokens against this JWKS file instead of the HS256 secret.")
+    @Option(help: "Verify RS256/ES256 tokens against this JWKS file instead of the HS256 secret (env PHOTOPREP_JWKS).")
     var jwks: String?
 
-    @Option(help: "Required 'iss' of tokens.")
+    @Option(help: "Required 'iss' of tokens (env PHOTOPREP_JWT_ISSUER).")
     var issuer: String?
 
-    @Option(help: "Required 'aud' of tokens.")
+    @Option(help: "Required 'aud' of tokens (env PHOTOPREP_JWT_AUDIENCE).")
     var audience: String?
 
-    @Option(help: "Unfinished uploads are deleted this many seconds after creation.")
-    var uploadExpiry: Double = 24 * 3600
+    @Option(help: "Unfinished uploads are deleted this many seconds after creation (env PHOTOPREP_UPLOAD_EXPIRY; default 86400).")
+    var uploadExpiry: Double?
 
     @Option(help: "Seconds between looks for expired uploads.")
     var sweepSeconds: Double = 60
@@ -49,8 +49,19 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
+        // Flags win; then the environment (how containers and service managers configure); then the defaults.
+        func setting(_ flag: String?, _ name: String) -> String? { flag ?? environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        let data = setting(self.data, "PHOTOPREP_DATA") ?? "photoprep-data"
+        let host = setting(self.host, "PHOTOPREP_HOST") ?? "127.0.0.1"
+        guard let port = setting(port.map(String.init), "PHOTOPREP_PORT").map({ Int($0) }) ?? 8080, (0...65535).contains(port) else {
+            throw ValidationError("PHOTOPREP_PORT: not a port number")
+        }
+        guard let uploadExpiry = setting(uploadExpiry.map { String($0) }, "PHOTOPREP_UPLOAD_EXPIRY").map({ Double($0) }) ?? 86400, uploadExpiry > 0 else {
+            throw ValidationError("PHOTOPREP_UPLOAD_EXPIRY: not a number of seconds")
+        }
+        let to = setting(self.to, "PHOTOPREP_STORAGE")
         let keys: Authenticator.Keys
-        if let jwks {
+        if let jwks = setting(self.jwks, "PHOTOPREP_JWKS") {
             guard let json = try? String(contentsOfFile: jwks, encoding: .utf8) else { throw CommandFailure(message: "\(jwks): cannot read the JWKS file") }
             keys = .jwks(json)
         } else if let secret = environment["PHOTOPREP_JWT_SECRET"], !secret.isEmpty {
@@ -70,8 +81,8 @@ struct Serve: AsyncParsableCommand {
         configuration.host = host
         configuration.port = port
         configuration.storage = to.map { $0.contains("://") ? $0 : URL(fileURLWithPath: $0).absoluteString }
-        configuration.issuer = issuer
-        configuration.audience = audience
+        configuration.issuer = setting(issuer, "PHOTOPREP_JWT_ISSUER")
+        configuration.audience = setting(audience, "PHOTOPREP_JWT_AUDIENCE")
         configuration.uploadExpiry = uploadExpiry
         configuration.sweepInterval = .milliseconds(Int(sweepSeconds * 1000))
         let server: PhotoServer
@@ -80,7 +91,6 @@ struct Serve: AsyncParsableCommand {
         } catch {
             throw CommandFailure(message: "cannot start the server: \(error)")
         }
-        let host = self.host
         try await server.run { port in
             FileHandle.standardOutput.write(Data("photoprep serve: listening on http://\(host):\(port) (data: \(data))\n".utf8))
         }

@@ -176,6 +176,24 @@ import TestSupport
         #expect(seeded.server.receivedBytes(location) == 1000)
     }
 
+    /// A user cannot fill the disk with uploads they never finish: 20 at once, then 429.
+    @Test func unfinishedUploadsPerUserAreCapped() async throws {
+        let seeded = try SeededServer()
+        let u1 = TestTokens.hs256(sub: "u1")
+        var locations: [String] = []
+        for i in 0..<20 {
+            let created = try await Self.create(seeded.server, key: "user_photos/u1/a/\(i).jpg", length: 9 * 1024 * 1024, token: u1)
+            #expect(created.status == 201)
+            if let location = created.header("Location") { locations.append(location) }
+        }
+        let refused = try await Self.create(seeded.server, key: "user_photos/u1/a/20.jpg", length: 1000, token: u1)
+        #expect(refused.status == 429, "\(refused.body)")
+        // Another user is not affected; deleting one makes room.
+        #expect(try await Self.create(seeded.server, key: "profile_images/u2/me.jpg", length: 1000, token: TestTokens.hs256(sub: "u2")).status == 201)
+        _ = try await HTTPExchange.send("DELETE", locations[0], headers: ["Tus-Resumable": "1.0.0", "Authorization": "Bearer \(u1)"])
+        #expect(try await Self.create(seeded.server, key: "user_photos/u1/a/20.jpg", length: 1000, token: u1).status == 201)
+    }
+
     // MARK: - Helpers
 
     /// The token with its payload replaced (the signature no longer matches).

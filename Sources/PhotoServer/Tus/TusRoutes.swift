@@ -21,6 +21,8 @@ struct TusRoutes: Sendable {
     let metrics: ServerMetrics
     /// Unfinished uploads are removed this long after they were created.
     let expiry: TimeInterval
+    /// Unfinished uploads one user may have at once (each may hold up to 10 MiB of disk).
+    let maxUnfinishedPerUser: Int
     /// Set when the server is shutting down: requests stop reading at once, keep what they flushed.
     let stopping: ShutdownSignal
 
@@ -80,6 +82,12 @@ struct TusRoutes: Sendable {
         }
         guard length > 0 else { return refuse(.unsupportedMediaType, "an empty upload is not a photo", reason: "type") }
         let now = Date()
+        let unfinished = await store.all().filter { $0.owner == caller.id && $0.state == .receiving && $0.expiresAt > now }.count
+        guard unfinished < maxUnfinishedPerUser else {
+            return refuse(
+                .tooManyRequests, "\(caller.id) has \(unfinished) unfinished uploads; finish or delete one first (at most \(maxUnfinishedPerUser))",
+                reason: "quota")
+        }
         var upload = TusUpload(
             id: TusUploadStore.newID(), owner: caller.id, ownerName: caller.displayName, key: key, length: length, metadata: metadata,
             createdAt: now, expiresAt: now.addingTimeInterval(expiry), state: .receiving, url: nil)
