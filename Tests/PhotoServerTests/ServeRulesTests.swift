@@ -112,6 +112,7 @@ import TestSupport
         let refused = try await Self.patch(location, offset: 0, body: bytes, token: u1)
         #expect(refused.status == 415, "\(refused.body)")
         #expect(refused.body.contains("profile_images/u1/me.jpg"))
+        if file.hasSuffix(".webp") { #expect(refused.body.contains("WebP"), "\(refused.body)") }
         // The upload is gone, and nothing was stored.
         #expect(try await Self.head(location, token: u1).status == 404)
         #expect(seeded.server.receivedBytes(location) == nil)
@@ -133,7 +134,7 @@ import TestSupport
         let bytes = Array("just some text, no image".utf8)
         let location = try #require(try await Self.create(seeded.server, key: "profile_images/u1/x.jpg", length: bytes.count, token: u1).header("Location"))
         var statuses: [Int] = []
-        for offset in 0..<8 {
+        for offset in 0..<16 {
             let response = try await Self.patch(location, offset: offset, body: [bytes[offset]], token: u1)
             statuses.append(response.status)
             if response.status != 204 { break }

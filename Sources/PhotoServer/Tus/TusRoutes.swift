@@ -223,7 +223,8 @@ struct TusRoutes: Sendable {
     ) async throws -> Received {
         let appender: Appender
         do { appender = try await store.appender(upload.id, at: offset) } catch { return .refused(refuse(.internalServerError, "\(error)", reason: "storage")) }
-        let sniffLength = Int(min(8, upload.length))
+        // 16 bytes: enough to recognise JPEG and PNG, and to name what else it is (WebP, HEIC, GIF …).
+        let sniffLength = Int(min(16, upload.length))
         let known: [UInt8] = offset > 0 && offset < sniffLength ? await store.head(upload.id, count: Int(offset)) : []
         let reading = BodyReading(
             upload: upload, remaining: upload.length - offset, sniffLength: sniffLength, head: known, sniffed: offset >= sniffLength,

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import NIOCore
 import NIOPosix
@@ -95,8 +92,7 @@ final class TusUploadStore: Sendable {
     func offset(_ id: String) async -> Int64 {
         let path = dataPath(id)
         return (try? await run { () throws -> Int64 in
-            var info = stat()
-            return stat(path, &info) == 0 ? Int64(info.st_size) : 0
+            ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value ?? 0
         }) ?? 0
     }
 
