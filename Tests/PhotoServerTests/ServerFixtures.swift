@@ -42,13 +42,16 @@ enum BigPhotos {
     /// that large at a high quality (the smooth LadyBird alone is 3 MB at 20 MP and quality 95).
     static let twentyMPLarge: String = try! make(name: "20mp-large.jpg", under: 10 * 1024 * 1024 - 64 * 1024, grain: 24)
 
+    /// Made once per machine (they depend only on LadyBird and this code), written atomically.
     static let folder: URL = {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("photoprep-big-\(getpid())")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("photoprep-big-photos-v1")
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         return folder
     }()
 
     static func make(name: String, under limit: Int, grain: Int = 0) throws -> String {
+        let path = folder.appendingPathComponent(name).path
+        if FileManager.default.fileExists(atPath: path) { return path }
         let source = try Fixture.bytes("photos/ladybird-2560x1600.jpg")
         let photo = try Decoder.decodeJPEG(source, info: SourceInfo.read(source, maxPixels: .max), scale: 1, strict: false).image
         let width = 5472, height = 3648
@@ -87,8 +90,7 @@ enum BigPhotos {
             let jpeg = try compressor.encode(image, quality: quality) { [UInt8]($0) }
             let tagged = [0xFF, 0xD8] + exif + jpeg.dropFirst(2)
             if tagged.count < limit {
-                let path = folder.appendingPathComponent(name).path
-                try Data(tagged).write(to: URL(fileURLWithPath: path))
+                try Data(tagged).write(to: URL(fileURLWithPath: path), options: .atomic)
                 return path
             }
         }
