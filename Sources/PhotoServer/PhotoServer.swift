@@ -102,6 +102,8 @@ public struct PhotoServer: Sendable {
         routes.register(on: router)
         let app = Application(
             router: router,
+            // A connection that sends nothing for a minute is closed (slow-loris); a slow upload still sends.
+            server: .http1(configuration: .init(idleTimeout: .seconds(60))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "photoprep"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger)

@@ -99,13 +99,22 @@ import TestSupport
         let u1 = TestTokens.hs256(sub: "u1")
         let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
         let started = Date()
-        let created = try await Rules.create(seeded.server, key: "user_photos/u1/a/e.jpg", length: jpeg.count, token: u1)
+        // Created with its first bytes in one request (creation-with-upload): no race with the expiry.
+        let created = try await HTTPExchange.send(
+            "POST", seeded.server.endpoint,
+            headers: ["Tus-Resumable": "1.0.0", "Authorization": "Bearer \(u1)", "Upload-Length": String(jpeg.count),
+                      "Upload-Metadata": Rules.metadata("user_photos/u1/a/e.jpg"), "Content-Type": "application/offset+octet-stream"],
+            body: Array(jpeg.prefix(1000)))
+        #expect(created.status == 201 && created.header("Upload-Offset") == "1000" && created.header("Upload-Expires") != nil)
         let location = try #require(created.header("Location"))
-        let patched = try await Rules.patch(location, offset: 0, body: Array(jpeg.prefix(1000)), token: u1)
-        #expect(patched.status == 204 && patched.header("Upload-Expires") != nil)
+        // 404 from the moment it expires; the sweep removes its files soon after.
+        let uploads = seeded.server.data.appendingPathComponent("uploads").path
         let deadline = Date().addingTimeInterval(30)
-        while try await Rules.head(location, token: u1).status != 404 && Date() < deadline { try await Task.sleep(for: .milliseconds(200)) }
+        while Date() < deadline, try await Rules.head(location, token: u1).status != 404 || !FileManager.default.contentsOfDirectory(atPath: uploads).isEmpty {
+            try await Task.sleep(for: .milliseconds(200))
+        }
         #expect(try await Rules.head(location, token: u1).status == 404)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: uploads).isEmpty)
         #expect(Date().timeIntervalSince(started) >= 4)
         #expect(try FileManager.default.contentsOfDirectory(atPath: seeded.server.data.appendingPathComponent("uploads").path).isEmpty)
     }

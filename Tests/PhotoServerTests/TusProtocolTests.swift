@@ -46,4 +46,35 @@ import Testing
             #expect(!TusUploadStore.isValidID(bad), "\(bad)")
         }
     }
+
+    @Test func theUploadLifecycle() {
+        let now = Date()
+        let upload = TusUpload(
+            id: TusUploadStore.newID(), owner: "u1", ownerName: nil, key: "profile_images/u1/me.jpg", length: 1000, metadata: [:],
+            createdAt: now, expiresAt: now.addingTimeInterval(60), state: .receiving, url: nil)
+        var stored = upload
+        stored.state = .stored
+        var expired = upload
+        expired.expiresAt = now.addingTimeInterval(-1)
+        typealias L = UploadLifecycle
+        // Nobody but the owner sees it, and nobody once it expired.
+        #expect(L.query(nil, caller: "u1", held: 0, now: now) == .notFound)
+        #expect(L.query(upload, caller: "u2", held: 0, now: now) == .notFound)
+        #expect(L.query(expired, caller: "u1", held: 10, now: now) == .notFound)
+        #expect(L.append(upload, caller: "u2", held: 0, claimed: 0, now: now) == .notFound)
+        // HEAD.
+        #expect(L.query(upload, caller: "u1", held: 400, now: now) == .answer(offset: 400))
+        #expect(L.query(upload, caller: "u1", held: 1000, now: now) == .finish)
+        #expect(L.query(stored, caller: "u1", held: 0, now: now) == .answer(offset: 1000))
+        // PATCH.
+        #expect(L.append(upload, caller: "u1", held: 400, claimed: 400, now: now) == .receive(from: 400))
+        #expect(L.append(upload, caller: "u1", held: 400, claimed: 0, now: now) == .conflict(held: 400))
+        #expect(L.append(upload, caller: "u1", held: 400, claimed: 1000, now: now) == .conflict(held: 400))
+        #expect(L.append(stored, caller: "u1", held: 0, claimed: 1000, now: now) == .answer(offset: 1000))
+        #expect(L.append(stored, caller: "u1", held: 0, claimed: 0, now: now) == .conflict(held: 1000))
+        // After a body.
+        #expect(L.received(upload, offset: 1000, stopping: false) == .finish)
+        #expect(L.received(upload, offset: 1000, stopping: true) == .answer(offset: 1000))
+        #expect(L.received(upload, offset: 999, stopping: false) == .answer(offset: 999))
+    }
 }

@@ -125,13 +125,18 @@ struct TusRoutes: Sendable {
         case .success(let found): upload = found
         case .failure(let refused): return refused.response
         }
-        var offset = upload.state == .stored ? upload.length : await store.offset(upload.id)
-        if upload.state == .receiving, offset == upload.length {
+        let offset: Int64
+        switch UploadLifecycle.query(upload, caller: upload.owner, held: await store.offset(upload.id), now: Date()) {
+        case .answer(let held):
+            offset = held
+        case .finish:
             // Every byte arrived but the photo was not stored (the server stopped in between): finish now.
             guard store.lock(upload.id) else { return refuse(Self.locked, "the upload is busy", reason: "locked") }
             defer { store.unlock(upload.id) }
             if case .refused(let response) = await finish(&upload) { return response }
             offset = upload.length
+        case .notFound, .conflict, .receive:
+            return refuse(.notFound, "no such upload", reason: "unknown")
         }
         var headers = HTTPFields()
         headers[Tus.resumable] = Tus.version
@@ -166,19 +171,24 @@ struct TusRoutes: Sendable {
         }
         defer { store.unlock(upload.id) }
         // Read again under the lock: the request that held it may have finished the upload.
-        guard let current = await store.upload(upload.id) else { return refuse(.notFound, "no such upload", reason: "unknown") }
-        upload = current
-        let offset = upload.state == .stored ? upload.length : await store.offset(upload.id)
-        guard claimed == offset else {
-            var refused = refuse(.conflict, "Upload-Offset is \(claimed) but the server holds \(offset) bytes", reason: "offset")
-            refused.headers[Tus.uploadOffset] = String(offset)
-            return refused
-        }
+        let current = await store.upload(upload.id)
         var headers = HTTPFields()
         headers[Tus.resumable] = Tus.version
-        if upload.state == .stored {
-            headers[Tus.uploadOffset] = String(offset)
+        let offset: Int64
+        switch UploadLifecycle.append(current, caller: upload.owner, held: await store.offset(upload.id), claimed: claimed, now: Date()) {
+        case .notFound, .finish:
+            return refuse(.notFound, "no such upload", reason: "unknown")
+        case .conflict(let held):
+            var refused = refuse(.conflict, "Upload-Offset is \(claimed) but the server holds \(held) bytes", reason: "offset")
+            refused.headers[Tus.uploadOffset] = String(held)
+            return refused
+        case .answer(let held):
+            headers[Tus.uploadOffset] = String(held)
             return Response(status: .noContent, headers: headers)
+        case .receive(let from):
+            guard let current else { return refuse(.notFound, "no such upload", reason: "unknown") }
+            offset = from
+            upload = current
         }
         switch try await receive(&upload, at: offset, request, context, checksum: checksum) {
         case .accepted(let newOffset):
@@ -267,7 +277,9 @@ struct TusRoutes: Sendable {
         do { try await appender.sync() } catch { return .refused(refuse(.internalServerError, "\(error)", reason: "storage")) }
         let newOffset = offset + appender.count
         if !sniffed, newOffset == upload.length, let refused = await refuseUnlessPhoto(head, upload) { return .refused(refused) }
-        if newOffset == upload.length, !stopped, case .refused(let response) = await finish(&upload) { return .refused(response) }
+        if UploadLifecycle.received(upload, offset: newOffset, stopping: stopped) == .finish, case .refused(let response) = await finish(&upload) {
+            return .refused(response)
+        }
         return .accepted(offset: newOffset)
     }
 
@@ -394,9 +406,7 @@ struct TusRoutes: Sendable {
         case .success(let who): caller = who
         case .failure(let refused): return .failure(refused)
         }
-        guard let id = context.parameters.get("id"), let upload = await store.upload(id), upload.owner == caller.id,
-            upload.expiresAt > Date()
-        else {
+        guard let id = context.parameters.get("id"), let upload = UploadLifecycle.visible(await store.upload(id), to: caller.id, now: Date()) else {
             return .failure(Refused(response: refuse(.notFound, "no such upload", reason: "unknown")))
         }
         return .success(upload)
