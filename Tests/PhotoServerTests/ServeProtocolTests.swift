@@ -72,15 +72,7 @@ import TestSupport
         let u1 = TestTokens.hs256(sub: "u1")
         let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
         let location = try #require(try await Rules.create(seeded.server, key: "user_photos/u1/a/s.jpg", length: jpeg.count, token: u1).header("Location"))
-        let path = String(location.dropFirst(seeded.server.base.count))
-        let slow = try RawConnection(port: seeded.server.port)
-        try slow.send(
-            "PATCH \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(seeded.server.port)\r\nTus-Resumable: 1.0.0\r\nAuthorization: Bearer \(u1)\r\n"
-                + "Upload-Offset: 0\r\nContent-Type: application/offset+octet-stream\r\nContent-Length: \(jpeg.count)\r\n\r\n")
-        try slow.send(Array(jpeg.prefix(100_000)))
-        // Wait until the server holds those bytes.
-        let deadline = Date().addingTimeInterval(10)
-        while (seeded.server.receivedBytes(location) ?? 0) < 100_000 && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        let slow = try await Rules.slowPatch(seeded.server, location, body: jpeg, sent: 100_000, token: u1)
         let second = try await Rules.patch(location, offset: 0, body: Array(jpeg.prefix(1000)), token: u1)
         #expect(second.status == 423)
         let deleteWhileWriting = try await HTTPExchange.send("DELETE", location, headers: ["Tus-Resumable": "1.0.0", "Authorization": "Bearer \(u1)"])

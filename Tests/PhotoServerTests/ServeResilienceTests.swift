@@ -64,13 +64,7 @@ import TestSupport
         let jpeg = try Fixture.bytes("photos/ladybird-2560x1600.jpg")
         let created = try await ServeRulesTests.create(seeded.server, key: "user_photos/u1/a/slow.jpg", length: jpeg.count, token: u1)
         let location = try #require(created.header("Location"))
-        let slow = try RawConnection(port: seeded.server.port)
-        try slow.send(
-            "PATCH \(location.dropFirst(seeded.server.base.count)) HTTP/1.1\r\nHost: 127.0.0.1:\(seeded.server.port)\r\nTus-Resumable: 1.0.0\r\n"
-                + "Authorization: Bearer \(u1)\r\nUpload-Offset: 0\r\nContent-Type: application/offset+octet-stream\r\nContent-Length: \(jpeg.count)\r\n\r\n")
-        try slow.send(Array(jpeg.prefix(200_000)))
-        var deadline = Date().addingTimeInterval(10)
-        while (seeded.server.receivedBytes(location) ?? 0) < 200_000 && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        let slow = try await ServeRulesTests.slowPatch(seeded.server, location, body: jpeg, sent: 200_000, token: u1)
 
         let proxy = try FaultProxy(upstream: seeded.server.port, faults: ["--delay-data", "0.2"])
         let state = try temporaryFolder()
@@ -79,7 +73,7 @@ import TestSupport
             "upload", BigPhotos.twentyMP, "--to", proxy.endpoint, "--key-prefix", "user_photos/u1/trip/", "--token", u1,
             "--chunk-size", "256KiB", "--state", state.path,
         ])
-        deadline = Date().addingTimeInterval(30)
+        let deadline = Date().addingTimeInterval(30)
         while seeded.server.log.components(separatedBy: "PATCH").count < 4 && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
 
         let stopped = try #require(seeded.server.terminate(timeout: 15), "still running 15 s after SIGTERM")

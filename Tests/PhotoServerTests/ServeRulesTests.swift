@@ -23,6 +23,20 @@ import TestSupport
         return try await HTTPExchange.send("PATCH", location, headers: headers.merging(extra) { $1 }, body: body)
     }
 
+    /// A PATCH of the whole `body` whose first `sent` bytes are sent now, on a raw connection the caller
+    /// finishes (or not); returns once the server holds those bytes.
+    static func slowPatch(_ server: PhotoServerProcess, _ location: String, body: [UInt8], sent: Int, token: String) async throws -> RawConnection {
+        let connection = try RawConnection(port: server.port)
+        try connection.send(
+            "PATCH \(location.dropFirst(server.base.count)) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\nTus-Resumable: 1.0.0\r\n"
+                + "Authorization: Bearer \(token)\r\nUpload-Offset: 0\r\nContent-Type: application/offset+octet-stream\r\n"
+                + "Content-Length: \(body.count)\r\n\r\n")
+        try connection.send(Array(body.prefix(sent)))
+        let deadline = Date().addingTimeInterval(10)
+        while (server.receivedBytes(location) ?? 0) < sent && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        return connection
+    }
+
     static func head(_ location: String, token: String) async throws -> HTTPExchange {
         try await HTTPExchange.send("HEAD", location, headers: ["Tus-Resumable": "1.0.0", "Authorization": "Bearer \(token)"])
     }
