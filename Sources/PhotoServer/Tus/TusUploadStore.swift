@@ -34,6 +34,9 @@ final class TusUploadStore: Sendable {
     let folder: URL
     let io: NIOThreadPool
     private let locked = Mutex<Set<String>>([])
+    /// While a request writes to an upload: the offset its last `fsync` made durable (what HEAD reports;
+    /// the file may already hold more that is not flushed yet).
+    private let durable = Mutex<[String: Int64]>([:])
 
     struct Failure: Error, CustomStringConvertible {
         var description: String
@@ -70,11 +73,19 @@ final class TusUploadStore: Sendable {
         try await save(upload)
     }
 
+    /// Writes the record atomically, and the folder's entries to disk, so a created upload survives a
+    /// power cut as well as a crash.
     func save(_ upload: TusUpload) async throws(Failure) {
-        let path = infoPath(upload.id)
+        let path = infoPath(upload.id), folder = self.folder.path
         try await run {
             let json = try JSONEncoder().encode(upload)
             do throws(AtomicFile.WriteError) { try AtomicFile.write([UInt8](json), to: path, permissions: 0o600) } catch { throw Failure(description: error.message) }
+            let fd = open(folder, O_RDONLY | O_DIRECTORY)
+            guard fd >= 0, fsync(fd) == 0 else {
+                if fd >= 0 { close(fd) }
+                throw Failure(description: "\(folder): cannot flush the folder: \(String(cString: strerror(errno)))")
+            }
+            close(fd)
         }
     }
 
@@ -88,8 +99,10 @@ final class TusUploadStore: Sendable {
         }
     }
 
-    /// Bytes received so far (the size of the data file; 0 when it is gone).
+    /// Bytes received and flushed: while a request writes, what its last `fsync` covered; otherwise the
+    /// size of the data file (after a crash, what survived); 0 when it is gone.
     func offset(_ id: String) async -> Int64 {
+        if let flushed = durable.withLock({ $0[id] }) { return flushed }
         let path = dataPath(id)
         return (try? await run { () throws -> Int64 in
             ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value ?? 0
@@ -143,6 +156,7 @@ final class TusUploadStore: Sendable {
     }
 
     func unlock(_ id: String) {
+        durable.withLock { $0[id] = nil }
         _ = locked.withLock { $0.remove(id) }
     }
 
@@ -156,7 +170,8 @@ final class TusUploadStore: Sendable {
             guard fd >= 0 else { throw Failure(description: "\(path): cannot open: \(String(cString: strerror(errno)))") }
             return fd
         }
-        return Appender(fd: fd, path: path, start: offset, io: io)
+        durable.withLock { $0[id] = offset }
+        return Appender(fd: fd, path: path, start: offset, io: io) { [self] flushed in durable.withLock { $0[id] = flushed } }
     }
 
     private func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws(Failure) -> T {
@@ -178,13 +193,16 @@ final class Appender: Sendable {
     let path: String
     let start: Int64
     let io: NIOThreadPool
+    /// Told the offset each `sync` (or `rollback`) made durable.
+    let flushed: @Sendable (Int64) -> Void
     private let written = Atomic<Int64>(0)
 
-    init(fd: Int32, path: String, start: Int64, io: NIOThreadPool) {
+    init(fd: Int32, path: String, start: Int64, io: NIOThreadPool, flushed: @escaping @Sendable (Int64) -> Void) {
         self.fd = fd
         self.path = path
         self.start = start
         self.io = io
+        self.flushed = flushed
     }
 
     deinit { close(fd) }
@@ -212,9 +230,11 @@ final class Appender: Sendable {
     /// Flushes the written bytes to disk; after this they may be acknowledged.
     func sync() async throws(TusUploadStore.Failure) {
         let fd = self.fd, path = self.path
+        let offset = start + count
         try await run {
             guard fsync(fd) == 0 else { throw TusUploadStore.Failure(description: "\(path): cannot flush: \(String(cString: strerror(errno)))") }
         }
+        flushed(offset)
     }
 
     /// Cuts the file back to where this request started.
@@ -225,6 +245,7 @@ final class Appender: Sendable {
             _ = fsync(fd)
         }
         written.store(0, ordering: .relaxed)
+        flushed(start)
     }
 
     private func run(_ body: @escaping @Sendable () throws -> Void) async throws(TusUploadStore.Failure) {
