@@ -61,9 +61,15 @@ public struct PhotoServer: Sendable {
         self.configuration = configuration
         self.logger = logger
         let database = try AppDatabase(path: configuration.data.appendingPathComponent("app.sqlite").path)
+        // A client waits for its last PATCH while the photo is stored: storage that keeps failing for 30 s
+        // answers 503 (the bytes are kept; the client asks again) rather than holding the request for minutes.
+        var storing = UploadConfiguration()
+        storing.maxRetryDuration = .seconds(30)
+        storing.firstContactDuration = .seconds(10)
+        storing.requestTimeout = .seconds(20)
         let storage = try Uploader(
             destination: configuration.storage ?? configuration.data.appendingPathComponent("storage").absoluteString,
-            environment: configuration.environment)
+            configuration: storing, environment: configuration.environment)
         let authenticator = try await Authenticator(keys: configuration.keys, issuer: configuration.issuer, audience: configuration.audience)
         let cpu = NIOThreadPool(numberOfThreads: max(1, configuration.pipelineThreads))
         let io = NIOThreadPool(numberOfThreads: 4)

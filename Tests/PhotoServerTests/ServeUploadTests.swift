@@ -100,4 +100,33 @@ import TestSupport
         #expect(try seeded.database().read { db in try ChatGroup.fetchOne(db, key: seeded.groupId)?.photoURL } == url)
         #expect(seeded.server.storedKeys.isEmpty)
     }
+
+    /// Storage down when the last byte arrives: 503 (after the server's storing budget), every byte kept;
+    /// once storage is back, the client's HEAD finishes the photo.
+    @Test func storageDownAnswers503AndKeepsTheBytes() async throws {
+        let port = ServerProcess.freePort()
+        let environment = [
+            "AWS_ENDPOINT_URL": "http://127.0.0.1:\(port)", "AWS_ACCESS_KEY_ID": "test-key", "AWS_SECRET_ACCESS_KEY": "test-secret",
+            "AWS_REGION": "us-east-1",
+        ]
+        let seeded = try SeededServer(arguments: ["--to", "s3://photos/p"], environment: environment)
+        let u1 = TestTokens.hs256(sub: "u1")
+        let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
+        let key = "profile_images/u1/me.jpg"
+        let first = try await HTTPExchange.send(
+            "POST", seeded.server.endpoint,
+            headers: ["Tus-Resumable": "1.0.0", "Authorization": "Bearer \(u1)", "Upload-Length": String(jpeg.count),
+                      "Upload-Metadata": ServeRulesTests.metadata(key), "Content-Type": "application/offset+octet-stream"],
+            body: jpeg)
+        #expect(first.status == 503 && first.header("Retry-After") != nil, "\(first.status) \(first.body)")
+        let location = try #require(first.header("Location"), "the upload is kept, and the client told where")
+        #expect(seeded.server.receivedBytes(location) == jpeg.count)
+
+        let moto = try MotoServer(port: port)
+        try await moto.createBucket("photos")
+        let head = try await ServeRulesTests.head(location, token: u1)
+        #expect(head.status == 200 && head.header("Upload-Offset") == String(jpeg.count))
+        let stored = try await S3Store(url: "s3://photos", environment: moto.environment()).download("p/\(key)", client: .shared)
+        #expect(stored == (try PhotoPipeline(preset: .profile).prepare(jpeg).jpeg))
+    }
 }

@@ -112,7 +112,10 @@ struct TusRoutes: Sendable {
         case .accepted(let offset):
             headers[Tus.uploadOffset] = String(offset)
             return Response(status: .created, headers: headers)
-        case .refused(let response):
+        case .refused(var response):
+            // The upload may still exist (a checksum mismatch, storage unavailable): say where, so the
+            // client can resume it.
+            if await store.upload(upload.id) != nil { response.headers[.location] = headers[.location] }
             return response
         }
     }
