@@ -79,6 +79,7 @@ import TestSupport
         let stopped = try #require(seeded.server.terminate(timeout: 15), "still running 15 s after SIGTERM")
         #expect(stopped.status == 0)
         #expect(stopped.seconds < 10)
+        print("SIGTERM with uploads in flight: exit \(stopped.status) after \(String(format: "%.2f", stopped.seconds)) s")
         // The slow request was answered with the bytes the server flushed.
         let answer = slow.receive(timeout: 5)
         #expect(answer.hasPrefix("HTTP/1.1 204"), "\(answer)")
