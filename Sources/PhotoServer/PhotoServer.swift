@@ -24,6 +24,9 @@ public struct PhotoServer: Sendable {
         /// The services' folder: `app.sqlite`, the local store `storage/`, the uploads in progress `uploads/`.
         public var data: URL
         public var host: String = "127.0.0.1"
+        /// The URL clients reach the server at, e.g. `https://uploads.example.com` behind a proxy; upload
+        /// locations are built on it (nil: from each request's `Host`).
+        public var publicURL: String?
         public var port: Int = 8080
         /// Where normalised photos are stored: a folder (`file://…`) or `s3://bucket/prefix`. nil: `data/storage`.
         public var storage: String?
@@ -80,7 +83,8 @@ public struct PhotoServer: Sendable {
             authenticator: authenticator, arrivals: arrivals,
             processor: ArrivalProcessor(arrivals: arrivals, storage: storage, cpu: cpu, metrics: metrics),
             metrics: metrics, expiry: configuration.uploadExpiry,
-            maxUnfinishedPerUser: configuration.maxUnfinishedUploadsPerUser, stopping: ShutdownSignal())
+            maxUnfinishedPerUser: configuration.maxUnfinishedUploadsPerUser, stopping: ShutdownSignal(),
+            publicURL: configuration.publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
         self.metrics = metrics
         self.database = database
         self.cpu = cpu

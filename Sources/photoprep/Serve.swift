@@ -26,6 +26,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port to listen on, 0 for any free one (printed when listening) (env PHOTOPREP_PORT; default 8080).")
     var port: Int?
 
+    @Option(help: "The URL clients reach the server at behind a proxy, e.g. https://uploads.example.com; upload locations are built on it (env PHOTOPREP_PUBLIC_URL; default: each request's Host).")
+    var publicURL: String?
+
     @Option(help: "Where normalised photos are stored: s3://bucket/prefix (settings from AWS_* variables) or a folder (env PHOTOPREP_STORAGE; default DATA/storage).")
     var to: String?
 
@@ -81,6 +84,12 @@ struct Serve: AsyncParsableCommand {
         configuration.host = host
         configuration.port = port
         configuration.storage = to.map { $0.contains("://") ? $0 : URL(fileURLWithPath: $0).absoluteString }
+        if let publicURL = setting(publicURL, "PHOTOPREP_PUBLIC_URL") {
+            guard let url = URL(string: publicURL), ["http", "https"].contains(url.scheme ?? ""), url.host != nil, url.query == nil else {
+                throw ValidationError("--public-url: an http(s) URL without a query, e.g. https://uploads.example.com")
+            }
+            configuration.publicURL = publicURL
+        }
         configuration.issuer = setting(issuer, "PHOTOPREP_JWT_ISSUER")
         configuration.audience = setting(audience, "PHOTOPREP_JWT_AUDIENCE")
         configuration.uploadExpiry = uploadExpiry

@@ -65,6 +65,14 @@ import TestSupport
         #expect(seeded.server.receivedBytes(other) == nil)
     }
 
+    /// Behind a proxy, upload locations are built on the public URL, not on what the server listens on.
+    @Test func locationsUseThePublicURL() async throws {
+        let seeded = try SeededServer(environment: ["PHOTOPREP_PUBLIC_URL": "https://uploads.example.com/"])
+        let created = try await Rules.create(seeded.server, key: "profile_images/u1/me.jpg", length: 1000, token: TestTokens.hs256(sub: "u1"))
+        let location = try #require(created.header("Location"))
+        #expect(location.hasPrefix("https://uploads.example.com/files/") && location.count == "https://uploads.example.com/files/".count + 32)
+    }
+
     /// One writer per upload: while a PATCH is still receiving its body, a second one gets 423, and the
     /// upload stays consistent.
     @Test func aSecondWriterIsLockedOut() async throws {

@@ -25,6 +25,8 @@ struct TusRoutes: Sendable {
     let maxUnfinishedPerUser: Int
     /// Set when the server is shutting down: requests stop reading at once, keep what they flushed.
     let stopping: ShutdownSignal
+    /// The address clients reach the server at (behind a proxy or load balancer); nil: the request's `Host`.
+    let publicURL: String?
 
     func register(on router: Router<ServerContext>) {
         router.on("/files", method: .options) { _, _ in options() }
@@ -427,9 +429,10 @@ struct TusRoutes: Sendable {
         }
     }
 
-    /// The new upload's URL, built from the request's own `Host` (the client comes back through the same
-    /// front door); relative when there is none.
+    /// The new upload's URL: under the configured public URL, else built from the request's own `Host`
+    /// (the client comes back through the same front door); relative when there is neither.
     private func location(of id: String, request: Request) -> String {
+        if let publicURL { return "\(publicURL)/files/\(id)" }
         guard let host = request.head.authority, !host.contains("/"), !host.contains("@") else { return "/files/\(id)" }
         return "http://\(host)/files/\(id)"
     }
