@@ -49,6 +49,7 @@ final class TurboJPEGDecompressor {
         if strict { flags |= TJFLAG_STOPONWARNING }
         var status: Int32 = 0
         let pixels = [UInt8](unsafeUninitializedCapacity: size.width * size.height * channels) { out, count in
+            HugePages.advise(out)
             status = jpeg.withUnsafeBufferPointer { src in
                 tjDecompress2(
                     handle, src.baseAddress, UInt(src.count), out.baseAddress,

@@ -32,6 +32,7 @@ public enum Resizer {
         let c = image.channels, inW = image.width, outW = filter.outputSize, h = image.height
         var strip = [SIMD8<Int32>](repeating: .zero, count: inW * c)
         let pixels = [UInt8](unsafeUninitializedCapacity: outW * h * c) { out, count in
+            HugePages.advise(out)
             image.pixels.withUnsafeBufferPointer { srcBuffer in
                 strip.withUnsafeMutableBufferPointer { stripBuffer in
                     filter.weights.withUnsafeBufferPointer { weights in
@@ -118,6 +119,7 @@ public enum Resizer {
     static func vertical(_ image: PixelImage, filter: Lanczos3Filter) -> PixelImage {
         let stride = image.width * image.channels, outH = filter.outputSize
         let pixels = [UInt8](unsafeUninitializedCapacity: stride * outH) { out, count in
+            HugePages.advise(out)
             image.pixels.withUnsafeBufferPointer { srcBuffer in
                 let src = srcBuffer.baseAddress!, dst = out.baseAddress!
                 var rows = [UnsafePointer<UInt8>](repeating: src, count: filter.taps)
