@@ -96,6 +96,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            resources: [.copy("API/openapi.yaml")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -57,6 +57,7 @@ public struct PhotoServer: Sendable {
     let routes: TusRoutes
     let metrics: ServerMetrics
     let database: AppDatabase
+    let services: PhotoServices
     let cpu: NIOThreadPool
     let io: NIOThreadPool
 
@@ -87,6 +88,9 @@ public struct PhotoServer: Sendable {
             publicURL: configuration.publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
         self.metrics = metrics
         self.database = database
+        services = try PhotoServices(
+            database: database, destination: storage.destination, stateFolder: configuration.data.appendingPathComponent("state"),
+            environment: configuration.environment)
         self.cpu = cpu
         self.io = io
     }
@@ -110,6 +114,7 @@ public struct PhotoServer: Sendable {
                 body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
         }
         routes.register(on: router)
+        APIRoutes(services: services, authenticator: routes.authenticator, store: routes.store).register(on: router)
         let app = Application(
             router: router,
             // A connection that sends nothing for a minute is closed (slow-loris); a slow upload still sends.

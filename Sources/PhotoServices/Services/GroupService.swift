@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import GRDB
 import PhotoPrep
 
@@ -20,12 +20,26 @@ public struct GroupService: Sendable {
     /// notification per other participant are written in one transaction. The photo (JPEG or PNG) is
     /// prepared with the `group` preset and uploaded to `group_photos/{groupId}/photo.jpg` in the
     /// background: the group is returned at once, and stays whatever becomes of its photo.
-    public func createGroup(creator: String, name: String, participants: [String], photo: PhotoInput? = nil) throws(ServiceError) -> Created {
+    ///
+    /// `id`: the new group's id chosen by the client (a UUID), which makes the creation safe to send
+    /// again: when the group exists already, created by the same caller, it is returned as it is
+    /// (`photoJob` nil, nothing written); created by someone else, the call is refused.
+    public func createGroup(
+        creator: String, name: String, participants: [String], photo: PhotoInput? = nil, id: String? = nil
+    ) throws(ServiceError) -> Created {
         let name = try GroupRules.normalizedName(name)
         for id in [creator] + participants { _ = try StorageRules.validated(id, "user id") }
         let others = try GroupRules.otherParticipants(creator: creator, participants)
+        var groupId = UUID().uuidString.lowercased()
+        if let id {
+            guard let uuid = UUID(uuidString: id) else { throw .invalidIdentifier("the group id \(id.debugDescription) is not a UUID") }
+            groupId = uuid.uuidString.lowercased()
+            if let existing = try database.read({ db in try ChatGroup.fetchOne(db, key: groupId) }) {
+                guard existing.createdBy == creator else { throw .notAllowed("group \(groupId) exists and was created by someone else") }
+                return Created(group: existing, members: try members(of: groupId), photoJob: nil)
+            }
+        }
         let original = try photo?.load()
-        let groupId = UUID().uuidString.lowercased()
         let job = try original.map { bytes throws(ServiceError) in
             try newJob(kind: .group, caller: creator, subject: groupId, path: .groupPhoto(groupId: groupId), preset: .group, original: bytes, staging: jobs.staging)
         }
@@ -92,6 +106,25 @@ public struct GroupService: Sendable {
         }
     }
 
+    /// The groups `user` is a member of, newest activity first (`updatedAt`, then id), at most `limit`,
+    /// starting after `cursor` (the `nextCursor` of the previous page).
+    public func groups(of user: String, limit: Int = 50, after cursor: GroupCursor? = nil) throws(ServiceError) -> (groups: [ChatGroup], nextCursor: GroupCursor?) {
+        let limit = max(1, min(limit, 200))
+        let groups = try database.read { db in
+            var sql = "SELECT chatGroup.* FROM chatGroup JOIN groupMember ON groupMember.groupId = chatGroup.id WHERE groupMember.userId = ?"
+            var arguments: StatementArguments = [user]
+            if let cursor {
+                sql += " AND (chatGroup.updatedAt < ? OR (chatGroup.updatedAt = ? AND chatGroup.id < ?))"
+                arguments += [cursor.updatedAt, cursor.updatedAt, cursor.id]
+            }
+            sql += " ORDER BY chatGroup.updatedAt DESC, chatGroup.id DESC LIMIT ?"
+            arguments += [limit + 1]
+            return try ChatGroup.fetchAll(db, sql: sql, arguments: arguments)
+        }
+        let page = Array(groups.prefix(limit))
+        return (page, groups.count > limit ? page.last.map { GroupCursor(updatedAt: $0.updatedAt, id: $0.id) } : nil)
+    }
+
     public func group(_ id: String) throws(ServiceError) -> ChatGroup? {
         try database.read { db in try ChatGroup.fetchOne(db, key: id) }
     }
@@ -111,4 +144,31 @@ public struct GroupService: Sendable {
 
 func isAdmin(_ user: String, of group: String, _ db: Database) throws -> Bool {
     try Bool.fetchOne(db, sql: "SELECT isAdmin FROM groupMember WHERE groupId = ? AND userId = ?", arguments: [group, user]) ?? false
+}
+
+/// Where a page of a user's groups ends: opaque to clients (`token`), stable while groups change.
+public struct GroupCursor: Sendable, Equatable {
+    public var updatedAt: Date
+    public var id: String
+
+    /// The cursor as a URL-safe string.
+    public var token: String {
+        Data("\(updatedAt.timeIntervalSince1970)|\(id)".utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    public init(updatedAt: Date, id: String) {
+        self.updatedAt = updatedAt
+        self.id = id
+    }
+
+    /// nil for anything that is not a token this server made.
+    public init?(token: String) {
+        var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8) else { return nil }
+        let parts = text.split(separator: "|", maxSplits: 1)
+        guard parts.count == 2, let seconds = Double(parts[0]), seconds.isFinite else { return nil }
+        self.init(updatedAt: Date(timeIntervalSince1970: seconds), id: String(parts[1]))
+    }
 }

@@ -1,0 +1,230 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import PhotoServices
+
+/// The services over HTTP at `/v1/` (described by `openapi.yaml`, served at `/openapi.yaml`): the
+/// caller's profile, group creation (idempotent with a client id or `Idempotency-Key`), the caller's
+/// groups, one group and its photo's state. The same bearer JWT as the uploads; JSON; errors as RFC 9457
+/// problem details. Groups are visible to their members only: anyone else gets 404.
+struct APIRoutes: Sendable {
+    let services: PhotoServices
+    let authenticator: Authenticator
+    let store: TusUploadStore
+
+    func register(on router: Router<ServerContext>) {
+        router.get("/openapi.yaml") { _, _ in Self.document() }
+        router.get("/v1/me") { request, context in await answer(request, context) { caller in try me(caller) } }
+        router.post("/v1/groups") { request, context in await answer(request, context) { caller in try await create(caller, request) } }
+        router.get("/v1/groups") { request, context in await answer(request, context) { caller in try groups(caller, request) } }
+        router.get("/v1/groups/:id") { request, context in
+            await answer(request, context) { caller in try group(caller, id: context.parameters.get("id") ?? "") }
+        }
+        router.get("/v1/groups/:id/photo") { request, context in
+            await answer(request, context) { caller in try await photo(caller, id: context.parameters.get("id") ?? "") }
+        }
+    }
+
+    // MARK: - Operations
+
+    private func me(_ caller: Caller) throws -> Response {
+        guard let user = try services.users.user(caller.id) else {
+            throw Problem(.notFound, "unknown-user", "\(caller.id) is not a user of this service yet")
+        }
+        return try json(.ok, UserBody(user))
+    }
+
+    struct CreateGroup: Decodable {
+        var name: String
+        var participants: [String]
+        var id: String?
+    }
+
+    private func create(_ caller: Caller, _ request: Request) async throws -> Response {
+        let body: CreateGroup = try await decode(request)
+        // An Idempotency-Key stands for a client id: the same key from the same caller names the same group.
+        var id = body.id
+        if id == nil, let key = request.headers[HTTPField.Name("Idempotency-Key")!] {
+            guard !key.isEmpty, key.utf8.count <= 255 else { throw Problem(.badRequest, "idempotency-key", "Idempotency-Key must be 1–255 bytes") }
+            id = Self.uuid(from: "\(caller.id)\n\(key)")
+        }
+        let created = try services.groups.createGroup(creator: caller.id, name: body.name, participants: body.participants, id: id)
+        return try json(.created, GroupBody(created.group, members: created.members), location: "/v1/groups/\(created.group.id)")
+    }
+
+    private func groups(_ caller: Caller, _ request: Request) throws -> Response {
+        let query = request.uri.queryParameters
+        var limit = 50
+        if let text = query.get("limit") {
+            guard let value = Int(text), (1...200).contains(value) else { throw Problem(.badRequest, "limit", "limit must be 1–200", field: "limit") }
+            limit = value
+        }
+        var cursor: GroupCursor?
+        if let token = query.get("cursor") {
+            guard let parsed = GroupCursor(token: token) else { throw Problem(.badRequest, "cursor", "not a cursor this server gave", field: "cursor") }
+            cursor = parsed
+        }
+        let page = try services.groups.groups(of: caller.id, limit: limit, after: cursor)
+        let bodies = try page.groups.map { group in GroupBody(group, members: try services.groups.members(of: group.id)) }
+        return try json(.ok, GroupPage(groups: bodies, nextCursor: page.nextCursor?.token))
+    }
+
+    /// The group, if the caller is a member (404 otherwise, as for a group that does not exist).
+    private func memberGroup(_ caller: Caller, id: String) throws -> (ChatGroup, [GroupMember]) {
+        guard let group = try services.groups.group(id) else { throw Problem(.notFound, "not-found", "no such group") }
+        let members = try services.groups.members(of: id)
+        guard members.contains(where: { $0.userId == caller.id }) else { throw Problem(.notFound, "not-found", "no such group") }
+        return (group, members)
+    }
+
+    private func group(_ caller: Caller, id: String) throws -> Response {
+        let (group, members) = try memberGroup(caller, id: id)
+        return try json(.ok, GroupBody(group, members: members))
+    }
+
+    /// The group photo's state: none, uploading (with the bytes the server acknowledged), ready (URL) or
+    /// failed (reason).
+    private func photo(_ caller: Caller, id: String) async throws -> Response {
+        let (group, _) = try memberGroup(caller, id: id)
+        let key = StoragePath.groupPhoto(groupId: group.id).key
+        let now = Date()
+        if let upload = await store.all().filter({ $0.key == key && $0.state == .receiving && $0.expiresAt > now }).max(by: { $0.createdAt < $1.createdAt }) {
+            let acknowledged = await store.offset(upload.id)
+            return try json(.ok, PhotoBody(state: "uploading", url: group.photoURL, error: nil, acknowledgedBytes: acknowledged, totalBytes: upload.length))
+        }
+        return try json(.ok, PhotoBody(group))
+    }
+
+    // MARK: - Plumbing
+
+    /// Authenticates, runs `body`, and turns what it throws into problem details.
+    private func answer(_ request: Request, _ context: ServerContext, _ body: (Caller) async throws -> Response) async -> Response {
+        let caller: Caller
+        do {
+            caller = try await authenticator.caller(authorization: request.headers[.authorization])
+            context.log.authenticated(caller.id)
+        } catch {
+            return Problem(.unauthorized, "unauthenticated", "not authenticated: \(error.description)").response
+        }
+        do {
+            return try await body(caller)
+        } catch let problem as Problem {
+            return problem.response
+        } catch let error as ServiceError {
+            return Problem(error).response
+        } catch {
+            return Problem(.internalServerError, "internal", "\(error)").response
+        }
+    }
+
+    private func decode<T: Decodable>(_ request: Request) async throws -> T {
+        guard request.headers[.contentType]?.lowercased().hasPrefix("application/json") ?? false else {
+            throw Problem(.unsupportedMediaType, "content-type", "the body must be application/json")
+        }
+        let buffer: ByteBuffer
+        do { buffer = try await request.body.collect(upTo: 256 * 1024) } catch {
+            throw Problem(.contentTooLarge, "body-too-large", "the body is larger than 256 KiB")
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+        } catch {
+            throw Problem(.badRequest, "malformed-body", "the body is not the JSON this operation takes: \(error)")
+        }
+    }
+
+    private func json(_ status: HTTPResponse.Status, _ value: some Encodable, location: String? = nil) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let location { headers[.location] = location }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    }
+
+    /// A name-based UUID (SHA-256 of `name`, version and variant bits set as RFC 9562's version 8).
+    static func uuid(from name: String) -> String {
+        var bytes = Array(SHA256.hash(data: Data(name.utf8)).prefix(16))
+        bytes[6] = (bytes[6] & 0x0F) | 0x80
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        let hex = bytes.map { String(format: "%02x", $0) }.joined()
+        let parts = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
+        return parts.joined(separator: "-")
+    }
+
+    static let documentPath: String? = Bundle.module.path(forResource: "openapi", ofType: "yaml")
+
+    static func document() -> Response {
+        guard let path = documentPath, let data = FileManager.default.contents(atPath: path) else {
+            return Problem(.internalServerError, "internal", "openapi.yaml is missing from the build").response
+        }
+        return Response(status: .ok, headers: [.contentType: "application/yaml"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+// MARK: - Bodies
+
+struct UserBody: Encodable {
+    var id: String
+    var displayName: String
+    var profilePhotoURL: String?
+
+    init(_ user: User) {
+        id = user.id
+        displayName = user.displayName
+        profilePhotoURL = user.profilePhotoURL
+    }
+}
+
+struct MemberBody: Encodable {
+    var userId: String
+    var isAdmin: Bool
+}
+
+struct PhotoBody: Encodable {
+    /// none, pending, uploading, ready, failed, cancelled
+    var state: String
+    var url: String?
+    var error: String?
+    var acknowledgedBytes: Int64?
+    var totalBytes: Int64?
+
+    init(state: String, url: String?, error: String?, acknowledgedBytes: Int64?, totalBytes: Int64?) {
+        self.state = state
+        self.url = url
+        self.error = error
+        self.acknowledgedBytes = acknowledgedBytes
+        self.totalBytes = totalBytes
+    }
+
+    init(_ group: ChatGroup) {
+        let state = group.photoState == .done ? "ready" : group.photoState.rawValue
+        self.init(state: state, url: group.photoURL, error: group.photoError, acknowledgedBytes: nil, totalBytes: nil)
+    }
+}
+
+struct GroupBody: Encodable {
+    var id: String
+    var name: String
+    var createdBy: String
+    var createdAt: Date
+    var updatedAt: Date
+    var members: [MemberBody]
+    var photo: PhotoBody
+
+    init(_ group: ChatGroup, members: [GroupMember]) {
+        id = group.id
+        name = group.name
+        createdBy = group.createdBy
+        createdAt = group.createdAt
+        updatedAt = group.updatedAt
+        self.members = members.map { MemberBody(userId: $0.userId, isAdmin: $0.isAdmin) }
+        photo = PhotoBody(group)
+    }
+}
+
+struct GroupPage: Encodable {
+    var groups: [GroupBody]
+    var nextCursor: String?
+}

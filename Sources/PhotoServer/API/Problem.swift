@@ -1,0 +1,52 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import PhotoServices
+
+/// An error answer as RFC 9457 problem details (`application/problem+json`): a stable `type` per rule,
+/// the HTTP status, a human `detail`, and for a rule violation the request `field` at fault.
+struct Problem: Error, Encodable {
+    var type: String
+    var title: String
+    var status: Int
+    var detail: String
+    var field: String?
+
+    static let base = "https://photoprep.dev/problems/"
+
+    init(_ status: HTTPResponse.Status, _ rule: String, _ detail: String, field: String? = nil) {
+        type = Self.base + rule
+        title = status.reasonPhrase
+        self.status = status.code
+        self.detail = detail
+        self.field = field
+    }
+
+    /// A service error as the API reports it: rule violations 422 naming the field, refusals 403,
+    /// missing things 404.
+    init(_ error: ServiceError) {
+        switch error {
+        case .groupNameEmpty, .groupNameTooLong: self.init(.unprocessableContent, "group-name", error.description, field: "name")
+        case .tooFewParticipants: self.init(.unprocessableContent, "too-few-participants", error.description, field: "participants")
+        case .tooManyMembers: self.init(.unprocessableContent, "too-many-members", error.description, field: "participants")
+        case .unknownUsers: self.init(.unprocessableContent, "unknown-users", error.description, field: "participants")
+        case .invalidIdentifier: self.init(.unprocessableContent, "invalid-identifier", error.description)
+        case .invalidName: self.init(.unprocessableContent, "invalid-name", error.description, field: "displayName")
+        case .notAllowed: self.init(.forbidden, "not-allowed", error.description)
+        case .notFound: self.init(.notFound, "not-found", error.description)
+        case .unsupportedPhoto, .photoTooLarge: self.init(.unprocessableContent, "photo", error.description)
+        case .invalidState: self.init(.conflict, "invalid-state", error.description)
+        case .storage: self.init(.serviceUnavailable, "storage", error.description)
+        }
+    }
+
+    var response: Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let body = (try? encoder.encode(self)) ?? Data()
+        var headers: HTTPFields = [.contentType: "application/problem+json"]
+        if status == 401 { headers[.wwwAuthenticate] = "Bearer" }
+        return Response(status: HTTPResponse.Status(code: status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
