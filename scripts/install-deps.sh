@@ -4,7 +4,7 @@
 #   scripts/install-deps.sh          the C libraries photoprep links: libjpeg-turbo's TurboJPEG, libpng, zlib,
 #                                    SQLite (for GRDB). Enough to build and run the command.
 #   scripts/install-deps.sh --test   also the servers the tests start on 127.0.0.1 — tus: resumable-upload,
-#                                    tuspyserver under uvicorn; S3: moto; the tus client tuspy — from PyPI into the project's own
+#                                    tuspyserver under uvicorn; S3: moto; the tus client tuspy; schemathesis — from PyPI into the project's own
 #                                    virtual environment .venv/ (git-ignored). The system Python is never
 #                                    touched: Debian's python3 refuses `pip install` (PEP 668). The tests put
 #                                    .venv/bin first on the PATH of the servers they start.
@@ -38,7 +38,7 @@ $test_servers || exit 0
 
 # The test servers, pinned, in .venv/ made by Debian's own python3 (not whatever python3 is first on PATH).
 venv=.venv
-requirements=(resumable-upload==0.3.0 tuspyserver==4.4.3 uvicorn "moto[server]==5.1.22" tuspy==1.1.0)
+requirements=(resumable-upload==0.3.0 tuspyserver==4.4.3 uvicorn "moto[server]==5.1.22" tuspy==1.1.0 schemathesis==4.32.5)
 stamp="$venv/.photoprep-requirements"
 if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "${requirements[*]}" ]; then
   rm -rf "$venv"

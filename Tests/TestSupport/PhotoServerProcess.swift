@@ -194,12 +194,17 @@ public struct HTTPExchange: Sendable {
 /// Runs one of the Python scripts in Support/ with the project's virtual environment, and waits.
 public func runSupportScript(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> CommandResult {
     let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/\(name)").path
+    return try runSupportCommand("python3", [script] + arguments, environment: environment)
+}
+
+/// Runs a command found on the test servers' PATH (the project's `.venv/bin` first), and waits.
+public func runSupportCommand(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> CommandResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", script] + arguments
+    process.arguments = [executable] + arguments
     process.environment = testServerEnvironment.merging(environment) { $1 }
-    // Standard error to a file: reading two pipes in turn could stall a chatty script.
-    let errFile = FileManager.default.temporaryDirectory.appendingPathComponent("script-\(UUID().uuidString).err")
+    // Standard error to a file: reading two pipes in turn could stall a chatty command.
+    let errFile = FileManager.default.temporaryDirectory.appendingPathComponent("command-\(UUID().uuidString).err")
     FileManager.default.createFile(atPath: errFile.path, contents: nil)
     defer { try? FileManager.default.removeItem(at: errFile) }
     let out = Pipe()

@@ -1,0 +1,179 @@
+import Foundation
+import GRDB
+import PhotoServices
+import Testing
+import TestSupport
+
+/// The services over HTTP (`/v1/`) on the built server: the rules at their boundaries, who may read
+/// what, idempotent creation, pagination, the photo's state — and schemathesis against `/openapi.yaml`.
+@Suite struct ServeAPITests {
+    static func call(
+        _ server: PhotoServerProcess, _ method: String, _ path: String, token: String?, json: Any? = nil, headers: [String: String] = [:]
+    ) async throws -> (status: Int, body: [String: Any], exchange: HTTPExchange) {
+        var all = headers
+        if let token { all["Authorization"] = "Bearer \(token)" }
+        var body: [UInt8]?
+        if let json {
+            all["Content-Type"] = "application/json"
+            body = Array(try JSONSerialization.data(withJSONObject: json))
+        }
+        let exchange = try await HTTPExchange.send(method, server.base + path, headers: all, body: body)
+        let parsed = (try? JSONSerialization.jsonObject(with: Data(exchange.body.utf8)) as? [String: Any]) ?? [:]
+        return (exchange.status, parsed, exchange)
+    }
+
+    /// Adds users u4…u`count` straight into the server's database.
+    static func addUsers(_ seeded: SeededServer, upTo count: Int) throws {
+        try seeded.database().writer.write { db in
+            for i in 4...count { try User(id: "u\(i)", displayName: "User \(i)").insert(db) }
+        }
+    }
+
+    @Test func everyOperationNeedsAToken() async throws {
+        let seeded = try SeededServer()
+        let operations = [("GET", "/v1/me"), ("GET", "/v1/groups"), ("POST", "/v1/groups"), ("GET", "/v1/groups/\(seeded.groupId)"),
+                          ("GET", "/v1/groups/\(seeded.groupId)/photo")]
+        for (method, path) in operations {
+            for token in [nil, TestTokens.hs256(sub: "u1", secret: "a-different-secret-of-32-bytes-or-more")] {
+                let (status, body, exchange) = try await Self.call(seeded.server, method, path, token: token, json: method == "POST" ? ["name": "x", "participants": ["u2", "u3"]] : nil)
+                #expect(status == 401, "\(method) \(path)")
+                #expect(exchange.header("Content-Type") == "application/problem+json" && body["status"] as? Int == 401)
+            }
+        }
+        #expect(try seeded.database().read { db in try ChatGroup.fetchCount(db) } == 1)
+    }
+
+    @Test func groupRulesAtTheirBoundaries() async throws {
+        let seeded = try SeededServer()
+        try Self.addUsers(seeded, upTo: 258)
+        let u1 = TestTokens.hs256(sub: "u1")
+        func create(_ name: String, _ participants: [String]) async throws -> (Int, [String: Any]) {
+            let (status, body, _) = try await Self.call(seeded.server, "POST", "/v1/groups", token: u1, json: ["name": name, "participants": participants])
+            return (status, body)
+        }
+        let fifty = String(repeating: "é", count: 50)
+        // Names: 1 and 50 characters (after trimming) are fine; 51, empty and blank are not.
+        #expect(try await create("A", ["u2", "u3"]).0 == 201)
+        let (status50, body50) = try await create("  \(fifty)\n", ["u2", "u3"])
+        #expect(status50 == 201 && body50["name"] as? String == fifty)
+        for bad in [fifty + "x", "", "   ", "\u{202E}"] {
+            let (status, body) = try await create(bad, ["u2", "u3"])
+            #expect(status == 422 && body["field"] as? String == "name", "\(bad.debugDescription): \(body)")
+        }
+        // Participants: 2 others are enough, 1 is not (duplicates and the creator do not count).
+        let (tooFew, tooFewBody) = try await create("g", ["u2", "u2", "u1"])
+        #expect(tooFew == 422 && tooFewBody["field"] as? String == "participants" && (tooFewBody["type"] as? String)?.hasSuffix("too-few-participants") == true)
+        let (deduplicated, dedupBody) = try await create("g", ["u2", "u3", "u2", "u1"])
+        #expect(deduplicated == 201 && (dedupBody["members"] as? [Any])?.count == 3)
+        // 256 members with the creator; 257 is one too many.
+        let (full, fullBody) = try await create("big", (2...256).map { "u\($0)" })
+        #expect(full == 201 && (fullBody["members"] as? [Any])?.count == 256)
+        let (over, overBody) = try await create("bigger", (2...257).map { "u\($0)" })
+        #expect(over == 422 && (overBody["type"] as? String)?.hasSuffix("too-many-members") == true)
+        // Unknown users, and ids that are not ids.
+        let (unknown, unknownBody) = try await create("g", ["u2", "nobody"])
+        #expect(unknown == 422 && unknownBody["field"] as? String == "participants" && (unknownBody["detail"] as? String)?.contains("nobody") == true)
+        #expect(try await create("g", ["u2", "../u3"]).0 == 422)
+        // Every created group has its system message and a notification per other participant.
+        let database = try seeded.database()
+        let created = try await Self.call(seeded.server, "POST", "/v1/groups", token: u1, json: ["name": "Trip", "participants": ["u2", "u3"]])
+        let id = try #require(created.body["id"] as? String)
+        let messages = try database.read { db in try Message.filter(Column("groupId") == id).fetchAll(db) }
+        #expect(messages.map(\.text) == ["Ana created the group"] && messages.first?.sender == "system")
+        #expect(try database.read { db in try Notification.filter(Column("groupId") == id).fetchAll(db) }.map(\.userId).sorted() == ["u2", "u3"])
+    }
+
+    @Test func onlyMembersSeeAGroupAndItsPhoto() async throws {
+        let seeded = try SeededServer()
+        try Self.addUsers(seeded, upTo: 5)
+        for (user, expected) in [("u1", 200), ("u2", 200), ("u3", 200), ("u4", 404)] {
+            let token = TestTokens.hs256(sub: user)
+            #expect(try await Self.call(seeded.server, "GET", "/v1/groups/\(seeded.groupId)", token: token).status == expected, "\(user)")
+            #expect(try await Self.call(seeded.server, "GET", "/v1/groups/\(seeded.groupId)/photo", token: token).status == expected, "\(user)")
+        }
+        #expect(try await Self.call(seeded.server, "GET", "/v1/groups/no-such-group", token: TestTokens.hs256(sub: "u1")).status == 404)
+        let list = try await Self.call(seeded.server, "GET", "/v1/groups", token: TestTokens.hs256(sub: "u4"))
+        #expect(list.status == 200 && (list.body["groups"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test func creationIsIdempotent() async throws {
+        let seeded = try SeededServer()
+        let u1 = TestTokens.hs256(sub: "u1"), u2 = TestTokens.hs256(sub: "u2")
+        let body: [String: Any] = ["name": "Once", "participants": ["u2", "u3"]]
+        let first = try await Self.call(seeded.server, "POST", "/v1/groups", token: u1, json: body, headers: ["Idempotency-Key": "create-1"])
+        let again = try await Self.call(seeded.server, "POST", "/v1/groups", token: u1, json: body, headers: ["Idempotency-Key": "create-1"])
+        #expect(first.status == 201 && again.status == 201 && first.exchange.body == again.exchange.body)
+        // The same key from another user is another group.
+        let other = try await Self.call(seeded.server, "POST", "/v1/groups", token: u2, json: ["name": "Once", "participants": ["u1", "u3"]],
+                                        headers: ["Idempotency-Key": "create-1"])
+        #expect(other.status == 201 && other.body["id"] as? String != first.body["id"] as? String)
+        // A client id: sent twice, one group; someone else's id: refused.
+        let id = UUID().uuidString
+        var withId = body
+        withId["id"] = id
+        #expect(try await Self.call(seeded.server, "POST", "/v1/groups", token: u1, json: withId).status == 201)
+        let repeated = try await Self.call(seeded.server, "POST", "/v1/groups", token: u1, json: withId)
+        #expect(repeated.status == 201 && repeated.body["id"] as? String == id.lowercased())
+        let stolen: [String: Any] = ["name": "Once", "participants": ["u1", "u3"], "id": id]
+        #expect(try await Self.call(seeded.server, "POST", "/v1/groups", token: u2, json: stolen).status == 403)
+        let database = try seeded.database()
+        #expect(try database.read { db in try ChatGroup.filter(Column("name") == "Once").fetchCount(db) } == 3)
+        #expect(try database.read { db in try Message.filter(Column("groupId") == id.lowercased()).fetchCount(db) } == 1)
+    }
+
+    @Test func theCallersGroupsPageByPage() async throws {
+        let seeded = try SeededServer()
+        let u2 = TestTokens.hs256(sub: "u2")
+        var created = [seeded.groupId]
+        for i in 0..<4 {
+            let response = try await Self.call(seeded.server, "POST", "/v1/groups", token: u2, json: ["name": "g\(i)", "participants": ["u1", "u3"]])
+            created.append(try #require(response.body["id"] as? String))
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        var seen: [String] = []
+        var cursor: String?
+        repeat {
+            let query = "/v1/groups?limit=2" + (cursor.map { "&cursor=\($0)" } ?? "")
+            let page = try await Self.call(seeded.server, "GET", query, token: u2)
+            #expect(page.status == 200)
+            let ids = (page.body["groups"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+            #expect(ids.count <= 2)
+            seen += ids
+            cursor = page.body["nextCursor"] as? String
+        } while cursor != nil && seen.count < 10
+        #expect(seen == created.reversed(), "newest activity first, each once")
+        #expect(try await Self.call(seeded.server, "GET", "/v1/groups?cursor=bogus", token: u2).status == 400)
+        #expect(try await Self.call(seeded.server, "GET", "/v1/groups?limit=0", token: u2).status == 400)
+    }
+
+    @Test func thePhotoStateFollowsTheUpload() async throws {
+        let seeded = try SeededServer()
+        let u1 = TestTokens.hs256(sub: "u1")
+        let path = "/v1/groups/\(seeded.groupId)/photo"
+        #expect(try await Self.call(seeded.server, "GET", path, token: u1).body["state"] as? String == "none")
+        let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
+        let location = try #require(try await ServeRulesTests.create(
+            seeded.server, key: "group_photos/\(seeded.groupId)/photo.jpg", length: jpeg.count, token: u1).header("Location"))
+        #expect(try await ServeRulesTests.patch(location, offset: 0, body: Array(jpeg.prefix(300_000)), token: u1).status == 204)
+        let uploading = try await Self.call(seeded.server, "GET", path, token: TestTokens.hs256(sub: "u2")).body
+        #expect(uploading["state"] as? String == "uploading" && uploading["acknowledgedBytes"] as? Int == 300_000 && uploading["totalBytes"] as? Int == jpeg.count)
+        #expect(try await ServeRulesTests.patch(location, offset: 300_000, body: Array(jpeg[300_000...]), token: u1).status == 204)
+        let ready = try await Self.call(seeded.server, "GET", path, token: u1).body
+        #expect(ready["state"] as? String == "ready" && (ready["url"] as? String)?.hasSuffix("group_photos/\(seeded.groupId)/photo.jpg") == true)
+    }
+
+    /// schemathesis (PyPI) generates requests from `/openapi.yaml` — examples, coverage, fuzzing and
+    /// stateful sequences — with a valid token: no 5xx, and every answer as the document says.
+    @Test func schemathesisFindsNothing() async throws {
+        let seeded = try SeededServer()
+        let result = try runSupportCommand("st", [
+            "run", seeded.server.base + "/openapi.yaml", "--url", seeded.server.base, "-H", "Authorization: Bearer \(TestTokens.hs256(sub: "u1"))",
+            "--seed", "1", "--checks",
+            "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance",
+        ])
+        #expect(result.status == 0, "\(result.stdout.suffix(4000))")
+        let summary = result.stdout.split(separator: "\n").first { $0.contains(" generated, ") }.map(String.init) ?? "?"
+        print("schemathesis: \(summary.trimmingCharacters(in: .whitespaces))")
+        #expect(!seeded.server.log.contains(" 500"))
+    }
+}
