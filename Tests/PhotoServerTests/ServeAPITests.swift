@@ -29,18 +29,75 @@ import TestSupport
         }
     }
 
+    static func addUsers(_ seeded: SeededServer, _ users: [(String, String)]) throws {
+        try seeded.database().writer.write { db in
+            for (id, name) in users { try User(id: id, displayName: name).insert(db) }
+        }
+    }
+
     @Test func everyOperationNeedsAToken() async throws {
         let seeded = try SeededServer()
-        let operations = [("GET", "/v1/me"), ("GET", "/v1/groups"), ("POST", "/v1/groups"), ("GET", "/v1/groups/\(seeded.groupId)"),
-                          ("GET", "/v1/groups/\(seeded.groupId)/photo")]
+        let g = seeded.groupId
+        let operations = [("GET", "/v1/me"), ("PATCH", "/v1/me"), ("GET", "/v1/users?prefix=A"), ("GET", "/v1/users/u2"), ("GET", "/v1/notifications"),
+                          ("GET", "/v1/groups"), ("POST", "/v1/groups"), ("GET", "/v1/groups/\(g)"), ("PATCH", "/v1/groups/\(g)"),
+                          ("GET", "/v1/groups/\(g)/messages"), ("GET", "/v1/groups/\(g)/photo")]
         for (method, path) in operations {
             for token in [nil, TestTokens.hs256(sub: "u1", secret: "a-different-secret-of-32-bytes-or-more")] {
-                let (status, body, exchange) = try await Self.call(seeded.server, method, path, token: token, json: method == "POST" ? ["name": "x", "participants": ["u2", "u3"]] : nil)
+                let (status, body, exchange) = try await Self.call(seeded.server, method, path, token: token, json: method == "GET" ? nil : ["name": "x", "displayName": "x", "participants": ["u2", "u3"]])
                 #expect(status == 401, "\(method) \(path)")
                 #expect(exchange.header("Content-Type") == "application/problem+json" && body["status"] as? Int == 401)
             }
         }
         #expect(try seeded.database().read { db in try ChatGroup.fetchCount(db) } == 1)
+        #expect(try seeded.database().read { db in try User.fetchOne(db, key: "u1")?.displayName } == "Ana")
+    }
+
+    @Test func usersProfilesAndThePicker() async throws {
+        let seeded = try SeededServer()
+        try Self.addUsers(seeded, [("u4", "anabel"), ("u5", "Andrés"), ("u6", "Bob"), ("u7", "An%y")])
+        let u1 = TestTokens.hs256(sub: "u1")
+        #expect(try await Self.call(seeded.server, "GET", "/v1/me", token: u1).body["displayName"] as? String == "Ana")
+        let renamed = try await Self.call(seeded.server, "PATCH", "/v1/me", token: u1, json: ["displayName": "  Ana María\u{202E} "])
+        #expect(renamed.status == 200 && renamed.body["displayName"] as? String == "Ana María")
+        let blank = try await Self.call(seeded.server, "PATCH", "/v1/me", token: u1, json: ["displayName": " \n "])
+        #expect(blank.status == 422 && blank.body["field"] as? String == "displayName")
+        // The picker: by prefix, ignoring case, never the caller ("Ana María"), by name; % is a character, not a wildcard.
+        func names(_ query: String) async throws -> [String] {
+            let page = try await Self.call(seeded.server, "GET", "/v1/users?\(query)", token: u1)
+            return (page.body["users"] as? [[String: Any]] ?? []).compactMap { $0["displayName"] as? String }
+        }
+        #expect(try await names("prefix=an") == ["An%y", "anabel", "Andrés"])
+        #expect(try await names("prefix=An%25") == ["An%y"])
+        #expect(try await names("prefix=zz").isEmpty)
+        let first = try await Self.call(seeded.server, "GET", "/v1/users?prefix=an&limit=2", token: u1)
+        let cursor = try #require(first.body["nextCursor"] as? String)
+        #expect(try await names("prefix=an&limit=2&cursor=\(cursor)") == ["Andrés"])
+        #expect(try await Self.call(seeded.server, "GET", "/v1/users/u6", token: u1).body["displayName"] as? String == "Bob")
+        #expect(try await Self.call(seeded.server, "GET", "/v1/users/nobody", token: u1).status == 404)
+    }
+
+    @Test func renameMessagesAndNotifications() async throws {
+        let seeded = try SeededServer()
+        try Self.addUsers(seeded, upTo: 4)
+        let g = seeded.groupId
+        let (u1, u2, u4) = (TestTokens.hs256(sub: "u1"), TestTokens.hs256(sub: "u2"), TestTokens.hs256(sub: "u4"))
+        // Rename: the admin may; a member may not (403); anyone else does not see the group (404).
+        let renamed = try await Self.call(seeded.server, "PATCH", "/v1/groups/\(g)", token: u1, json: ["name": " Summit "])
+        #expect(renamed.status == 200 && renamed.body["name"] as? String == "Summit")
+        #expect(try await Self.call(seeded.server, "PATCH", "/v1/groups/\(g)", token: u2, json: ["name": "Mine"]).status == 403)
+        #expect(try await Self.call(seeded.server, "PATCH", "/v1/groups/\(g)", token: u4, json: ["name": "Mine"]).status == 404)
+        #expect(try await Self.call(seeded.server, "PATCH", "/v1/groups/\(g)", token: u1, json: ["name": String(repeating: "x", count: 51)]).status == 422)
+        // Messages: the system message, to members only.
+        let messages = try await Self.call(seeded.server, "GET", "/v1/groups/\(g)/messages", token: u2)
+        let list = messages.body["messages"] as? [[String: Any]] ?? []
+        #expect(list.count == 1 && list.first?["text"] as? String == "Ana created the group" && list.first?["sender"] as? String == "system")
+        let after = try #require(list.first?["id"] as? Int)
+        #expect((try await Self.call(seeded.server, "GET", "/v1/groups/\(g)/messages?after=\(after)", token: u2).body["messages"] as? [Any])?.isEmpty == true)
+        #expect(try await Self.call(seeded.server, "GET", "/v1/groups/\(g)/messages", token: u4).status == 404)
+        // Notifications: one for each other participant, opening the group; none for the creator.
+        let notes = try await Self.call(seeded.server, "GET", "/v1/notifications", token: u2).body["notifications"] as? [[String: Any]] ?? []
+        #expect(notes.count == 1 && notes.first?["deepLink"] as? String == "photoprep://groups/\(g)")
+        #expect((try await Self.call(seeded.server, "GET", "/v1/notifications", token: u1).body["notifications"] as? [Any])?.isEmpty == true)
     }
 
     @Test func groupRulesAtTheirBoundaries() async throws {

@@ -17,10 +17,22 @@ struct APIRoutes: Sendable {
     func register(on router: Router<ServerContext>) {
         router.get("/openapi.yaml") { _, _ in Self.document() }
         router.get("/v1/me") { request, context in await answer(request, context) { caller in try me(caller) } }
+        router.patch("/v1/me") { request, context in await answer(request, context) { caller in try await updateMe(caller, request) } }
+        router.get("/v1/users") { request, context in await answer(request, context) { caller in try users(caller, request) } }
+        router.get("/v1/users/:id") { request, context in
+            await answer(request, context) { _ in try user(id: context.parameters.get("id") ?? "") }
+        }
+        router.get("/v1/notifications") { request, context in await answer(request, context) { caller in try notifications(caller, request) } }
         router.post("/v1/groups") { request, context in await answer(request, context) { caller in try await create(caller, request) } }
         router.get("/v1/groups") { request, context in await answer(request, context) { caller in try groups(caller, request) } }
         router.get("/v1/groups/:id") { request, context in
             await answer(request, context) { caller in try group(caller, id: context.parameters.get("id") ?? "") }
+        }
+        router.patch("/v1/groups/:id") { request, context in
+            await answer(request, context) { caller in try await rename(caller, id: context.parameters.get("id") ?? "", request) }
+        }
+        router.get("/v1/groups/:id/messages") { request, context in
+            await answer(request, context) { caller in try messages(caller, id: context.parameters.get("id") ?? "", request) }
         }
         router.get("/v1/groups/:id/photo") { request, context in
             await answer(request, context) { caller in try await photo(caller, id: context.parameters.get("id") ?? "") }
@@ -34,6 +46,78 @@ struct APIRoutes: Sendable {
             throw Problem(.notFound, "unknown-user", "\(caller.id) is not a user of this service yet")
         }
         return try json(.ok, UserBody(user))
+    }
+
+    struct UpdateMe: Decodable {
+        var displayName: String
+    }
+
+    private func updateMe(_ caller: Caller, _ request: Request) async throws -> Response {
+        let body: UpdateMe = try await decode(request)
+        guard try services.users.user(caller.id) != nil else {
+            throw Problem(.notFound, "unknown-user", "\(caller.id) is not a user of this service yet")
+        }
+        return try json(.ok, UserBody(try services.users.rename(caller.id, to: body.displayName)))
+    }
+
+    /// Users by display-name prefix (a participant picker), never the caller, by name then id.
+    private func users(_ caller: Caller, _ request: Request) throws -> Response {
+        let query = request.uri.queryParameters
+        let limit = try Self.limit(query.get("limit"))
+        var after: User?
+        if let cursor = query.get("cursor") {
+            guard let user = try services.users.user(cursor) else { throw Problem(.badRequest, "cursor", "not a cursor this server gave", field: "cursor") }
+            after = user
+        }
+        let found = try services.users.search(prefix: query.get("prefix") ?? "", excluding: caller.id, limit: limit, after: after)
+        return try json(.ok, UserPage(users: found.map(UserBody.init), nextCursor: found.count == limit ? found.last?.id : nil))
+    }
+
+    private func user(id: String) throws -> Response {
+        guard let user = try services.users.user(id) else { throw Problem(.notFound, "not-found", "no such user") }
+        return try json(.ok, UserBody(user))
+    }
+
+    /// The caller's notifications after the id `after`.
+    private func notifications(_ caller: Caller, _ request: Request) throws -> Response {
+        let query = request.uri.queryParameters
+        let limit = try Self.limit(query.get("limit"))
+        let found = try services.groups.notifications(for: caller.id, after: try Self.after(query.get("after")), limit: limit)
+        return try json(.ok, NotificationPage(notifications: found.map(NotificationBody.init), next: found.count == limit ? found.last?.id : nil))
+    }
+
+    struct Rename: Decodable {
+        var name: String
+    }
+
+    /// Renames the group: its admins only (a member who is not: 403; anyone else: 404).
+    private func rename(_ caller: Caller, id: String, _ request: Request) async throws -> Response {
+        _ = try memberGroup(caller, id: id)
+        let body: Rename = try await decode(request)
+        try services.groups.rename(caller: caller.id, groupId: id, to: body.name)
+        let (group, members) = try memberGroup(caller, id: id)
+        return try json(.ok, GroupBody(group, members: members))
+    }
+
+    /// The group's messages (the system message first) after the id `after`; members only.
+    private func messages(_ caller: Caller, id: String, _ request: Request) throws -> Response {
+        _ = try memberGroup(caller, id: id)
+        let query = request.uri.queryParameters
+        let limit = try Self.limit(query.get("limit"))
+        let found = try services.groups.messages(of: id, after: try Self.after(query.get("after")), limit: limit)
+        return try json(.ok, MessagePage(messages: found.map(MessageBody.init), next: found.count == limit ? found.last?.id : nil))
+    }
+
+    static func limit(_ text: String?) throws -> Int {
+        guard let text else { return 50 }
+        guard let value = Int(text), (1...200).contains(value) else { throw Problem(.badRequest, "limit", "limit must be 1–200", field: "limit") }
+        return value
+    }
+
+    static func after(_ text: String?) throws -> Int64 {
+        guard let text else { return 0 }
+        guard let value = Int64(text), value >= 0 else { throw Problem(.badRequest, "after", "after must be a message or notification id", field: "after") }
+        return value
     }
 
     struct CreateGroup: Decodable {
@@ -56,11 +140,7 @@ struct APIRoutes: Sendable {
 
     private func groups(_ caller: Caller, _ request: Request) throws -> Response {
         let query = request.uri.queryParameters
-        var limit = 50
-        if let text = query.get("limit") {
-            guard let value = Int(text), (1...200).contains(value) else { throw Problem(.badRequest, "limit", "limit must be 1–200", field: "limit") }
-            limit = value
-        }
+        let limit = try Self.limit(query.get("limit"))
         var cursor: GroupCursor?
         if let token = query.get("cursor") {
             guard let parsed = GroupCursor(token: token) else { throw Problem(.badRequest, "cursor", "not a cursor this server gave", field: "cursor") }
@@ -222,6 +302,53 @@ struct GroupBody: Encodable {
         self.members = members.map { MemberBody(userId: $0.userId, isAdmin: $0.isAdmin) }
         photo = PhotoBody(group)
     }
+}
+
+struct UserPage: Encodable {
+    var users: [UserBody]
+    var nextCursor: String?
+}
+
+struct MessageBody: Encodable {
+    var id: Int64
+    var sender: String
+    var text: String
+    var isSystem: Bool
+    var createdAt: Date
+
+    init(_ message: Message) {
+        id = message.id ?? 0
+        sender = message.sender
+        text = message.text
+        isSystem = message.isSystem
+        createdAt = message.createdAt
+    }
+}
+
+struct MessagePage: Encodable {
+    var messages: [MessageBody]
+    var next: Int64?
+}
+
+struct NotificationBody: Encodable {
+    var id: Int64
+    var groupId: String
+    var kind: String
+    var deepLink: String
+    var createdAt: Date
+
+    init(_ notification: GroupNotification) {
+        id = notification.id ?? 0
+        groupId = notification.groupId
+        kind = notification.kind
+        deepLink = notification.deepLink
+        createdAt = notification.createdAt
+    }
+}
+
+struct NotificationPage: Encodable {
+    var notifications: [NotificationBody]
+    var next: Int64?
 }
 
 struct GroupPage: Encodable {

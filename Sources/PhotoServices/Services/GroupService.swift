@@ -133,12 +133,18 @@ public struct GroupService: Sendable {
         try database.read { db in try GroupMember.filter(sql: "groupId = ?", arguments: [id]).fetchAll(db) }
     }
 
-    public func messages(of id: String) throws(ServiceError) -> [Message] {
-        try database.read { db in try Message.filter(sql: "groupId = ?", arguments: [id]).order(sql: "id").fetchAll(db) }
+    /// The group's messages in order, after message id `after` (0: from the first), at most `limit`.
+    public func messages(of id: String, after: Int64 = 0, limit: Int = .max) throws(ServiceError) -> [Message] {
+        try database.read { db in
+            try Message.filter(sql: "groupId = ? AND id > ?", arguments: [id, after]).order(sql: "id").limit(max(1, limit)).fetchAll(db)
+        }
     }
 
-    public func notifications(for userId: String) throws(ServiceError) -> [Notification] {
-        try database.read { db in try Notification.filter(sql: "userId = ?", arguments: [userId]).order(sql: "id").fetchAll(db) }
+    /// The user's notifications in order, after notification id `after`, at most `limit`.
+    public func notifications(for userId: String, after: Int64 = 0, limit: Int = .max) throws(ServiceError) -> [Notification] {
+        try database.read { db in
+            try Notification.filter(sql: "userId = ? AND id > ?", arguments: [userId, after]).order(sql: "id").limit(max(1, limit)).fetchAll(db)
+        }
     }
 }
 

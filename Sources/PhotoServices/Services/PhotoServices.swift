@@ -107,6 +107,37 @@ public struct UserDirectory: Sendable {
     public func user(_ id: String) throws(ServiceError) -> User? {
         try database.read { db in try User.fetchOne(db, key: id) }
     }
+
+    /// Changes a known user's display name (the same rules as `add`).
+    @discardableResult
+    public func rename(_ id: String, to displayName: String) throws(ServiceError) -> User {
+        let displayName = try NameRules.displayName(displayName)
+        return try database.write { db in
+            guard var user = try User.fetchOne(db, key: id) else { throw ServiceError.notFound("user \(id)") }
+            user.displayName = displayName
+            try user.update(db)
+            return user
+        }
+    }
+
+    /// Users whose display name starts with `prefix` (ignoring ASCII case), never `excluding` (the caller),
+    /// by name (ignoring ASCII case) then id, at most `limit`, after the user `after` (the last one of the previous page).
+    public func search(prefix: String, excluding: String, limit: Int = 50, after: User? = nil) throws(ServiceError) -> [User] {
+        let limit = max(1, min(limit, 200))
+        let pattern = prefix.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_") + "%"
+        return try database.read { db in
+            var sql = "SELECT * FROM user WHERE displayName LIKE ? ESCAPE '\\' AND id != ?"
+            var arguments: StatementArguments = [pattern, excluding]
+            if let after {
+                sql += " AND (displayName > ? COLLATE NOCASE OR (displayName = ? COLLATE NOCASE AND id > ?))"
+                arguments += [after.displayName, after.displayName, after.id]
+            }
+            sql += " ORDER BY displayName COLLATE NOCASE, id LIMIT ?"
+            arguments += [limit]
+            return try User.fetchAll(db, sql: sql, arguments: arguments)
+        }
+    }
 }
 
 extension Database {

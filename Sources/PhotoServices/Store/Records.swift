@@ -114,3 +114,6 @@ public struct PhotoJob: Codable, Sendable, Equatable, FetchableRecord, Persistab
     public var createdAt: Date
     public var updatedAt: Date
 }
+
+/// `Notification` under a name that does not clash with Foundation's (for modules that import both).
+public typealias GroupNotification = Notification
