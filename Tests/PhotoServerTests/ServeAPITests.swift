@@ -38,7 +38,8 @@ import TestSupport
     @Test func everyOperationNeedsAToken() async throws {
         let seeded = try SeededServer()
         let g = seeded.groupId
-        let operations = [("GET", "/v1/me"), ("PATCH", "/v1/me"), ("GET", "/v1/users?prefix=A"), ("GET", "/v1/users/u2"), ("GET", "/v1/notifications"),
+        let operations = [("GET", "/v1/me"), ("PATCH", "/v1/me"), ("GET", "/v1/me/photo"), ("DELETE", "/v1/me/photo"),
+                          ("GET", "/v1/albums/trip/photos"), ("DELETE", "/v1/albums/trip/photos/x"), ("POST", "/v1/groups/\(seeded.groupId)/members"), ("GET", "/v1/users?prefix=A"), ("GET", "/v1/users/u2"), ("GET", "/v1/notifications"),
                           ("GET", "/v1/groups"), ("POST", "/v1/groups"), ("GET", "/v1/groups/\(g)"), ("PATCH", "/v1/groups/\(g)"),
                           ("GET", "/v1/groups/\(g)/messages"), ("GET", "/v1/groups/\(g)/photo")]
         for (method, path) in operations {
@@ -217,6 +218,59 @@ import TestSupport
         #expect(try await ServeRulesTests.patch(location, offset: 300_000, body: Array(jpeg[300_000...]), token: u1).status == 204)
         let ready = try await Self.call(seeded.server, "GET", path, token: u1).body
         #expect(ready["state"] as? String == "ready" && (ready["url"] as? String)?.hasSuffix("group_photos/\(seeded.groupId)/photo.jpg") == true)
+    }
+
+    @Test func membersChangeUnderTheRules() async throws {
+        let seeded = try SeededServer()
+        try Self.addUsers(seeded, upTo: 260)
+        let g = seeded.groupId
+        let (u1, u2, u9) = (TestTokens.hs256(sub: "u1"), TestTokens.hs256(sub: "u2"), TestTokens.hs256(sub: "u9"))
+        func change(_ token: String, add: [String] = [], remove: [String] = []) async throws -> (Int, [String: Any]) {
+            let (status, body, _) = try await Self.call(seeded.server, "POST", "/v1/groups/\(g)/members", token: token, json: ["add": add, "remove": remove])
+            return (status, body)
+        }
+        let (added, addedBody) = try await change(u1, add: ["u4", "u5", "u4"], remove: ["u3"])
+        #expect(added == 200 && Set((addedBody["members"] as? [[String: Any]] ?? []).compactMap { $0["userId"] as? String }) == ["u1", "u2", "u4", "u5"])
+        #expect(try await change(u2, add: ["u6"]).0 == 403)  // a member, not an admin
+        #expect(try await change(u9, add: ["u6"]).0 == 404)  // not a member
+        #expect(try await change(u1, add: ["nobody"]).0 == 422)
+        #expect(try await change(u1, remove: ["u1"]).0 == 409)  // the last admin
+        #expect(try await change(u1, add: (6...256).map { "u\($0)" }).0 == 200)  // 4 + 251 = 255 members
+        let (over, overBody) = try await change(u1, add: ["u257", "u258"])
+        #expect(over == 422 && (overBody["type"] as? String)?.hasSuffix("too-many-members") == true)
+        #expect(try seeded.database().read { db in try GroupMember.filter(Column("groupId") == g).fetchCount(db) } == 255)
+    }
+
+    @Test func profileAndAlbumPhotos() async throws {
+        let seeded = try SeededServer()
+        let u1 = TestTokens.hs256(sub: "u1"), u2 = TestTokens.hs256(sub: "u2")
+        #expect(try await Self.call(seeded.server, "GET", "/v1/me/photo", token: u1).body["state"] as? String == "none")
+        let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
+        let location = try #require(try await ServeRulesTests.create(seeded.server, key: "profile_images/u1/me.jpg", length: jpeg.count, token: u1).header("Location"))
+        #expect(try await ServeRulesTests.patch(location, offset: 0, body: Array(jpeg.prefix(100_000)), token: u1).status == 204)
+        let uploading = try await Self.call(seeded.server, "GET", "/v1/me/photo", token: u1).body
+        #expect(uploading["state"] as? String == "uploading" && uploading["acknowledgedBytes"] as? Int == 100_000)
+        #expect(try await ServeRulesTests.patch(location, offset: 100_000, body: Array(jpeg[100_000...]), token: u1).status == 204)
+        #expect(try await Self.call(seeded.server, "GET", "/v1/me/photo", token: u1).body["state"] as? String == "ready")
+        #expect(seeded.server.stored("profile_images/u1/me.jpg") != nil)
+        #expect(try await Self.call(seeded.server, "DELETE", "/v1/me/photo", token: u1).status == 204)
+        #expect(try await Self.call(seeded.server, "GET", "/v1/me/photo", token: u1).body["state"] as? String == "none")
+        #expect(seeded.server.stored("profile_images/u1/me.jpg") == nil, "the stored picture is deleted too")
+
+        for name in ["a.jpg", "b.jpg"] {
+            let result = try runSupportScript("tuspy_upload.py", [seeded.server.endpoint, "user_photos/u1/trip/\(name)", Fixture.path("orientation/landscape_3.jpg"), "--token", u1])
+            #expect(result.stdout.contains("\"ok\": true"), "\(result.stdout)")
+        }
+        let album = try await Self.call(seeded.server, "GET", "/v1/albums/trip/photos", token: u1).body["photos"] as? [[String: Any]] ?? []
+        #expect(album.compactMap { $0["key"] as? String } == ["user_photos/u1/trip/a.jpg", "user_photos/u1/trip/b.jpg"])
+        #expect(album.allSatisfy { $0["state"] as? String == "ready" })
+        let photoId = try #require(album.first?["id"] as? String)
+        #expect((try await Self.call(seeded.server, "GET", "/v1/albums/trip/photos", token: u2).body["photos"] as? [Any])?.isEmpty == true)
+        #expect(try await Self.call(seeded.server, "DELETE", "/v1/albums/trip/photos/\(photoId)", token: u2).status == 404)
+        #expect(try await Self.call(seeded.server, "DELETE", "/v1/albums/other/photos/\(photoId)", token: u1).status == 404)
+        #expect(try await Self.call(seeded.server, "DELETE", "/v1/albums/trip/photos/\(photoId)", token: u1).status == 204)
+        #expect(seeded.server.stored("user_photos/u1/trip/a.jpg") == nil && seeded.server.stored("user_photos/u1/trip/b.jpg") != nil)
+        #expect((try await Self.call(seeded.server, "GET", "/v1/albums/trip/photos", token: u1).body["photos"] as? [Any])?.count == 1)
     }
 
     /// schemathesis (PyPI) generates requests from `/openapi.yaml` — examples, coverage, fuzzing and

@@ -22,6 +22,16 @@ struct APIRoutes: Sendable {
         router.get("/v1/users/:id") { request, context in
             await answer(request, context) { _ in try user(id: context.parameters.get("id") ?? "") }
         }
+        router.get("/v1/me/photo") { request, context in await answer(request, context) { caller in try await profilePhoto(caller) } }
+        router.delete("/v1/me/photo") { request, context in await answer(request, context) { caller in try await deleteProfilePhoto(caller) } }
+        router.get("/v1/albums/:album/photos") { request, context in
+            await answer(request, context) { caller in try albumPhotos(caller, album: context.parameters.get("album") ?? "") }
+        }
+        router.delete("/v1/albums/:album/photos/:photo") { request, context in
+            await answer(request, context) { caller in
+                try await deleteAlbumPhoto(caller, album: context.parameters.get("album") ?? "", photo: context.parameters.get("photo") ?? "")
+            }
+        }
         router.get("/v1/notifications") { request, context in await answer(request, context) { caller in try notifications(caller, request) } }
         router.post("/v1/groups") { request, context in await answer(request, context) { caller in try await create(caller, request) } }
         router.get("/v1/groups") { request, context in await answer(request, context) { caller in try groups(caller, request) } }
@@ -30,6 +40,9 @@ struct APIRoutes: Sendable {
         }
         router.patch("/v1/groups/:id") { request, context in
             await answer(request, context) { caller in try await rename(caller, id: context.parameters.get("id") ?? "", request) }
+        }
+        router.post("/v1/groups/:id/members") { request, context in
+            await answer(request, context) { caller in try await changeMembers(caller, id: context.parameters.get("id") ?? "", request) }
         }
         router.get("/v1/groups/:id/messages") { request, context in
             await answer(request, context) { caller in try messages(caller, id: context.parameters.get("id") ?? "", request) }
@@ -106,6 +119,55 @@ struct APIRoutes: Sendable {
         let limit = try Self.limit(query.get("limit"))
         let found = try services.groups.messages(of: id, after: try Self.after(query.get("after")), limit: limit)
         return try json(.ok, MessagePage(messages: found.map(MessageBody.init), next: found.count == limit ? found.last?.id : nil))
+    }
+
+    struct ChangeMembers: Decodable {
+        var add: [String]?
+        var remove: [String]?
+    }
+
+    /// Adds and removes members: the group's admins only (a member who is not: 403; anyone else: 404).
+    private func changeMembers(_ caller: Caller, id: String, _ request: Request) async throws -> Response {
+        _ = try memberGroup(caller, id: id)
+        let body: ChangeMembers = try await decode(request)
+        let members = try services.groups.changeMembers(caller: caller.id, groupId: id, add: body.add ?? [], remove: body.remove ?? [])
+        guard let group = try services.groups.group(id) else { throw Problem(.notFound, "not-found", "no such group") }
+        return try json(.ok, GroupBody(group, members: members))
+    }
+
+    /// The caller's profile picture: none, uploading (with the bytes the server acknowledged) or ready.
+    private func profilePhoto(_ caller: Caller) async throws -> Response {
+        guard let user = try services.users.user(caller.id) else { throw Problem(.notFound, "unknown-user", "\(caller.id) is not a user of this service yet") }
+        let prefix = "profile_images/\(caller.id)/"
+        let now = Date()
+        if let upload = await store.all().filter({ $0.owner == caller.id && $0.key.hasPrefix(prefix) && $0.state == .receiving && $0.expiresAt > now })
+            .max(by: { $0.createdAt < $1.createdAt }) {
+            let acknowledged = await store.offset(upload.id)
+            return try json(.ok, PhotoBody(state: "uploading", url: user.profilePhotoURL, error: nil, acknowledgedBytes: acknowledged, totalBytes: upload.length))
+        }
+        return try json(.ok, PhotoBody(state: user.profilePhotoURL == nil ? "none" : "ready", url: user.profilePhotoURL, error: nil, acknowledgedBytes: nil, totalBytes: nil))
+    }
+
+    private func deleteProfilePhoto(_ caller: Caller) async throws -> Response {
+        guard try services.users.user(caller.id) != nil else { throw Problem(.notFound, "unknown-user", "\(caller.id) is not a user of this service yet") }
+        try await services.profiles.deleteProfilePhoto(caller: caller.id)
+        return Response(status: .noContent)
+    }
+
+    private func albumPhotos(_ caller: Caller, album: String) throws -> Response {
+        guard try services.users.user(caller.id) != nil else { return try json(.ok, AlbumPage(photos: [])) }
+        let photos = try services.profiles.albumPhotos(caller: caller.id, album: album)
+        return try json(.ok, AlbumPage(photos: photos.map(AlbumPhotoBody.init)))
+    }
+
+    /// Deletes one of the caller's album photos (404 for anyone else's, or one in another album).
+    private func deleteAlbumPhoto(_ caller: Caller, album: String, photo: String) async throws -> Response {
+        guard try services.users.user(caller.id) != nil else { throw Problem(.notFound, "not-found", "no such photo") }
+        guard try services.profiles.albumPhotos(caller: caller.id, album: album).contains(where: { $0.id == photo }) else {
+            throw Problem(.notFound, "not-found", "no such photo")
+        }
+        try await services.profiles.deleteAlbumPhoto(caller: caller.id, photoId: photo)
+        return Response(status: .noContent)
     }
 
     static func limit(_ text: String?) throws -> Int {
@@ -302,6 +364,28 @@ struct GroupBody: Encodable {
         self.members = members.map { MemberBody(userId: $0.userId, isAdmin: $0.isAdmin) }
         photo = PhotoBody(group)
     }
+}
+
+struct AlbumPhotoBody: Encodable {
+    var id: String
+    var album: String
+    var key: String
+    var url: String?
+    var state: String
+    var createdAt: Date
+
+    init(_ photo: AlbumPhoto) {
+        id = photo.id
+        album = photo.album
+        key = photo.key
+        url = photo.url
+        state = photo.state == .done ? "ready" : photo.state.rawValue
+        createdAt = photo.createdAt
+    }
+}
+
+struct AlbumPage: Encodable {
+    var photos: [AlbumPhotoBody]
 }
 
 struct UserPage: Encodable {

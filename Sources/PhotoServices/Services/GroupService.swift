@@ -97,6 +97,29 @@ public struct GroupService: Sendable {
         }
     }
 
+    /// Adds and removes members; the group's admins only. Added users must be known; the group keeps at
+    /// most 256 members and at least one admin. Returns the members afterwards.
+    @discardableResult
+    public func changeMembers(caller: String, groupId: String, add: [String], remove: [String]) throws(ServiceError) -> [GroupMember] {
+        for id in add + remove { _ = try StorageRules.validated(id, "user id") }
+        return try database.write { db in
+            try db.requireUsers([caller])
+            guard try isAdmin(caller, of: groupId, db) else { throw ServiceError.notAllowed("only the admins of group \(groupId) change its members") }
+            var seen = Set<String>()
+            let added = add.filter { seen.insert($0).inserted && !remove.contains($0) }
+            try db.requireUsers(added)
+            for user in added where try !GroupMember.exists(db, key: ["groupId": groupId, "userId": user]) {
+                try GroupMember(groupId: groupId, userId: user, isAdmin: false).insert(db)
+            }
+            for user in Set(remove) { _ = try GroupMember.deleteOne(db, key: ["groupId": groupId, "userId": user]) }
+            let members = try GroupMember.filter(sql: "groupId = ?", arguments: [groupId]).fetchAll(db)
+            guard members.count <= GroupRules.maxMembers else { throw ServiceError.tooManyMembers(members.count) }
+            guard members.contains(where: \.isAdmin) else { throw ServiceError.invalidState("a group keeps at least one admin") }
+            try db.execute(sql: "UPDATE chatGroup SET updatedAt = ? WHERE id = ?", arguments: [Date(), groupId])
+            return members
+        }
+    }
+
     /// The rules for writing `path`, checked against the database: a known caller, an admin of the group.
     func authorize(caller: String, path: StoragePath) throws(ServiceError) {
         try database.read { db in
