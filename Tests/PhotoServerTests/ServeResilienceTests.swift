@@ -40,7 +40,7 @@ import TestSupport
         }.max() ?? 0
         #expect(acknowledged > 0 && acknowledged <= atKill)
         // The held request now meets a dead server; the client retries until it is back.
-        FileManager.default.createFile(atPath: resume.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: resume.path, contents: nil)
         try await Task.sleep(for: .seconds(1))
         try seeded.server.start()
 

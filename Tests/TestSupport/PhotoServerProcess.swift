@@ -34,14 +34,17 @@ public final class PhotoServerProcess: @unchecked Sendable {
         process.executableURL = photoprepBinary
         process.arguments = ["serve", "--data", data.path, "--port", String(port)] + arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        if !FileManager.default.fileExists(atPath: logFile.path) { FileManager.default.createFile(atPath: logFile.path, contents: nil) }
-        let log = try FileHandle(forWritingTo: logFile)
-        log.seekToEndOfFile()
-        process.standardError = log
-        process.standardOutput = log
+        if !FileManager.default.fileExists(atPath: logFile.path) { _ = FileManager.default.createFile(atPath: logFile.path, contents: nil) }
+        let handle = try FileHandle(forWritingTo: logFile)
+        handle.seekToEndOfFile()
+        process.standardError = handle
+        process.standardOutput = handle
+        let before = log.components(separatedBy: "listening on").count
         try process.run()
         let deadline = Date().addingTimeInterval(30)
-        while !ServerProcess.accepts(port: port) {
+        // Its own "listening on" line, then a connection: a bare connect could meet something else (or,
+        // under heavy load, the connecting socket itself) on the port.
+        while log.components(separatedBy: "listening on").count == before || !ServerProcess.accepts(port: port) {
             guard Date() < deadline, process.isRunning else {
                 stop()
                 throw TestSetupError(message: "photoprep serve did not start on 127.0.0.1:\(port): \(self.log)")
@@ -205,7 +208,7 @@ public func runSupportCommand(_ executable: String, _ arguments: [String], envir
     process.environment = testServerEnvironment.merging(environment) { $1 }
     // Standard error to a file: reading two pipes in turn could stall a chatty command.
     let errFile = FileManager.default.temporaryDirectory.appendingPathComponent("command-\(UUID().uuidString).err")
-    FileManager.default.createFile(atPath: errFile.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: errFile.path, contents: nil)
     defer { try? FileManager.default.removeItem(at: errFile) }
     let out = Pipe()
     process.standardOutput = out
