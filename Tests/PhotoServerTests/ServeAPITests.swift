@@ -36,7 +36,7 @@ import TestSupport
     }
 
     @Test func everyOperationNeedsAToken() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         let g = seeded.groupId
         let operations = [("GET", "/v1/me"), ("PATCH", "/v1/me"), ("GET", "/v1/me/photo"), ("DELETE", "/v1/me/photo"),
                           ("GET", "/v1/albums/trip/photos"), ("DELETE", "/v1/albums/trip/photos/x"), ("POST", "/v1/groups/\(seeded.groupId)/members"), ("GET", "/v1/users?prefix=A"), ("GET", "/v1/users/u2"), ("GET", "/v1/notifications"),
@@ -54,7 +54,7 @@ import TestSupport
     }
 
     @Test func usersProfilesAndThePicker() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         try Self.addUsers(seeded, [("u4", "anabel"), ("u5", "Andrés"), ("u6", "Bob"), ("u7", "An%y")])
         let u1 = TestTokens.hs256(sub: "u1")
         #expect(try await Self.call(seeded.server, "GET", "/v1/me", token: u1).body["displayName"] as? String == "Ana")
@@ -78,7 +78,7 @@ import TestSupport
     }
 
     @Test func renameMessagesAndNotifications() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         try Self.addUsers(seeded, upTo: 4)
         let g = seeded.groupId
         let (u1, u2, u4) = (TestTokens.hs256(sub: "u1"), TestTokens.hs256(sub: "u2"), TestTokens.hs256(sub: "u4"))
@@ -102,7 +102,7 @@ import TestSupport
     }
 
     @Test func groupRulesAtTheirBoundaries() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         try Self.addUsers(seeded, upTo: 258)
         let u1 = TestTokens.hs256(sub: "u1")
         func create(_ name: String, _ participants: [String]) async throws -> (Int, [String: Any]) {
@@ -142,7 +142,7 @@ import TestSupport
     }
 
     @Test func onlyMembersSeeAGroupAndItsPhoto() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         try Self.addUsers(seeded, upTo: 5)
         for (user, expected) in [("u1", 200), ("u2", 200), ("u3", 200), ("u4", 404)] {
             let token = TestTokens.hs256(sub: user)
@@ -155,7 +155,7 @@ import TestSupport
     }
 
     @Test func creationIsIdempotent() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         let u1 = TestTokens.hs256(sub: "u1"), u2 = TestTokens.hs256(sub: "u2")
         let body: [String: Any] = ["name": "Once", "participants": ["u2", "u3"]]
         let first = try await Self.call(seeded.server, "POST", "/v1/groups", token: u1, json: body, headers: ["Idempotency-Key": "create-1"])
@@ -180,7 +180,7 @@ import TestSupport
     }
 
     @Test func theCallersGroupsPageByPage() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         let u2 = TestTokens.hs256(sub: "u2")
         var created = [seeded.groupId]
         for i in 0..<4 {
@@ -205,7 +205,7 @@ import TestSupport
     }
 
     @Test func thePhotoStateFollowsTheUpload() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         let u1 = TestTokens.hs256(sub: "u1")
         let path = "/v1/groups/\(seeded.groupId)/photo"
         #expect(try await Self.call(seeded.server, "GET", path, token: u1).body["state"] as? String == "none")
@@ -221,7 +221,7 @@ import TestSupport
     }
 
     @Test func membersChangeUnderTheRules() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         try Self.addUsers(seeded, upTo: 260)
         let g = seeded.groupId
         let (u1, u2, u9) = (TestTokens.hs256(sub: "u1"), TestTokens.hs256(sub: "u2"), TestTokens.hs256(sub: "u9"))
@@ -242,7 +242,7 @@ import TestSupport
     }
 
     @Test func profileAndAlbumPhotos() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         let u1 = TestTokens.hs256(sub: "u1"), u2 = TestTokens.hs256(sub: "u2")
         #expect(try await Self.call(seeded.server, "GET", "/v1/me/photo", token: u1).body["state"] as? String == "none")
         let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
@@ -258,7 +258,7 @@ import TestSupport
         #expect(seeded.server.stored("profile_images/u1/me.jpg") == nil, "the stored picture is deleted too")
 
         for name in ["a.jpg", "b.jpg"] {
-            let result = try runSupportScript("tuspy_upload.py", [seeded.server.endpoint, "user_photos/u1/trip/\(name)", Fixture.path("orientation/landscape_3.jpg"), "--token", u1])
+            let result = try await runSupportScript("tuspy_upload.py", [seeded.server.endpoint, "user_photos/u1/trip/\(name)", Fixture.path("orientation/landscape_3.jpg"), "--token", u1])
             #expect(result.stdout.contains("\"ok\": true"), "\(result.stdout)")
         }
         let album = try await Self.call(seeded.server, "GET", "/v1/albums/trip/photos", token: u1).body["photos"] as? [[String: Any]] ?? []
@@ -276,8 +276,8 @@ import TestSupport
     /// schemathesis (PyPI) generates requests from `/openapi.yaml` — examples, coverage, fuzzing and
     /// stateful sequences — with a valid token: no 5xx, and every answer as the document says.
     @Test func schemathesisFindsNothing() async throws {
-        let seeded = try SeededServer()
-        let result = try runSupportCommand("st", [
+        let seeded = try await SeededServer.start()
+        let result = try await runSupportCommand("st", [
             "run", seeded.server.base + "/openapi.yaml", "--url", seeded.server.base, "-H", "Authorization: Bearer \(TestTokens.hs256(sub: "u1"))",
             "--seed", "1", "--checks",
             "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance",

@@ -12,7 +12,7 @@ import TestSupport
     typealias Rules = ServeRulesTests
 
     @Test func optionsAdvertisesWhatTheServerSupports() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         let options = try await HTTPExchange.send("OPTIONS", seeded.server.endpoint)
         #expect(options.status == 204)
         #expect(options.header("Tus-Version") == "1.0.0")
@@ -26,7 +26,7 @@ import TestSupport
     }
 
     @Test func offsetsChecksumsAndTermination() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         let u1 = TestTokens.hs256(sub: "u1")
         let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
         let created = try await Rules.create(seeded.server, key: "user_photos/u1/a/storm.jpg", length: jpeg.count, token: u1)
@@ -67,7 +67,7 @@ import TestSupport
 
     /// Behind a proxy, upload locations are built on the public URL, not on what the server listens on.
     @Test func locationsUseThePublicURL() async throws {
-        let seeded = try SeededServer(environment: ["PHOTOPREP_PUBLIC_URL": "https://uploads.example.com/"])
+        let seeded = try await SeededServer.start(environment: ["PHOTOPREP_PUBLIC_URL": "https://uploads.example.com/"])
         let created = try await Rules.create(seeded.server, key: "profile_images/u1/me.jpg", length: 1000, token: TestTokens.hs256(sub: "u1"))
         let location = try #require(created.header("Location"))
         #expect(location.hasPrefix("https://uploads.example.com/files/") && location.count == "https://uploads.example.com/files/".count + 32)
@@ -76,7 +76,7 @@ import TestSupport
     /// One writer per upload: while a PATCH is still receiving its body, a second one gets 423, and the
     /// upload stays consistent.
     @Test func aSecondWriterIsLockedOut() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         let u1 = TestTokens.hs256(sub: "u1")
         let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
         let location = try #require(try await Rules.create(seeded.server, key: "user_photos/u1/a/s.jpg", length: jpeg.count, token: u1).header("Location"))
@@ -98,7 +98,7 @@ import TestSupport
 
     /// Expiration: an unfinished upload is gone (record and bytes) once it expired.
     @Test func unfinishedUploadsExpire() async throws {
-        let seeded = try SeededServer(arguments: ["--upload-expiry", "4", "--sweep-seconds", "0.2"])
+        let seeded = try await SeededServer.start(arguments: ["--upload-expiry", "4", "--sweep-seconds", "0.2"])
         let u1 = TestTokens.hs256(sub: "u1")
         let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
         let started = Date()
@@ -125,7 +125,7 @@ import TestSupport
     /// All bytes arrived but the server stopped before storing the photo: on the next start the sweep
     /// (or the client's HEAD) finishes it.
     @Test func anUploadWhoseBytesAllArrivedIsFinishedAfterARestart() async throws {
-        let seeded = try SeededServer(arguments: ["--sweep-seconds", "0.2"])
+        let seeded = try await SeededServer.start(arguments: ["--sweep-seconds", "0.2"])
         seeded.server.kill()
         let jpeg = try Fixture.bytes("photos/ladybird-2560x1600.jpg")
         let id = String(repeating: "ab", count: 16)
@@ -152,11 +152,11 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: folder) }
         let jwks = folder.appendingPathComponent("jwks.json")
         try TestTokens.jwks(key, kid: kid).write(to: jwks, atomically: true, encoding: .utf8)
-        let seeded = try SeededServer(arguments: ["--jwks", jwks.path, "--issuer", "https://id.example.com", "--audience", "photoprep-app"])
+        let seeded = try await SeededServer.start(arguments: ["--jwks", jwks.path, "--issuer", "https://id.example.com", "--audience", "photoprep-app"])
         let claims: [String: Any] = ["iss": "https://id.example.com", "aud": "photoprep-app", "name": "Dana"]
         let good = try TestTokens.es256(sub: "u4", key: key, kid: kid, claims: claims)
         let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
-        let upload = try runSupportScript("tuspy_upload.py", [seeded.server.endpoint, "profile_images/u4/me.jpg", Fixture.path("photos/storm-1920x1280.jpg"), "--token", good])
+        let upload = try await runSupportScript("tuspy_upload.py", [seeded.server.endpoint, "profile_images/u4/me.jpg", Fixture.path("photos/storm-1920x1280.jpg"), "--token", good])
         #expect(upload.stdout.contains("\"ok\": true"), "\(upload.stdout)")
         _ = try checkNormalised(seeded.server.stored("profile_images/u4/me.jpg"), preset: .profile)
         // A user the store did not know is added, named from the token.
@@ -179,7 +179,7 @@ import TestSupport
     }
 
     @Test func healthMetricsAndTheRequestLog() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         let u1 = TestTokens.hs256(sub: "u1")
         let health = try await HTTPExchange.send("GET", seeded.server.base + "/health")
         #expect(health.status == 200 && health.body.contains("\"ok\""))

@@ -12,8 +12,8 @@ import TestSupport
     /// chunks by `photoprep upload` through a proxy; the server is killed (SIGKILL) half-way and started
     /// again a second later: the client resumes from the acknowledged offset.
     @Test func theServerKilledHalfWayThroughALargeUpload() async throws {
-        let seeded = try SeededServer()
-        let file = BigPhotos.twentyMPLarge
+        let seeded = try await SeededServer.start()
+        let file = try await onThread { BigPhotos.twentyMPLarge }
         let original = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
         #expect(original.count > 9 * 1024 * 1024)
         // The proxy holds the upload once half of it was accepted, whatever the machine's load.
@@ -44,7 +44,7 @@ import TestSupport
         try await Task.sleep(for: .seconds(1))
         try seeded.server.start()
 
-        let result = try #require(client.wait(timeout: 180), "the client did not finish")
+        let result = try #require(await client.wait(timeout: 180), "the client did not finish")
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("\"retrying\""))
         // Resumed, not restarted: the server accepted the file once, plus at most the chunk in flight at the kill.
@@ -59,7 +59,7 @@ import TestSupport
     /// `photoprep upload` — exits 0 within 10 s; the slow request is answered with what the server
     /// flushed, every acknowledged byte is there after a restart, and both uploads complete.
     @Test func sigtermDuringUploads() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         let u1 = TestTokens.hs256(sub: "u1")
         let jpeg = try Fixture.bytes("photos/ladybird-2560x1600.jpg")
         let created = try await ServeRulesTests.create(seeded.server, key: "user_photos/u1/a/slow.jpg", length: jpeg.count, token: u1)
@@ -70,7 +70,7 @@ import TestSupport
         let state = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: state) }
         let client = try BackgroundCommand([
-            "upload", BigPhotos.twentyMP, "--to", proxy.endpoint, "--key-prefix", "user_photos/u1/trip/", "--token", u1,
+            "upload", try await onThread { BigPhotos.twentyMP }, "--to", proxy.endpoint, "--key-prefix", "user_photos/u1/trip/", "--token", u1,
             "--chunk-size", "256KiB", "--state", state.path,
         ])
         let deadline = Date().addingTimeInterval(30)
@@ -95,7 +95,7 @@ import TestSupport
         #expect(rest.status == 204)
         #expect(seeded.server.stored("user_photos/u1/a/slow.jpg") == (try PhotoPipeline(preset: .photo).prepare(jpeg).jpeg))
 
-        let result = try #require(client.wait(timeout: 180), "the client did not finish")
+        let result = try #require(await client.wait(timeout: 180), "the client did not finish")
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         _ = try checkNormalised(seeded.server.stored("user_photos/u1/trip/20mp.jpg"), preset: .photo, portrait: true)
     }
@@ -104,10 +104,10 @@ import TestSupport
     /// finishes, every stored object is exactly what the pipeline makes of its original, no request
     /// fails, and the server's peak memory stays under 300 MB.
     @Test func oneHundredConcurrentUploads() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         let files = (1...8).map { Fixture.path("orientation/landscape_\($0).jpg") }
             + [Fixture.path("photos/storm-1920x1280.jpg"), Fixture.path("photos/ladybird-2560x1600.jpg")]
-        let run = try runSupportScript("load_uploads.py", [seeded.server.endpoint] + files + ["--count", "100"], environment: ["PHOTOPREP_JWT_SECRET": TestTokens.secret])
+        let run = try await runSupportScript("load_uploads.py", [seeded.server.endpoint] + files + ["--count", "100"], environment: ["PHOTOPREP_JWT_SECRET": TestTokens.secret])
         let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)\(run.stderr)")
         #expect(report["ok"] as? Int == 100, "\(report["failed"] ?? "")")
         let uploads = report["uploads"] as? [[String: Any]] ?? []

@@ -42,7 +42,7 @@ import TestSupport
     }
 
     @Test func tokensThatDoNotVerifyAre401() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         let key = "profile_images/u1/me.jpg"
         let cases: [(String, String?)] = [
             ("no token", nil),
@@ -67,7 +67,7 @@ import TestSupport
     }
 
     @Test func pathsTheCallerMayNotWriteAre403() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         let u2 = TestTokens.hs256(sub: "u2")
         let keys = [
             "profile_images/u1/me.jpg",  // another user's folder
@@ -94,7 +94,7 @@ import TestSupport
     }
 
     @Test func uploadsOverThePathLimitAre413BeforeAByteIsAccepted() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         let u1 = TestTokens.hs256(sub: "u1")
         let limits = [
             ("profile_images/u1/me.jpg", 5 * 1024 * 1024), ("group_photos/\(seeded.groupId)/photo.jpg", 5 * 1024 * 1024),
@@ -116,7 +116,7 @@ import TestSupport
 
     @Test(arguments: ["edge/not-an-image.txt", "edge/photo.webp", "edge/photo.gif", "edge/photo.tiff"])
     func anythingButJPEGOrPNGIs415WhateverItIsCalled(file: String) async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         let u1 = TestTokens.hs256(sub: "u1")
         let bytes = try Fixture.bytes(file)
         // Named .jpg and declared image/jpeg: the bytes decide.
@@ -143,7 +143,7 @@ import TestSupport
 
     /// The type is sniffed even when the bytes come one at a time.
     @Test func aTextFileSentByteByByteIsStill415() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         let u1 = TestTokens.hs256(sub: "u1")
         let bytes = Array("just some text, no image".utf8)
         let location = try #require(try await Self.create(seeded.server, key: "profile_images/u1/x.jpg", length: bytes.count, token: u1).header("Location"))
@@ -157,7 +157,7 @@ import TestSupport
     }
 
     @Test func aFileThatIsNotADecodablePhotoIs422AndNothingIsStored() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         let u1 = TestTokens.hs256(sub: "u1")
         // A JPEG header claiming 65,000 × 65,000, and a JPEG cut after its header.
         for (name, bytes) in [("huge", try Fixture.bytes("edge/huge-header.jpg")), ("cut", Array(try Fixture.bytes("photos/storm-1920x1280.jpg").prefix(600)))] {
@@ -174,7 +174,7 @@ import TestSupport
     }
 
     @Test func anotherUsersUploadIs404ForEveryRequest() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         let u1 = TestTokens.hs256(sub: "u1"), u2 = TestTokens.hs256(sub: "u2")
         let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
         let location = try #require(try await Self.create(seeded.server, key: "profile_images/u1/me.jpg", length: jpeg.count, token: u1).header("Location"))
@@ -193,7 +193,7 @@ import TestSupport
 
     /// A user cannot fill the disk with uploads they never finish: 20 at once, then 429.
     @Test func unfinishedUploadsPerUserAreCapped() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         let u1 = TestTokens.hs256(sub: "u1")
         var locations: [String] = []
         for i in 0..<20 {

@@ -15,12 +15,12 @@ import TestSupport
     }
 
     @Test func tuspyUploadsATwentyMegapixelPhotoToEveryPathKind() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         let token = TestTokens.hs256(sub: "u1")
         let group = "group_photos/\(seeded.groupId)/photo.jpg", profile = "profile_images/u1/me.jpg", album = "user_photos/u1/trip/summit.jpg"
         let presets: [(String, PrepareOptions.Preset)] = [(group, .group), (profile, .profile), (album, .photo)]
         for (key, preset) in presets {
-            let result = try runSupportScript("tuspy_upload.py", [seeded.server.endpoint, key, BigPhotos.twentyMP, "--token", token, "--checksum"])
+            let result = try await runSupportScript("tuspy_upload.py", [seeded.server.endpoint, key, try await onThread { BigPhotos.twentyMP }, "--token", token, "--checksum"])
             #expect(json(result.stdout)["ok"] as? Bool == true, "\(key): \(result.stdout) \(result.stderr)")
             // Stored upright (the original is stored sideways with orientation 6), within the preset, no EXIF/GPS.
             let probe = try checkNormalised(seeded.server.stored(key), preset: preset, portrait: true)
@@ -43,15 +43,16 @@ import TestSupport
     }
 
     @Test func photoprepUploadWithATokenIsNormalisedOnArrival() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         let state = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: state) }
         let files = [
             Fixture.path("orientation/landscape_6.jpg"), Fixture.path("photos/storm-1920x1280.jpg"), Fixture.path("edge/photo-rgb8.png"),
         ]
-        let result = try photoprep(
-            ["upload"] + files + ["--to", seeded.server.endpoint, "--key-prefix", "user_photos/u2/trip/", "--token", TestTokens.hs256(sub: "u2"),
-                                  "--state", state.path])
+        let arguments = ["upload"] + files + [
+            "--to", seeded.server.endpoint, "--key-prefix", "user_photos/u2/trip/", "--token", TestTokens.hs256(sub: "u2"), "--state", state.path,
+        ]
+        let result = try await onThread { try photoprep(arguments) }
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         // Stored sideways (400 × 640 pixels, orientation 6) with GPS → upright (640 × 400), no GPS.
         let sideways = try checkNormalised(seeded.server.stored("user_photos/u2/trip/landscape_6.jpg"), preset: .photo, portrait: false)
@@ -71,10 +72,10 @@ import TestSupport
 
     /// The same key again replaces the stored photo and its record, it does not add a second one.
     @Test func uploadingTheSameKeyAgainReplacesThePhoto() async throws {
-        let seeded = try SeededServer()
+        let seeded = try await SeededServer.start()
         let token = TestTokens.hs256(sub: "u3")
         for file in ["photos/storm-1920x1280.jpg", "photos/ladybird-2560x1600.jpg"] {
-            let result = try runSupportScript("tuspy_upload.py", [seeded.server.endpoint, "user_photos/u3/a/x.jpg", Fixture.path(file), "--token", token])
+            let result = try await runSupportScript("tuspy_upload.py", [seeded.server.endpoint, "user_photos/u3/a/x.jpg", Fixture.path(file), "--token", token])
             #expect(json(result.stdout)["ok"] as? Bool == true, "\(result.stdout)")
         }
         let expected = try PhotoPipeline(preset: .photo).prepare(Fixture.bytes("photos/ladybird-2560x1600.jpg")).jpeg
@@ -88,10 +89,10 @@ import TestSupport
     @Test func photosAreStoredInS3WithTo() async throws {
         let moto = try MotoServer()
         try await moto.createBucket("photos")
-        let seeded = try SeededServer(arguments: ["--to", "s3://photos/prod"], environment: moto.environment())
+        let seeded = try await SeededServer.start(arguments: ["--to", "s3://photos/prod"], environment: moto.environment())
         let token = TestTokens.hs256(sub: "u1")
         let key = "group_photos/\(seeded.groupId)/photo.jpg"
-        let result = try runSupportScript("tuspy_upload.py", [seeded.server.endpoint, key, Fixture.path("photos/ladybird-2560x1600.jpg"), "--token", token])
+        let result = try await runSupportScript("tuspy_upload.py", [seeded.server.endpoint, key, Fixture.path("photos/ladybird-2560x1600.jpg"), "--token", token])
         #expect(json(result.stdout)["ok"] as? Bool == true, "\(result.stdout) \(seeded.server.log)")
         let url = "\(moto.endpoint)/photos/prod/\(key)"
         let stored = try await S3Store(url: "s3://photos", environment: moto.environment()).download("prod/\(key)", client: .shared)
@@ -109,7 +110,7 @@ import TestSupport
             "AWS_ENDPOINT_URL": "http://127.0.0.1:\(port)", "AWS_ACCESS_KEY_ID": "test-key", "AWS_SECRET_ACCESS_KEY": "test-secret",
             "AWS_REGION": "us-east-1",
         ]
-        let seeded = try SeededServer(arguments: ["--to", "s3://photos/p"], environment: environment)
+        let seeded = try await SeededServer.start(arguments: ["--to", "s3://photos/p"], environment: environment)
         let u1 = TestTokens.hs256(sub: "u1")
         let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
         let key = "profile_images/u1/me.jpg"

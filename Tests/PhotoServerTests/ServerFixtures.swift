@@ -13,7 +13,7 @@ enum Fixture {
 
 /// A server on a data folder that already knows users u1 (Ana), u2 (Ben), u3 (Cleo) and a group u1
 /// created (so u1 is its admin, u2 and u3 members).
-struct SeededServer {
+struct SeededServer: Sendable {
     let server: PhotoServerProcess
     let groupId: String
 
@@ -25,6 +25,11 @@ struct SeededServer {
         try services.users.add(id: "u3", displayName: "Cleo")
         groupId = try services.groups.createGroup(creator: "u1", name: "Hiking", participants: ["u2", "u3"]).group.id
         server = try PhotoServerProcess(data: data, arguments: arguments, environment: environment)
+    }
+
+    /// Seeds and starts one off the cooperative pool (the server's start is waited for with a blocking poll).
+    static func start(arguments: [String] = [], environment: [String: String] = [:]) async throws -> SeededServer {
+        try await onThread { try SeededServer(arguments: arguments, environment: environment) }
     }
 
     /// The services' database, as the server sees it.

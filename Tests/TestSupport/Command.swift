@@ -64,10 +64,10 @@ public final class BackgroundCommand: @unchecked Sendable {
     /// What it printed so far.
     public var stdout: String { (try? String(contentsOf: out, encoding: .utf8)) ?? "" }
 
-    /// Waits up to `timeout` seconds for it to exit; nil if it is still running.
-    public func wait(timeout: TimeInterval) -> CommandResult? {
+    /// Waits up to `timeout` seconds for it to exit (without holding a thread); nil if it is still running.
+    public func wait(timeout: TimeInterval) async -> CommandResult? {
         let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
+        while process.isRunning && Date() < deadline { try? await Task.sleep(for: .milliseconds(20)) }
         guard !process.isRunning else { return nil }
         return CommandResult(status: process.terminationStatus, stdout: stdout, stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
     }

@@ -194,14 +194,27 @@ public struct HTTPExchange: Sendable {
     }
 }
 
+/// Runs blocking work (waiting for a process, CPU-heavy fixtures) on a thread of its own, so that it
+/// never holds one of the few threads of Swift's cooperative pool: every test in the process shares
+/// them, and a test waiting a minute for a client there would starve the others' uploads and timers.
+public func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
 /// Runs one of the Python scripts in Support/ with the project's virtual environment, and waits.
-public func runSupportScript(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> CommandResult {
+public func runSupportScript(_ name: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> CommandResult {
     let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/\(name)").path
-    return try runSupportCommand("python3", [script] + arguments, environment: environment)
+    return try await runSupportCommand("python3", [script] + arguments, environment: environment)
 }
 
 /// Runs a command found on the test servers' PATH (the project's `.venv/bin` first), and waits.
-public func runSupportCommand(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> CommandResult {
+public func runSupportCommand(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> CommandResult {
+    try await onThread { try runBlocking(executable, arguments, environment: environment) }
+}
+
+private func runBlocking(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> CommandResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = [executable] + arguments
