@@ -228,14 +228,15 @@ import TestSupport
         let upstreamPort = ServerProcess.freePort()
         let database = data.appendingPathComponent("app.sqlite").path
         let server = try TuspyServer(app: "rules_app", environment: ["RULES_SECRET": Self.secret, "RULES_DB": database], port: upstreamPort)
-        // 0.2 s per request (~3 s for the photo): the kill lands half-way even when the test process is
-        // slowed by the other suites running at the same time.
-        let proxy = try FaultProxy(upstream: upstreamPort, faults: ["--delay-data", "0.2"])
+        // The proxy holds the upload once 3 chunks were accepted, until the test has killed the process:
+        // the kill lands half-way however loaded the machine is.
+        let chunk = 32 * 1024
+        let resume = folder.appendingPathComponent("resume")
+        let proxy = try FaultProxy(upstream: upstreamPort, faults: ["--pause-after-bytes", String(3 * chunk), "--resume-file", resume.path])
         let common = ["--data", data.path, "--to", proxy.endpoint, ]
         for (id, name) in [("u1", "Ana"), ("u2", "Ben"), ("u3", "Cy")] {
             #expect(try photoprep(["user", "add", id, "--name", name] + common, environment: Self.environment).status == 0)
         }
-        let chunk = 32 * 1024
         let child = Process()
         child.executableURL = photoprepBinary
         child.arguments = ["group", "create", "--as", "u1", "--name", "Killed", "--participant", "u2", "--participant", "u3",
@@ -253,6 +254,7 @@ import TestSupport
         }
         kill(child.processIdentifier, SIGKILL)
         child.waitUntilExit()
+        _ = FileManager.default.createFile(atPath: resume.path, contents: nil)
         let killed = try await reader.read { db in try Row.fetchOne(db, sql: "SELECT state, uploadLocation, uploadedBytes FROM photoJob")! }
         #expect(killed["state"] as String == "uploading", "killed half-way")
         #expect((killed["uploadLocation"] as String?)?.hasPrefix(proxy.endpoint) == true, "the database knows the upload's location")
