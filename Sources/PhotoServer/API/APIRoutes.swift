@@ -139,11 +139,8 @@ struct APIRoutes: Sendable {
     private func profilePhoto(_ caller: Caller) async throws -> Response {
         guard let user = try services.users.user(caller.id) else { throw Problem(.notFound, "unknown-user", "\(caller.id) is not a user of this service yet") }
         let prefix = "profile_images/\(caller.id)/"
-        let now = Date()
-        if let upload = await store.all().filter({ $0.owner == caller.id && $0.key.hasPrefix(prefix) && $0.state == .receiving && $0.expiresAt > now })
-            .max(by: { $0.createdAt < $1.createdAt }) {
-            let acknowledged = await store.offset(upload.id)
-            return try json(.ok, PhotoBody(state: "uploading", url: user.profilePhotoURL, error: nil, acknowledgedBytes: acknowledged, totalBytes: upload.length))
+        if let uploading = await uploading(url: user.profilePhotoURL, where: { $0.owner == caller.id && $0.key.hasPrefix(prefix) }) {
+            return try json(.ok, uploading)
         }
         return try json(.ok, PhotoBody(state: user.profilePhotoURL == nil ? "none" : "ready", url: user.profilePhotoURL, error: nil, acknowledgedBytes: nil, totalBytes: nil))
     }
@@ -231,12 +228,14 @@ struct APIRoutes: Sendable {
     private func photo(_ caller: Caller, id: String) async throws -> Response {
         let (group, _) = try memberGroup(caller, id: id)
         let key = StoragePath.groupPhoto(groupId: group.id).key
-        let now = Date()
-        if let upload = await store.all().filter({ $0.key == key && $0.state == .receiving && $0.expiresAt > now }).max(by: { $0.createdAt < $1.createdAt }) {
-            let acknowledged = await store.offset(upload.id)
-            return try json(.ok, PhotoBody(state: "uploading", url: group.photoURL, error: nil, acknowledgedBytes: acknowledged, totalBytes: upload.length))
-        }
+        if let uploading = await uploading(url: group.photoURL, where: { $0.key == key }) { return try json(.ok, uploading) }
         return try json(.ok, PhotoBody(group))
+    }
+
+    /// The state of the newest unfinished upload that `matches`, with the bytes the server acknowledged.
+    private func uploading(url: String?, where matches: (TusUpload) -> Bool) async -> PhotoBody? {
+        guard let upload = await store.unfinished().filter(matches).max(by: { $0.createdAt < $1.createdAt }) else { return nil }
+        return PhotoBody(state: "uploading", url: url, error: nil, acknowledgedBytes: await store.offset(upload.id), totalBytes: upload.length)
     }
 
     // MARK: - Plumbing

@@ -84,7 +84,7 @@ struct TusRoutes: Sendable {
         }
         guard length > 0 else { return refuse(.unsupportedMediaType, "an empty upload is not a photo", reason: "type") }
         let now = Date()
-        let unfinished = await store.all().filter { $0.owner == caller.id && $0.state == .receiving && $0.expiresAt > now }.count
+        let unfinished = await store.unfinished(now: now).filter { $0.owner == caller.id }.count
         guard unfinished < maxUnfinishedPerUser else {
             return refuse(
                 .tooManyRequests, "\(caller.id) has \(unfinished) unfinished uploads; finish or delete one first (at most \(maxUnfinishedPerUser))",

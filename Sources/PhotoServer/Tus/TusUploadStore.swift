@@ -132,6 +132,11 @@ final class TusUploadStore: Sendable {
         }) ?? []
     }
 
+    /// The uploads still receiving bytes and not expired.
+    func unfinished(now: Date = Date()) async -> [TusUpload] {
+        await all().filter { $0.state == .receiving && $0.expiresAt > now }
+    }
+
     /// Removes the upload's files (the record last, so a crash in between leaves a record to sweep).
     func delete(_ id: String) async {
         let data = dataPath(id), info = infoPath(id)
