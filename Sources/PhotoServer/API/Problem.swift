@@ -38,6 +38,7 @@ struct Problem: Error, Encodable {
         case .unsupportedPhoto, .photoTooLarge: self.init(.unprocessableContent, "photo", error.description)
         case .invalidState: self.init(.conflict, "invalid-state", error.description)
         case .storage: self.init(.serviceUnavailable, "storage", error.description)
+        case .rejected: self.init(.badGateway, "rejected", error.description)
         }
     }
 

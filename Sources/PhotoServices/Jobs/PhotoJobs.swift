@@ -36,6 +36,9 @@ public final class PhotoJobs: Sendable {
     let staging: URL
     /// The `Authorization` header for a user's uploads (nil: none).
     let credentials: @Sendable (String) -> String?
+    /// The photo's URL once its upload finished at `location` (a server that stores the photo
+    /// elsewhere says where); nil: the upload's location is the photo's URL.
+    let photoURL: (@Sendable (PhotoJob, String) async -> String)?
     let owner: String
     /// A claim not renewed for this long is taken over (its process is gone or stuck).
     static let lease: TimeInterval = 60
@@ -48,11 +51,15 @@ public final class PhotoJobs: Sendable {
         var subscribers: [UUID: AsyncStream<PhotoJobEvent>.Continuation] = [:]
     }
 
-    init(database: AppDatabase, uploader: Uploader, staging: URL, credentials: @escaping @Sendable (String) -> String?) {
+    init(
+        database: AppDatabase, uploader: Uploader, staging: URL, credentials: @escaping @Sendable (String) -> String?,
+        photoURL: (@Sendable (PhotoJob, String) async -> String)? = nil
+    ) {
         self.database = database
         self.uploader = uploader
         self.staging = staging
         self.credentials = credentials
+        self.photoURL = photoURL
         owner = "\(ProcessInfo.processInfo.hostName):\(getpid())"
     }
 
@@ -115,7 +122,8 @@ public final class PhotoJobs: Sendable {
     @discardableResult
     public func sync() async -> [PhotoJob] {
         let ids = (try? database.read { db in
-            try String.fetchAll(db, sql: "SELECT id FROM photoJob WHERE state IN ('pending', 'uploading') ORDER BY createdAt")
+            try String.fetchAll(
+                db, sql: "SELECT id FROM photoJob WHERE state IN ('pending', 'uploading') AND waitsFor IS NULL ORDER BY createdAt")
         }) ?? []
         for id in ids { start(id) }
         var jobs: [PhotoJob] = []
@@ -248,10 +256,11 @@ public final class PhotoJobs: Sendable {
                     }
                 }
             case .finished(let location):
+                let url = await photoURL?(job, location) ?? location
                 do {
-                    try complete(job, url: location)
+                    try complete(job, url: url)
                     uploader.journal?.remove(destination: uploader.destination, key: job.key)
-                    return .finished(url: location)
+                    return .finished(url: url)
                 } catch {
                     try? finish(job, state: .pending, error: error.description, url: nil)
                     return .pending(reason: error.description)
@@ -278,7 +287,7 @@ public final class PhotoJobs: Sendable {
     /// (its process died: same host and no such pid, or no heartbeat within the lease).
     private func claim(_ id: String) throws(ServiceError) -> PhotoJob? {
         try database.write { db -> PhotoJob? in
-            guard var job = try PhotoJob.fetchOne(db, key: id) else { return nil }
+            guard var job = try PhotoJob.fetchOne(db, key: id), job.waitsFor == nil else { return nil }
             switch job.state {
             case .pending:
                 break
@@ -383,7 +392,8 @@ public final class PhotoJobs: Sendable {
         case .failed: .failed(reason: job.error ?? "failed")
         case .cancelled: .cancelled
         case .uploading: .pending(reason: "being uploaded by \(job.claimedBy ?? "another process")")
-        case .pending, .none: .pending(reason: job.error ?? "waiting to be uploaded")
+        case .pending, .none:
+            .pending(reason: job.error ?? job.waitsFor.map { "waiting until the server has group \($0)" } ?? "waiting to be uploaded")
         }
     }
 

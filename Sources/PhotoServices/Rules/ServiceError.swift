@@ -29,6 +29,8 @@ public enum ServiceError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidState(String)
     /// SQLite or the file system failed.
     case storage(String)
+    /// The server refused the request (a client in remote mode): its reason.
+    case rejected(String)
 
     public var description: String {
         switch self {
@@ -45,6 +47,7 @@ public enum ServiceError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notFound(let what): "not found: \(what)"
         case .invalidState(let detail): detail
         case .storage(let detail): "storage error: \(detail)"
+        case .rejected(let detail): detail
         }
     }
 }

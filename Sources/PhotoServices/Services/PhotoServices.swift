@@ -151,7 +151,10 @@ extension Database {
 
 
 /// Stages the caller's photo and the job that will prepare and upload it.
-func newJob(kind: PhotoJob.Kind, caller: String, subject: String, path: StoragePath, preset: PrepareOptions.Preset, original: [UInt8], staging: URL) throws(ServiceError) -> PhotoJob {
+func newJob(
+    kind: PhotoJob.Kind, caller: String, subject: String, path: StoragePath, preset: PrepareOptions.Preset, original: [UInt8], staging: URL,
+    waitsFor: String? = nil
+) throws(ServiceError) -> PhotoJob {
     let id = UUID().uuidString.lowercased()
     let originalPath = staging.appendingPathComponent("\(id).original").path
     // The caller's photo is copied: their file may go away before the job runs.
@@ -160,6 +163,6 @@ func newJob(kind: PhotoJob.Kind, caller: String, subject: String, path: StorageP
     let now = Date()
     return PhotoJob(
         id: id, kind: kind, caller: caller, subject: subject, key: path.key, preset: preset.rawValue, originalPath: originalPath,
-        preparedPath: nil, state: .pending, error: nil, attempts: 0, url: nil, uploadLocation: nil, uploadedBytes: 0, claimedBy: nil,
+        preparedPath: nil, state: .pending, error: nil, attempts: 0, url: nil, uploadLocation: nil, uploadedBytes: 0, waitsFor: waitsFor, claimedBy: nil,
         claimedAt: nil, createdAt: now, updatedAt: now)
 }

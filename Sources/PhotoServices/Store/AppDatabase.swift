@@ -137,6 +137,22 @@ public struct AppDatabase: Sendable {
                 t.add(column: "uploadedBytes", .integer).notNull().defaults(to: 0)
             }
         }
+        migrator.registerMigration("v3: offline-first client") { db in
+            // A client of `photoprep serve` keeps the groups it created while the server was unreachable,
+            // and holds their photos back until the server has the group.
+            try db.create(table: "pendingGroup") { t in
+                t.primaryKey("id", .text)
+                t.column("name", .text).notNull()
+                t.column("participants", .text).notNull()  // JSON array of user ids
+                t.column("photoJob", .text)
+                t.column("state", .text).notNull().indexed()  // pending, created, refused
+                t.column("error", .text)
+                t.column("attempts", .integer).notNull()
+                t.column("createdAt", .datetime).notNull()
+                t.column("updatedAt", .datetime).notNull()
+            }
+            try db.alter(table: "photoJob") { t in t.add(column: "waitsFor", .text) }
+        }
         return migrator
     }
 }

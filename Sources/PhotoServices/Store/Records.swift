@@ -108,6 +108,9 @@ public struct PhotoJob: Codable, Sendable, Equatable, FetchableRecord, Persistab
     /// the last second of progress.
     public var uploadLocation: String?
     public var uploadedBytes: Int64
+    /// The pending group creation (its id) this photo waits for: a client does not upload a group's
+    /// photo before the server has the group. Nil: ready to run.
+    public var waitsFor: String? = nil
     /// `host:pid` of the process uploading it, and when it last said so.
     public var claimedBy: String?
     public var claimedAt: Date?

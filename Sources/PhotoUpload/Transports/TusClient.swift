@@ -1,4 +1,4 @@
-import AsyncHTTPClient
+package import AsyncHTTPClient
 import Crypto
 import Foundation
 import NIOCore
@@ -192,7 +192,7 @@ extension HTTPClient {
     /// established fails the request at once. AsyncHTTPClient would otherwise retry connecting with
     /// its own growing backoff while the request waits (seen here: a sync against a server just back
     /// waited over a minute); `UploadStateMachine` owns retries, backoff and the retry budget.
-    static let uploads: HTTPClient = {
+    package static let uploads: HTTPClient = {
         var configuration = HTTPClient.Configuration.singletonConfiguration
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.redirectConfiguration = .disallow

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 
 /// The requests of a resumable upload, performed against one destination. `UploadSession` drives
 /// them with `UploadStateMachine`; the tus client and the local store implement them.
@@ -77,14 +78,21 @@ func exchange(
         throw failure
     } catch is CancellationError {
         throw .cancelled
-    } catch let error as IOError {
-        // The system's words ("Connection refused"), not NIO's description of them.
-        if Task.isCancelled { throw .cancelled }
-        throw .transport("\(request.method.rawValue) \(request.url): \(String(cString: strerror(error.errnoCode)))")
     } catch {
         if Task.isCancelled { throw .cancelled }
-        throw .transport("\(request.method.rawValue) \(request.url): \(error)")
+        throw .transport("\(request.method.rawValue) \(request.url): \(networkFailure(error))")
     }
+}
+
+/// Why a request got no answer, in the system's words ("Connection refused") rather than NIO's
+/// description of them — also when a name resolved to several addresses and each attempt failed.
+package func networkFailure(_ error: any Error) -> String {
+    if let error = error as? IOError { return String(cString: strerror(error.errnoCode)) }
+    if let error = error as? NIOConnectionError {
+        let reasons = error.connectionErrors.map { networkFailure($0.error) } + [error.dnsAAAAError, error.dnsAError].compactMap { $0.map(networkFailure) }
+        if let reason = reasons.first { return reason }
+    }
+    return "\(error)"
 }
 
 extension UploadError {

@@ -14,16 +14,22 @@ struct GroupCommand: AsyncParsableCommand {
                 The group, its system message and the participants' notifications are written together. \
                 The photo follows: if it cannot be uploaded now the group stays and the photo is kept \
                 pending — 'photoprep sync' uploads it later, also after a restart.
-                Exit status: 0 group created and photo uploaded, 1 refused (nothing created) or the photo \
-                did not upload (the group exists).
+                With --server URL the group is created through that 'photoprep serve' (the token's user is \
+                its creator); when the server cannot be reached the whole creation is kept pending in \
+                DATA/client.sqlite with its id, and 'photoprep sync --server URL' sends it (once: the id \
+                makes a repeat safe), then the photo.
+                Exit status: 0 group created and photo uploaded, 1 refused (nothing created), kept pending, \
+                or the photo did not upload (the group exists).
 
                 Example:
                   photoprep user add u1 --name Ana; photoprep user add u2 --name Ben; photoprep user add u3 --name Cy
                   photoprep group create --as u1 --name "Hiking" --participant u2 --participant u3 --photo summit.jpg
+                  PHOTOPREP_TOKEN=… photoprep group create --server https://photos.example.com --name "Hiking" \
+                    --participant u2 --participant u3 --photo summit.jpg
                 """)
 
-        @Option(name: .customLong("as"), help: "The signed-in user creating the group (its first admin).")
-        var caller: String
+        @Option(name: .customLong("as"), help: "The signed-in user creating the group (its first admin); not with --server.")
+        var caller: String?
 
         @Option(help: "Group name (trimmed, 1–50 characters).")
         var name: String
@@ -40,7 +46,31 @@ struct GroupCommand: AsyncParsableCommand {
         @OptionGroup var service: ServiceOptions
 
         func run() async throws {
+            if let client = try service.client() {
+                guard caller == nil else { throw CommandFailure(message: "--as: with --server the token names the signed-in user") }
+                let group = try await serviceCall {
+                    try await client.createGroup(name: name, participants: participants, photo: photo.map { .file($0) })
+                }
+                if service.json {
+                    printJSONLine(GroupLine(
+                        event: group.pending == nil ? "created" : "pending", group: group.id, name: group.name, members: group.members,
+                        photoJob: group.photoJob, reason: group.pending))
+                }
+                if let reason = group.pending {
+                    if !service.json { print("group \(group.id) \"\(group.name)\" kept pending") }
+                    FileHandle.standardError.write(Data("""
+                        the server did not create it: \(reason)
+                          it is sent\(group.photoJob == nil ? "" : " (then its photo)") by 'photoprep sync --server \(client.server.absoluteString)'\n
+                        """.utf8))
+                    throw ExitCode(1)
+                }
+                if !service.json { print("group \(group.id) \"\(group.name)\" created with \(group.members?.count ?? 0) members") }
+                guard let job = group.photoJob, !noWait else { return }
+                if await follow([(job, "group photo")], in: client.jobs, json: service.json) > 0 { throw ExitCode(1) }
+                return
+            }
             let services = try service.services()
+            let caller = try service.caller(caller)
             let created = try serviceCall {
                 try services.groups.createGroup(creator: caller, name: name, participants: participants, photo: photo.map { .file($0) })
             }
@@ -50,15 +80,15 @@ struct GroupCommand: AsyncParsableCommand {
                 print("group \(created.group.id) \"\(created.group.name)\" created with \(created.members.count) members")
             }
             guard let job = created.photoJob, !noWait else { return }
-            if await follow([(job, "group photo")], in: services, json: service.json) > 0 { throw ExitCode(1) }
+            if await follow([(job, "group photo")], in: services.jobs, json: service.json) > 0 { throw ExitCode(1) }
         }
     }
 
     struct SetPhoto: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "set-photo", abstract: "Replace a group's photo (admins only).")
 
-        @Option(name: .customLong("as"), help: "The signed-in user (an admin of the group).")
-        var caller: String
+        @Option(name: .customLong("as"), help: "The signed-in user (an admin of the group); not with --server.")
+        var caller: String?
 
         @Argument(help: "The group id.")
         var group: String
@@ -69,9 +99,16 @@ struct GroupCommand: AsyncParsableCommand {
         @OptionGroup var service: ServiceOptions
 
         func run() async throws {
+            if let client = try service.client() {
+                guard caller == nil else { throw CommandFailure(message: "--as: with --server the token names the signed-in user") }
+                let job = try serviceCall { try client.setGroupPhoto(groupId: group, photo: .file(photo)) }
+                if await follow([(job, "group photo")], in: client.jobs, json: service.json) > 0 { throw ExitCode(1) }
+                return
+            }
             let services = try service.services()
+            let caller = try service.caller(caller)
             let job = try serviceCall { try services.groups.setPhoto(caller: caller, groupId: group, photo: .file(photo)) }
-            if await follow([(job, "group photo")], in: services, json: service.json) > 0 { throw ExitCode(1) }
+            if await follow([(job, "group photo")], in: services.jobs, json: service.json) > 0 { throw ExitCode(1) }
         }
     }
 
@@ -79,7 +116,8 @@ struct GroupCommand: AsyncParsableCommand {
         var event = "created"
         var group: String
         var name: String
-        var members: [String]
+        var members: [String]?
         var photoJob: String?
+        var reason: String?
     }
 }

@@ -13,8 +13,8 @@ struct ProfileCommand: AsyncParsableCommand {
             abstract: "Set or replace your profile picture (profile preset, profile_images/{you}/…).",
             discussion: "Your profile points at the new picture once it is uploaded; the old one is deleted then.")
 
-        @Option(name: .customLong("as"), help: "The signed-in user.")
-        var caller: String
+        @Option(name: .customLong("as"), help: "The signed-in user; not with --server (the token names you).")
+        var caller: String?
 
         @Argument(help: "The photo (JPEG or PNG).")
         var photo: String
@@ -22,9 +22,16 @@ struct ProfileCommand: AsyncParsableCommand {
         @OptionGroup var service: ServiceOptions
 
         func run() async throws {
+            if let client = try service.client() {
+                guard caller == nil else { throw CommandFailure(message: "--as: with --server the token names the signed-in user") }
+                let job = try serviceCall { try client.setProfilePhoto(.file(photo)) }
+                if await follow([(job, "profile photo")], in: client.jobs, json: service.json) > 0 { throw ExitCode(1) }
+                return
+            }
             let services = try service.services()
+            let caller = try service.caller(caller)
             let job = try serviceCall { try services.profiles.setProfilePhoto(caller: caller, photo: .file(photo)) }
-            if await follow([(job, "profile photo")], in: services, json: service.json) > 0 { throw ExitCode(1) }
+            if await follow([(job, "profile photo")], in: services.jobs, json: service.json) > 0 { throw ExitCode(1) }
         }
     }
 
@@ -66,7 +73,7 @@ struct ProfileCommand: AsyncParsableCommand {
             let jobs = try photos.map { photo in
                 try serviceCall { (try services.profiles.addAlbumPhoto(caller: caller, album: album, photo: .file(photo)).job, photo) }
             }
-            if await follow(jobs, in: services, json: service.json) > 0 { throw ExitCode(1) }
+            if await follow(jobs, in: services.jobs, json: service.json) > 0 { throw ExitCode(1) }
         }
     }
 

@@ -12,6 +12,12 @@ struct ServiceOptions: ParsableArguments {
     var to: String?
 
     @Option(help: ArgumentHelp(
+        "Call 'photoprep serve' at this URL (remote mode) instead of the embedded services: groups through its API, photos to its upload endpoint, signed in with the token.",
+        discussion: "What cannot reach the server is kept in DATA/client.sqlite and sent by 'photoprep sync --server URL'.",
+        valueName: "url"))
+    var server: String?
+
+    @Option(help: ArgumentHelp(
         "A file holding the signed-in user's bearer token (a JWT from the identity provider) for the server (default: the PHOTOPREP_TOKEN environment variable).",
         discussion: "Tokens are never taken as arguments, where ps and the shell history would show them. The client mints nothing: it is handed a token.",
         valueName: "file"))
@@ -24,8 +30,40 @@ struct ServiceOptions: ParsableArguments {
     @OptionGroup var transfer: TransferOptions
 
     func services() throws -> PhotoServices {
+        guard server == nil else { throw CommandFailure(message: "this command works on the embedded services (--data); it has no --server mode") }
         let folder = URL(fileURLWithPath: data)
-        let token = try tokenFile.map { path in
+        let token = try token()
+        return try PhotoServices(
+            database: AppDatabase(path: folder.appendingPathComponent("app.sqlite").path),
+            destination: to ?? folder.appendingPathComponent("storage").standardizedFileURL.absoluteString,
+            stateFolder: folder.appendingPathComponent("state"), upload: transfer.configuration, environment: transfer.s3.environment,
+            credentials: { _ in token.map { "Bearer \($0)" } })
+    }
+
+    /// The signed-in user for the embedded services (`--as`); with `--server` the token says who calls.
+    func caller(_ given: String?) throws -> String {
+        guard let given else { throw CommandFailure(message: "--as names the signed-in user (required without --server)") }
+        return given
+    }
+
+    /// The remote mode's client when `--server` is given (nil: the embedded services).
+    func client() throws -> PhotoClient? {
+        guard let server else { return nil }
+        guard let url = URL(string: server), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+            throw CommandFailure(message: "--server \(server): not an http(s) URL")
+        }
+        guard to == nil else { throw CommandFailure(message: "--to is for the embedded services; with --server photos go to the server") }
+        guard let token = try token() else {
+            throw CommandFailure(message: "--server needs the signed-in user's token: PHOTOPREP_TOKEN or --token-file")
+        }
+        return try PhotoClient(
+            server: url, folder: URL(fileURLWithPath: data), upload: transfer.configuration,
+            requestTimeout: .seconds(transfer.requestTimeout), token: { token })
+    }
+
+    /// The token from `--token-file` or `PHOTOPREP_TOKEN` (nil: none given).
+    private func token() throws -> String? {
+        try tokenFile.map { path in
             do {
                 let text = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
                 guard !text.isEmpty else { throw CommandFailure(message: "\(path): the token file is empty") }
@@ -36,21 +74,16 @@ struct ServiceOptions: ParsableArguments {
                 throw CommandFailure(message: "\(path): cannot read the token: \(error.localizedDescription)")
             }
         } ?? ProcessInfo.processInfo.environment["PHOTOPREP_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
-        return try PhotoServices(
-            database: AppDatabase(path: folder.appendingPathComponent("app.sqlite").path),
-            destination: to ?? folder.appendingPathComponent("storage").standardizedFileURL.absoluteString,
-            stateFolder: folder.appendingPathComponent("state"), upload: transfer.configuration, environment: transfer.s3.environment,
-            credentials: { _ in token.map { "Bearer \($0)" } })
     }
 }
 
 /// Follows photo jobs to their end, printing progress (a live line on a terminal) and outcomes;
 /// returns how many did not finish.
-func follow(_ jobs: [(id: String, label: String)], in services: PhotoServices, json: Bool) async -> Int {
+func follow(_ jobs: [(id: String, label: String)], in photoJobs: PhotoJobs, json: Bool) async -> Int {
     let live = !json && isatty(STDERR_FILENO) == 1
     var unfinished = 0
     for (id, label) in jobs {
-        for await event in services.jobs.events(id) {
+        for await event in photoJobs.events(id) {
             if event.isTerminal, !event.isFinished { unfinished += 1 }
             if json {
                 printJSONLine(JobLine(job: id, label: label, event: event))
@@ -113,6 +146,15 @@ struct JobLine: Encodable {
 func serviceCall<T>(_ body: () throws -> T) throws -> T {
     do {
         return try body()
+    } catch let error as ServiceError {
+        throw CommandFailure(message: error.description)
+    }
+}
+
+/// A remote call's refusal as a command error: the message, exit status 1.
+func serviceCall<T>(_ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
     } catch let error as ServiceError {
         throw CommandFailure(message: error.description)
     }

@@ -9,7 +9,10 @@ struct SyncCommand: AsyncParsableCommand {
         discussion: """
             Each photo is uploaded once: a photo another running process is uploading is left to it; \
             one whose process died continues from where its upload stopped.
-            Exit status: 0 nothing left, 1 some photos are still pending or failed.
+            With --server URL: first the groups created while that server was unreachable are sent \
+            (oldest first, each with the id it was given, so the server creates it once however often \
+            it is sent), then the photos — a group's photo only once the server has the group.
+            Exit status: 0 nothing left, 1 some groups or photos are still pending, refused or failed.
             """)
 
     @Flag(help: "Also retry photos that failed or were cancelled.")
@@ -18,14 +21,51 @@ struct SyncCommand: AsyncParsableCommand {
     @OptionGroup var service: ServiceOptions
 
     func run() async throws {
-        let services = try service.services()
-        if retryFailed {
-            for job in try serviceCall({ try services.jobs.unfinished() }) where job.state == .failed || job.state == .cancelled {
-                try serviceCall { try services.jobs.retry(job.id) }
+        if let client = try service.client() {
+            try retry(client.jobs)
+            let before = try pendingCount(client.jobs)
+            let synced = await client.sync()
+            let sentIds = Set(synced.groups.map(\.id))
+            let unsent = try serviceCall { try client.pendingGroups() }.filter { $0.state == .pending && !sentIds.contains($0.id) }
+            var left = unsent.count
+            for group in synced.groups {
+                let label = "group \(group.id) \"\(group.name)\""
+                if service.json {
+                    printJSONLine(CreationLine(group: group.id, name: group.name, state: group.state.rawValue, reason: group.error))
+                } else if group.state == .created {
+                    print("\(label): created on the server")
+                } else {
+                    FileHandle.standardError.write(Data("\(label): \(group.state.rawValue) — \(group.error ?? "")\n".utf8))
+                }
+                if group.state != .created { left += 1 }
             }
+            left += report(synced.photos, before: before)
+            if !service.json {
+                let created = synced.groups.filter { $0.state == .created }.count
+                print("\(created) of \(synced.groups.count + unsent.count) pending groups created")
+            }
+            if left > 0 { throw ExitCode(1) }
+            return
         }
-        let before = try serviceCall { try services.jobs.unfinished() }.filter { $0.state == .pending || $0.state == .uploading }
-        let jobs = await services.jobs.sync()
+        let services = try service.services()
+        try retry(services.jobs)
+        let before = try pendingCount(services.jobs)
+        if report(await services.jobs.sync(), before: before) > 0 { throw ExitCode(1) }
+    }
+
+    private func retry(_ jobs: PhotoJobs) throws {
+        guard retryFailed else { return }
+        for job in try serviceCall({ try jobs.unfinished() }) where job.state == .failed || job.state == .cancelled {
+            try serviceCall { try jobs.retry(job.id) }
+        }
+    }
+
+    private func pendingCount(_ jobs: PhotoJobs) throws -> Int {
+        try serviceCall { try jobs.unfinished() }.filter { $0.state == .pending || $0.state == .uploading }.count
+    }
+
+    /// Prints each photo's outcome; returns how many are not uploaded.
+    private func report(_ jobs: [PhotoJob], before: Int) -> Int {
         var left = 0
         for job in jobs {
             let label = "\(job.kind.rawValue) photo \(job.key)"
@@ -38,7 +78,15 @@ struct SyncCommand: AsyncParsableCommand {
             }
             if job.state != .done { left += 1 }
         }
-        if !service.json { print("\(jobs.count - left) of \(before.count) pending photos uploaded") }
-        if left > 0 { throw ExitCode(1) }
+        if !service.json { print("\(jobs.count - left) of \(before) pending photos uploaded") }
+        return left
+    }
+
+    struct CreationLine: Encodable {
+        var event = "group"
+        var group: String
+        var name: String
+        var state: String
+        var reason: String?
     }
 }

@@ -1,0 +1,243 @@
+public import Foundation
+import GRDB
+import NIOHTTP1
+import PhotoPrep
+public import PhotoUpload
+
+/// The services in remote mode: an app's side of `photoprep serve`, offline-first.
+///
+/// Groups are created through the server's API and photos go to its upload endpoint (`/files/`,
+/// tus), with the signed-in user's bearer token. What cannot reach the server is kept in a local
+/// SQLite file in `folder` and sent by `sync()` — in this process or, after a restart, in the next:
+///
+/// ```swift
+/// let client = try PhotoClient(server: URL(string: "https://photos.example.com")!, folder: appSupport,
+///                              token: { keychain.idToken })
+/// let group = try await client.createGroup(name: "Hiking", participants: ["u2", "u3"], photo: .file("summit.jpg"))
+/// if let reason = group.pending { show("will be created when online: \(reason)") }
+/// // later, e.g. when the network is back or at the next launch:
+/// let report = await client.sync()
+/// ```
+///
+/// A group created offline gets its id here (a UUID); the server creates a group once per id, so a
+/// creation sent again after a crash or a lost answer yields the same group, one system message,
+/// one notification per participant. Its photo waits until the server has the group.
+public final class PhotoClient: Sendable {
+    public let server: URL
+    /// The client's own database: groups waiting for the server, photo jobs.
+    public let database: AppDatabase
+    /// The photo uploads: the same jobs, events, retries and cancellation as the embedded services.
+    public let jobs: PhotoJobs
+    let api: ServiceAPI
+    let token: @Sendable () -> String?
+
+    /// - Parameters:
+    ///   - server: the base URL of `photoprep serve` (its API under `/v1/`, uploads under `/files/`).
+    ///   - folder: the client's state: `client.sqlite`, staged photos, the upload journal. One folder per server.
+    ///   - upload: chunking, retries and the retry budget of photo uploads.
+    ///   - requestTimeout: how long one API call may take before the server counts as unreachable.
+    ///   - token: the signed-in user's current JWT (asked before every request, so a refreshed one is used).
+    public init(
+        server: URL, folder: URL, upload: UploadConfiguration = UploadConfiguration(), requestTimeout: Duration = .seconds(10),
+        token: @escaping @Sendable () -> String?
+    ) throws(ServiceError) {
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        var configuration = upload
+        configuration.keepsFinishedInJournal = true
+        let uploader: Uploader
+        do {
+            uploader = try Uploader(
+                destination: server.appendingPathComponent("files/").absoluteString, configuration: configuration,
+                journal: UploadJournal(folder: folder.appendingPathComponent("uploads")))
+        } catch {
+            throw .invalidState("\(error)")
+        }
+        let api = ServiceAPI(server: server, token: token, timeout: requestTimeout)
+        self.server = server
+        self.api = api
+        self.token = token
+        database = try AppDatabase(path: folder.appendingPathComponent("client.sqlite").path)
+        jobs = PhotoJobs(
+            database: database, uploader: uploader, staging: folder.appendingPathComponent("staging"),
+            credentials: { _ in token().map { "Bearer \($0)" } },
+            photoURL: { job, location in
+                // The upload's location is the server's; the photo's URL is what the server stored.
+                let path = job.kind == .group ? "v1/groups/\(job.subject)/photo" : "v1/me/photo"
+                return await api.readyPhotoURL(path) ?? location
+            })
+    }
+
+    /// The signed-in user, from the token's `sub`.
+    func me() throws(ServiceError) -> String {
+        guard let token = token() else { throw .notAllowed("no token: sign in first") }
+        guard let id = subject(ofJWT: token) else { throw .notAllowed("the token is not a JWT with a subject") }
+        return try StorageRules.validated(id, "user id")
+    }
+
+    // MARK: - Groups
+
+    /// A group as the client knows it: created on the server, or kept pending.
+    public struct Group: Sendable, Equatable {
+        public var id: String
+        public var name: String
+        /// The members the server recorded (nil while pending).
+        public var members: [String]?
+        /// The photo's job (its events: `jobs.events(id)`).
+        public var photoJob: String?
+        /// Why the server does not have it yet (nil: created). `sync()` sends it.
+        public var pending: String?
+    }
+
+    /// Creates a group with the signed-in user as creator and first admin. The rules the client can
+    /// check (name, participant count) are checked here, offline too; the server checks them again
+    /// and those only it knows (unknown users). The creation is recorded locally before it is sent,
+    /// so a process killed meanwhile loses nothing.
+    ///
+    /// Returns the group created, or kept pending (`pending` says why) when the server did not answer
+    /// (or cannot decide now: 5xx, 429, an expired token). Throws when the server refused it (nothing
+    /// is kept). The photo uploads once the server has the group.
+    public func createGroup(name: String, participants: [String], photo: PhotoInput? = nil, id: String? = nil) async throws(ServiceError) -> Group {
+        let creator = try me()
+        let name = try GroupRules.normalizedName(name)
+        for participant in participants { _ = try StorageRules.validated(participant, "user id") }
+        let others = try GroupRules.otherParticipants(creator: creator, participants)
+        var groupId = UUID().uuidString.lowercased()
+        if let id {
+            guard let uuid = UUID(uuidString: id) else { throw .invalidIdentifier("the group id \(id.debugDescription) is not a UUID") }
+            groupId = uuid.uuidString.lowercased()
+        }
+        let original = try photo?.load()
+        let job = try original.map { bytes throws(ServiceError) in
+            try newJob(
+                kind: .group, caller: creator, subject: groupId, path: .groupPhoto(groupId: groupId), preset: .group, original: bytes,
+                staging: jobs.staging, waitsFor: groupId)
+        }
+        let now = Date()
+        let pending = PendingGroup(
+            id: groupId, name: name, participants: others, photoJob: job?.id, state: .pending, error: nil, attempts: 0, createdAt: now,
+            updatedAt: now)
+        do {
+            try database.write { db in
+                if let existing = try PendingGroup.fetchOne(db, key: groupId) {
+                    throw ServiceError.invalidState("group \(groupId) was created here already (\(existing.state.rawValue))")
+                }
+                try pending.insert(db)
+                try job?.insert(db)
+            }
+        } catch {
+            if let job { try? FileManager.default.removeItem(atPath: job.originalPath) }
+            throw error
+        }
+        let sent = try await send(pending)
+        switch sent.state {
+        case .refused:
+            // Refused at once: nothing exists, nothing is kept.
+            try database.write { db in
+                _ = try PendingGroup.deleteOne(db, key: groupId)
+                if let job { _ = try PhotoJob.deleteOne(db, key: job.id) }
+            }
+            if let job { try? FileManager.default.removeItem(atPath: job.originalPath) }
+            throw .rejected(sent.error ?? "refused")
+        case .created:
+            return Group(id: groupId, name: sent.name, members: sent.members, photoJob: job?.id, pending: nil)
+        case .pending:
+            return Group(id: groupId, name: name, members: nil, photoJob: job?.id, pending: sent.error)
+        }
+    }
+
+    /// The outcome of sending one creation.
+    struct Sent {
+        var state: PendingGroup.State
+        var name: String
+        var members: [String]?
+        var error: String?
+    }
+
+    /// Sends one pending creation and records the server's answer (`CreationLifecycle`).
+    private func send(_ group: PendingGroup) async throws(ServiceError) -> Sent {
+        let answer = await api.call(.POST, "v1/groups", json: ServiceAPI.CreateGroup(id: group.id, name: group.name, participants: group.participants))
+        var status: Int?
+        var created: ServiceAPI.Group?
+        if case .answered(let code, let body) = answer {
+            status = code
+            created = try? JSONDecoder().decode(ServiceAPI.Group.self, from: Data(body))
+        }
+        var step = CreationLifecycle.step(status: status, detail: answer.detail)
+        if step == .created, created?.id != group.id {
+            step = .keepPending("the server's answer is not the group \(group.id)")
+        }
+        let now = Date()
+        switch step {
+        case .created:
+            try database.write { db in
+                try db.execute(
+                    sql: "UPDATE pendingGroup SET state = 'created', error = NULL, attempts = attempts + 1, updatedAt = ? WHERE id = ?",
+                    arguments: [now, group.id])
+                try db.execute(sql: "UPDATE photoJob SET waitsFor = NULL, updatedAt = ? WHERE waitsFor = ?", arguments: [now, group.id])
+            }
+            if let job = group.photoJob { jobs.start(job) }
+            return Sent(state: .created, name: created?.name ?? group.name, members: created?.members.map(\.userId))
+        case .refused(let reason):
+            let reason = "the server refused group \(group.id): \(reason)"
+            try database.write { db in
+                try db.execute(
+                    sql: "UPDATE pendingGroup SET state = 'refused', error = ?, attempts = attempts + 1, updatedAt = ? WHERE id = ?",
+                    arguments: [reason, now, group.id])
+                try db.execute(
+                    sql: "UPDATE photoJob SET state = 'failed', error = ?, updatedAt = ? WHERE waitsFor = ?", arguments: [reason, now, group.id])
+            }
+            return Sent(state: .refused, name: group.name, error: reason)
+        case .keepPending(let reason):
+            try database.write { db in
+                try db.execute(
+                    sql: "UPDATE pendingGroup SET error = ?, attempts = attempts + 1, updatedAt = ? WHERE id = ?", arguments: [reason, now, group.id])
+            }
+            return Sent(state: .pending, name: group.name, error: reason)
+        }
+    }
+
+    /// The creations not yet answered by the server, and those it refused, oldest first.
+    public func pendingGroups() throws(ServiceError) -> [PendingGroup] {
+        try database.read { db in try PendingGroup.filter(sql: "state != 'created'").order(sql: "createdAt, id").fetchAll(db) }
+    }
+
+    /// Replaces a group's photo (the server lets only its admins).
+    @discardableResult
+    public func setGroupPhoto(groupId: String, photo: PhotoInput) throws(ServiceError) -> String {
+        let groupId = try StorageRules.validated(groupId, "group id")
+        return try jobs.submit(kind: .group, caller: try me(), subject: groupId, path: .groupPhoto(groupId: groupId), preset: .group, photo: photo)
+    }
+
+    /// Sets the signed-in user's profile picture (`profile_images/{me}/{id}.jpg`).
+    @discardableResult
+    public func setProfilePhoto(_ photo: PhotoInput) throws(ServiceError) -> String {
+        let me = try me()
+        let path = StoragePath.profileImage(userId: me, file: "\(UUID().uuidString.lowercased()).jpg")
+        return try jobs.submit(kind: .profile, caller: me, subject: me, path: path, preset: .profile, photo: photo)
+    }
+
+    // MARK: - Sync
+
+    /// What `sync()` did.
+    public struct SyncReport: Sendable {
+        /// The creations sent, as they stand afterwards (created, refused, or still pending).
+        public var groups: [PendingGroup]
+        /// The photo jobs run, as they stand afterwards.
+        public var photos: [PhotoJob]
+    }
+
+    /// Sends the pending group creations (oldest first; when the server does not answer, the rest
+    /// wait for the next sync), then uploads the photos that can go: those of groups the server has
+    /// now, and any left pending or half-way by an earlier process.
+    public func sync() async -> SyncReport {
+        let waiting = (try? database.read { db in try PendingGroup.filter(sql: "state = 'pending'").order(sql: "createdAt, id").fetchAll(db) }) ?? []
+        var sent: [String] = []
+        for group in waiting {
+            sent.append(group.id)
+            guard let outcome = try? await send(group), outcome.state != .pending else { break }
+        }
+        let photos = await jobs.sync()
+        let groups = (try? database.read { db in try PendingGroup.fetchAll(db, keys: sent) }) ?? []
+        return SyncReport(groups: sent.compactMap { id in groups.first { $0.id == id } }, photos: photos)
+    }
+}
