@@ -47,6 +47,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
     ],
     targets: [
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
@@ -89,6 +90,7 @@ let package = Package(
                 "PhotoUpload",
                 "PhotoServices",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -116,6 +118,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        /// swift-nio-extras' own server of the IETF resumable-upload draft, for the interop tests.
+        .executableTarget(
+            name: "ResumableUploadTestServer",
+            dependencies: [
+                .product(name: "NIOResumableUpload", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/ResumableUploadTestServer",
+            swiftSettings: swiftSettings
+        ),
         /// What the test targets share: the servers they start on 127.0.0.1 (and their Python
         /// scripts in Support/), the built binary, test data.
         .target(
@@ -138,7 +154,7 @@ let package = Package(
         .testTarget(
             name: "PhotoUploadTests",
             dependencies: [
-                "PhotoUpload", "photoprep", "TestSupport",
+                "PhotoUpload", "photoprep", "ResumableUploadTestServer", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],

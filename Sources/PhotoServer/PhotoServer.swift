@@ -1,6 +1,7 @@
 public import Foundation
 import GRDB
 import Hummingbird
+import HummingbirdCore
 public import Logging
 import NIOCore
 import NIOPosix
@@ -114,11 +115,22 @@ public struct PhotoServer: Sendable {
                 body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
         }
         routes.register(on: router)
+        ResumableUploadRoutes(tus: routes).register(on: router)
         APIRoutes(services: services, authenticator: routes.authenticator, store: routes.store).register(on: router)
+        let publicURL = routes.publicURL
         let app = Application(
             router: router,
-            // A connection that sends nothing for a minute is closed (slow-loris); a slow upload still sends.
-            server: .http1(configuration: .init(idleTimeout: .seconds(60))),
+            server: HTTPServerBuilder { responder in
+                HTTP1Channel(
+                    responder: { request, writer, channel in
+                        // An IETF-draft upload creation learns its URL (104) before its body is read.
+                        let (request, interim) = ResumableUploadRoutes.announce(request, publicURL: publicURL)
+                        if let interim { try await writer.writeInformationalHead(interim) }
+                        try await responder(request, writer, channel)
+                    },
+                    // A connection that sends nothing for a minute is closed (slow-loris); a slow upload still sends.
+                    configuration: .init(idleTimeout: .seconds(60)))
+            },
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "photoprep"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger)

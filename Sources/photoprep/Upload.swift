@@ -48,6 +48,11 @@ struct TransferOptions: ParsableArguments {
         valueName: "origin"))
     var allowOrigin: [String] = []
 
+    @Option(name: .customLong("protocol"), help: ArgumentHelp(
+        "http(s):// destinations: auto (ask the server), tus, or draft-3/draft-5/draft-6 (the IETF resumable-upload draft at that interop version, as URLSession speaks it; the destination is the creation endpoint, e.g. https://host/uploads/).",
+        valueName: "protocol"))
+    var uploadProtocol: UploadProtocolOption = .auto
+
     @Flag(inversion: .prefixedNo, help: "Send a SHA-1 checksum with every chunk when the tus server offers it (a corrupted chunk is refused and sent again).")
     var checksums = true
 
@@ -73,6 +78,7 @@ struct TransferOptions: ParsableArguments {
         configuration.requestTimeout = .seconds(max(1, requestTimeout))
         configuration.trustedOrigins = Set(allowOrigin)
         configuration.checksums = checksums
+        configuration.httpProtocol = uploadProtocol.value
         configuration.multipartThreshold = multipartThreshold.bytes
         configuration.partSize = partSize.bytes
         configuration.parallelParts = parallelParts
@@ -320,4 +326,22 @@ final class UploadRun: Sendable {
 
 extension UploadEvent {
     var isPause: Bool { if case .paused = self { true } else { false } }
+}
+
+/// `--protocol`: how an http(s):// destination is spoken to.
+enum UploadProtocolOption: String, ExpressibleByArgument, CaseIterable {
+    case auto, tus
+    case draft3 = "draft-3"
+    case draft5 = "draft-5"
+    case draft6 = "draft-6"
+
+    var value: HTTPUploadProtocol {
+        switch self {
+        case .auto: .automatic
+        case .tus: .tus
+        case .draft3: .ietfDraft(interopVersion: 3)
+        case .draft5: .ietfDraft(interopVersion: 5)
+        case .draft6: .ietfDraft(interopVersion: 6)
+        }
+    }
 }

@@ -159,6 +159,12 @@ public final class FaultProxy: @unchecked Sendable {
     /// Requests forwarded, by HTTP method.
     public var requests: [String: Int] { stats["by_method"] as? [String: Int] ?? [:] }
 
+    /// Every request that carried upload data, in order: its `Upload-Offset`, body length and the
+    /// server's status (0: cut off by `--cut`).
+    public var dataLog: [(offset: Int?, length: Int, status: Int)] {
+        (stats["data_log"] as? [[String: Any]] ?? []).map { ($0["offset"] as? Int, $0["length"] as? Int ?? 0, $0["status"] as? Int ?? -1) }
+    }
+
     deinit {
         server.stop()
         try? FileManager.default.removeItem(at: statsFile)

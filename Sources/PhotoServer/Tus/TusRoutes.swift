@@ -50,7 +50,10 @@ struct TusRoutes: Sendable {
 
     /// `POST /files/`: a new upload for the key in `Upload-Metadata`, which the caller must be allowed to
     /// write; with a body (creation-with-upload), its first bytes too.
-    private func create(_ request: Request, _ context: ServerContext) async throws -> Response {
+    ///
+    /// `id`: the new upload's id when the server chose it already (an IETF-draft creation announced it
+    /// in a 104 before the request reached here).
+    func create(_ request: Request, _ context: ServerContext, id: String? = nil) async throws -> Response {
         if let refused = requireVersion(request) { return refused }
         let caller: Caller
         switch await authenticate(request, context) {
@@ -91,7 +94,7 @@ struct TusRoutes: Sendable {
                 reason: "quota")
         }
         var upload = TusUpload(
-            id: TusUploadStore.newID(), owner: caller.id, ownerName: caller.displayName, key: key, length: length, metadata: metadata,
+            id: id ?? TusUploadStore.newID(), owner: caller.id, ownerName: caller.displayName, key: key, length: length, metadata: metadata,
             createdAt: now, expiresAt: now.addingTimeInterval(expiry), state: .receiving, url: nil)
         do { try await store.create(upload) } catch { return refuse(.internalServerError, "\(error)", reason: "storage") }
         metrics.uploadsInProgress.increment()
@@ -123,10 +126,10 @@ struct TusRoutes: Sendable {
     }
 
     /// `HEAD /files/{id}`: how many bytes the server holds (all of them once the photo is stored).
-    private func head(_ request: Request, _ context: ServerContext) async throws -> Response {
+    func head(_ request: Request, _ context: ServerContext, id: String? = nil) async throws -> Response {
         if let refused = requireVersion(request) { return refused }
         var upload: TusUpload
-        switch await owned(request, context) {
+        switch await owned(request, context, id: id) {
         case .success(let found): upload = found
         case .failure(let refused): return refused.response
         }
@@ -153,10 +156,10 @@ struct TusRoutes: Sendable {
     }
 
     /// `PATCH /files/{id}`: bytes at `Upload-Offset`, which must be what the server holds.
-    private func patch(_ request: Request, _ context: ServerContext) async throws -> Response {
+    func patch(_ request: Request, _ context: ServerContext, id: String? = nil) async throws -> Response {
         if let refused = requireVersion(request) { return refused }
         var upload: TusUpload
-        switch await owned(request, context) {
+        switch await owned(request, context, id: id) {
         case .success(let found): upload = found
         case .failure(let refused): return refused.response
         }
@@ -206,10 +209,10 @@ struct TusRoutes: Sendable {
     }
 
     /// `DELETE /files/{id}` (termination): the upload and its bytes go.
-    private func delete(_ request: Request, _ context: ServerContext) async throws -> Response {
+    func delete(_ request: Request, _ context: ServerContext, id: String? = nil) async throws -> Response {
         if let refused = requireVersion(request) { return refused }
         let upload: TusUpload
-        switch await owned(request, context) {
+        switch await owned(request, context, id: id) {
         case .success(let found): upload = found
         case .failure(let refused): return refused.response
         }
@@ -405,13 +408,13 @@ struct TusRoutes: Sendable {
 
     /// The upload the URL names, if the caller owns it and it has not expired; 404 for anything else,
     /// so that nobody learns another user's upload exists.
-    private func owned(_ request: Request, _ context: ServerContext) async -> Result<TusUpload, Refused> {
+    private func owned(_ request: Request, _ context: ServerContext, id: String?) async -> Result<TusUpload, Refused> {
         let caller: Caller
         switch await authenticate(request, context) {
         case .success(let who): caller = who
         case .failure(let refused): return .failure(refused)
         }
-        guard let id = context.parameters.get("id"), let upload = UploadLifecycle.visible(await store.upload(id), to: caller.id, now: Date()) else {
+        guard let id = id ?? context.parameters.get("id"), let upload = UploadLifecycle.visible(await store.upload(id), to: caller.id, now: Date()) else {
             return .failure(Refused(response: refuse(.notFound, "no such upload", reason: "unknown")))
         }
         return .success(upload)
@@ -432,9 +435,14 @@ struct TusRoutes: Sendable {
     /// The new upload's URL: under the configured public URL, else built from the request's own `Host`
     /// (the client comes back through the same front door); relative when there is neither.
     private func location(of id: String, request: Request) -> String {
-        if let publicURL { return "\(publicURL)/files/\(id)" }
-        guard let host = request.head.authority, !host.contains("/"), !host.contains("@") else { return "/files/\(id)" }
-        return "http://\(host)/files/\(id)"
+        Self.url("/files/\(id)", publicURL: publicURL, request: request.head)
+    }
+
+    /// `path` on the address clients reach the server at: `publicURL`, else the request's `Host`.
+    static func url(_ path: String, publicURL: String?, request: HTTPRequest) -> String {
+        if let publicURL { return publicURL + path }
+        guard let host = request.authority, !host.contains("/"), !host.contains("@") else { return path }
+        return "http://\(host)\(path)"
     }
 
     static let locked = HTTPResponse.Status(code: 423, reasonPhrase: "Locked")

@@ -25,19 +25,33 @@ struct TusClient: UploadTransport {
         /// store a POST's body without checking its `Upload-Checksum`, so a verified PATCH is worth
         /// the extra round trip.
         var creationWithUpload = false
+        /// Not a tus server: one that speaks the IETF resumable-upload draft at this interop version.
+        var ietfDraftVersion: Int?
     }
 
-    /// Asks the server which extensions it supports (`OPTIONS`); nil when it did not answer.
-    static func discover(endpoint: URL, client: HTTPClient, timeout: Duration, authorization: String?, checksums: Bool) async -> ServerInfo? {
+    /// Asks the server which extensions it supports (`OPTIONS`); nil when it did not answer. With
+    /// `askingForDraft`, the request also offers the IETF draft's interop version 6, and a server that
+    /// answers with that protocol's header (and not tus's) is recorded as speaking it.
+    static func discover(
+        endpoint: URL, client: HTTPClient, timeout: Duration, authorization: String?, checksums: Bool, askingForDraft: Bool = false
+    ) async -> ServerInfo? {
         var request = HTTPClientRequest(url: endpoint.absoluteString)
         request.method = .OPTIONS
         request.headers.add(name: "Tus-Resumable", value: version)
+        if askingForDraft { request.headers.add(name: "Upload-Draft-Interop-Version", value: "6") }
         if let authorization { request.headers.add(name: "Authorization", value: authorization) }
         guard let response = try? await client.execute(request, timeout: timeAmount(timeout)) else { return nil }
         func list(_ name: String) -> Set<String> {
             Set((response.headers.first(name: name) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
         }
         _ = try? await response.body.collect(upTo: 1 << 16)
+        // A draft server answers with its interop version, or (NIOResumableUpload) with its Upload-Limit.
+        if askingForDraft, (200..<300).contains(response.status.code), response.headers.first(name: "Tus-Version") == nil,
+            response.headers.first(name: "Upload-Draft-Interop-Version") != nil || response.headers.first(name: "Upload-Limit") != nil
+        {
+            let draft = response.headers.first(name: "Upload-Draft-Interop-Version").flatMap { Int($0) } ?? 6
+            return ServerInfo(ietfDraftVersion: ResumableDraftClient.versions.contains(draft) ? draft : 6)
+        }
         let extensions = list("Tus-Extension")
         let checksum = checksums && extensions.contains("checksum") && list("Tus-Checksum-Algorithm").contains("sha1")
         return ServerInfo(checksum: checksum, creationWithUpload: !checksum && extensions.contains("creation-with-upload"))
@@ -57,13 +71,7 @@ struct TusClient: UploadTransport {
             .map { "\($0.key) \(Data($0.value.utf8).base64EncodedString())" }.joined(separator: ","))
         if !firstChunk.isEmpty { attach(firstChunk, to: &http, sent: sent) }
         let response = try await perform(http, expecting: [201])
-        guard let location = response.headers.first(name: "Location"),
-            let url = URL(string: location, relativeTo: endpoint)?.absoluteURL
-        else { throw .status(500, "the server created the upload without a Location header") }
-        // The upload URL gets every later request, credentials included: only on the endpoint's origin.
-        guard let target = origin(of: url), target == origin(of: endpoint) || trustedOrigins.contains(target) else {
-            throw .violation("the server placed the upload on another origin (\(url.absoluteString)); credentials are sent only to \(origin(of: endpoint) ?? endpoint.absoluteString) (trust it with --allow-origin)")
-        }
+        let url = try uploadURL(response.headers.first(name: "Location"), endpoint: endpoint, trustedOrigins: trustedOrigins)
         let offset = firstChunk.isEmpty ? nil : response.headers.first(name: "Upload-Offset").flatMap { Int64($0) }
         return Created(location: url.absoluteString, offset: offset, expires: expiry(of: response))
     }
@@ -126,12 +134,7 @@ struct TusClient: UploadTransport {
     }
 
     private func perform(_ request: HTTPClientRequest, expecting: Set<UInt>) async throws(TransportFailure) -> HTTPClientResponse {
-        try await exchange(request, client: client, timeout: timeout, expecting: expecting, limit: 1 << 16) { response, body in
-            let text = String(buffer: body).trimmingCharacters(in: .whitespacesAndNewlines)
-            return .status(
-                Int(response.status.code),
-                "\(request.method.rawValue) \(request.url): \(response.status.code) \(response.status.reasonPhrase)\(text.isEmpty ? "" : " — \(text.prefix(200))")")
-        }.0
+        try await PhotoUpload.perform(request, client: client, timeout: timeout, expecting: expecting)
     }
 }
 

@@ -58,6 +58,29 @@ func origin(of url: URL) -> String? {
     return "\(scheme)://\(host):\(port)"
 }
 
+/// `request`, answered with a status in `expecting` (its body read, up to 64 KiB); another status is a
+/// `.status` failure naming the request and quoting the server's words.
+func perform(_ request: HTTPClientRequest, client: HTTPClient, timeout: Duration, expecting: Set<UInt>) async throws(TransportFailure) -> HTTPClientResponse {
+    try await exchange(request, client: client, timeout: timeout, expecting: expecting, limit: 1 << 16) { response, body in
+        let text = String(buffer: body).trimmingCharacters(in: .whitespacesAndNewlines)
+        return .status(
+            Int(response.status.code),
+            "\(request.method.rawValue) \(request.url): \(response.status.code) \(response.status.reasonPhrase)\(text.isEmpty ? "" : " — \(text.prefix(200))")")
+    }.0
+}
+
+/// The URL of a new upload (its `Location`, resolved against `endpoint`), which gets every later
+/// request, credentials included: only on the endpoint's origin or a trusted one.
+func uploadURL(_ location: String?, endpoint: URL, trustedOrigins: Set<String>) throws(TransportFailure) -> URL {
+    guard let location, let url = URL(string: location, relativeTo: endpoint)?.absoluteURL else {
+        throw .violation("the server created the upload without a Location header")
+    }
+    guard let target = origin(of: url), target == origin(of: endpoint) || trustedOrigins.contains(target) else {
+        throw .violation("the server placed the upload on another origin (\(url.absoluteString)); credentials are sent only to \(origin(of: endpoint) ?? endpoint.absoluteString) (trust it with --allow-origin)")
+    }
+    return url
+}
+
 /// Sends one request and reads its body (up to `limit` bytes). An answer outside `expecting` becomes
 /// the failure `refusal` makes of it; no answer becomes `.transport`, cancellation `.cancelled`.
 func exchange(

@@ -107,6 +107,18 @@ public struct UploadError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// How uploads behave.
+/// The resumable-upload protocol of an `http(s)://` destination.
+public enum HTTPUploadProtocol: Sendable, Hashable {
+    /// The server says (`OPTIONS`): the IETF draft when it answers with `Upload-Draft-Interop-Version`
+    /// (and not `Tus-Version`), tus otherwise.
+    case automatic
+    /// tus 1.0.0: the destination is the creation endpoint (e.g. `https://host/files/`).
+    case tus
+    /// draft-ietf-httpbis-resumable-upload at interop version 3, 5 or 6 (Apple's `URLSession`): an upload
+    /// is created at the destination followed by its key (e.g. `https://host/uploads/` + `group_photos/…`).
+    case ietfDraft(interopVersion: Int)
+}
+
 public struct UploadConfiguration: Sendable, Hashable {
     /// Bytes in the first request that carries data, and again after any failure. Each acknowledged
     /// chunk doubles the next one, up to `maxChunkSize` (set both equal for fixed chunks).
@@ -136,6 +148,8 @@ public struct UploadConfiguration: Sendable, Hashable {
     /// `UploadJournal.remove`: an owner that records the result elsewhere (a database) and dies before
     /// doing so finds the upload finished on the next run instead of sending it again.
     public var keepsFinishedInJournal = false
+    /// How an `http(s)://` destination is spoken to: asked (`OPTIONS`), tus 1.0, or the IETF draft.
+    public var httpProtocol: HTTPUploadProtocol = .automatic
     /// S3: objects up to this size go in one streamed PUT; larger ones as a multipart upload.
     public var multipartThreshold: Int = 8 * 1024 * 1024
     /// S3 multipart part size (S3's minimum is 5 MiB, except for the last part).

@@ -19,7 +19,7 @@ public final class Uploader: Sendable {
     public let configuration: UploadConfiguration
     public let journal: UploadJournal?
     private let kind: Kind
-    /// What the tus server supports, asked once.
+    /// What the `http(s)://` server speaks and supports, asked once.
     private let server = Mutex<TusClient.ServerInfo?>(nil)
 
     private enum Kind {
@@ -72,9 +72,15 @@ public final class Uploader: Sendable {
         case .local(let root):
             transport = LocalStore(root: root)
         case .tus(let endpoint):
-            transport = TusClient(
-                endpoint: endpoint, client: .uploads, timeout: configuration.requestTimeout, server: await info ?? .init(),
-                trustedOrigins: Set(configuration.trustedOrigins.compactMap { URL(string: $0).flatMap(origin(of:)) }))
+            let trusted = Set(configuration.trustedOrigins.compactMap { URL(string: $0).flatMap(origin(of:)) })
+            let server = await info ?? .init()
+            if let version = server.ietfDraftVersion {
+                transport = ResumableDraftClient(
+                    endpoint: endpoint, client: .uploads, timeout: configuration.requestTimeout, interopVersion: version, length: opened.length,
+                    trustedOrigins: trusted)
+            } else {
+                transport = TusClient(endpoint: endpoint, client: .uploads, timeout: configuration.requestTimeout, server: server, trustedOrigins: trusted)
+            }
         case .s3(let store):
             transport = S3Transport(
                 store: store, client: .uploads, timeout: configuration.requestTimeout, multipartThreshold: configuration.multipartThreshold,
@@ -151,15 +157,16 @@ public final class Uploader: Sendable {
         }
     }
 
-    /// What the tus server supports, asked once. A server that does not answer yet gets the core
-    /// protocol and creation only, and is asked again by the next upload.
+    /// What the `http(s)://` server speaks and supports, asked once (`OPTIONS`). A tus server that does
+    /// not answer yet gets the core protocol and creation only, and is asked again by the next upload.
     private func serverInfo(authorization: String?) async -> TusClient.ServerInfo? {
         guard case .tus(let endpoint) = kind else { return nil }
+        if case .ietfDraft(let version) = configuration.httpProtocol { return TusClient.ServerInfo(ietfDraftVersion: version) }
         if let known = server.withLock({ $0 }) { return known }
         // A server that accepts connections and never answers must not hold the upload past its first-contact budget.
         let info = await TusClient.discover(
             endpoint: endpoint, client: .uploads, timeout: max(.seconds(1), min(configuration.requestTimeout, configuration.firstContactDuration, configuration.maxRetryDuration)),
-            authorization: authorization, checksums: configuration.checksums)
+            authorization: authorization, checksums: configuration.checksums, askingForDraft: configuration.httpProtocol == .automatic)
         if let info { server.withLock { $0 = info } }
         return info
     }

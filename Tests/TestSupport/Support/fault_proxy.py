@@ -12,17 +12,22 @@ S3 objects and parts), and a POST with a body (tus creation-with-upload, S3 Comp
 --drop N           close the connection without an answer on the first N data requests
                    (after forwarding half of the body, like a connection cut mid-chunk)
 --corrupt-data N   flip one byte in the body of the first N data requests
+--cut N            on the first N data requests, send the server the request's head (its Content-Length
+                   unchanged) and half of its body, then close both connections: an upload interrupted
+                   half-way, as the server sees it
 --require-token T  answer 401 unless 'Authorization: Bearer T'
 --delay-data S     sleep S seconds before forwarding each data request (slows an upload down)
 --pause-after-bytes N --resume-file F
                    once the server accepted N data bytes, hold every further data request until
                    the file F exists (a test does something to the server meanwhile, then creates F)
 --stats FILE       write {"data_bytes": body bytes of data requests the server accepted,
-                   "data_requests": ..., "requests": ..., "by_method": {...}} after every request
+                   "data_requests": ..., "requests": ..., "by_method": {...},
+                   "data_log": [{"method", "offset" (Upload-Offset), "length", "status"}, ...]} after every request
 """
 import argparse
 import http.client
 import os
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -31,7 +36,19 @@ import stats_file  # beside this script
 
 args = None
 lock = threading.Lock()
-stats = {"data_requests": 0, "data_bytes": 0, "requests": 0, "by_method": {}}
+stats = {"data_requests": 0, "data_bytes": 0, "requests": 0, "by_method": {}, "data_log": []}
+
+
+class SkipInformational(http.client.HTTPResponse):
+    """A response that passes over interim 1xx answers (http.client skips only 100), e.g. the 104 an
+    IETF-draft server sends before its final answer."""
+
+    def _read_status(self):
+        while True:
+            version, status, reason = super()._read_status()
+            if not 100 <= status < 200 or status == 101:
+                return version, status, reason
+            http.client._read_headers(self.fp)
 
 
 class Proxy(BaseHTTPRequestHandler):
@@ -60,6 +77,9 @@ class Proxy(BaseHTTPRequestHandler):
                     time.sleep(0.01)
             if data_index < args.fail_503:
                 return self.answer(503, b"injected 503")
+            if data_index < args.cut:
+                self.log_data(len(body), 0)
+                return self.cut(body)
             if data_index < args.drop:
                 half = body[: len(body) // 2]
                 self.send_upstream(half, headers_override={"Content-Length": str(len(half))}, swallow=True)
@@ -69,6 +89,8 @@ class Proxy(BaseHTTPRequestHandler):
             if data_index < args.corrupt_data and body:
                 body = bytes([body[0] ^ 0xFF]) + body[1:]
         status, headers, payload = self.send_upstream(body)
+        if carries_data:
+            self.log_data(len(body), status)
         if carries_data and 200 <= status < 300:
             with lock:
                 stats["data_bytes"] += len(body)
@@ -82,8 +104,27 @@ class Proxy(BaseHTTPRequestHandler):
             self.wfile.write(payload)
         self.save_stats()
 
+    def log_data(self, length, status):
+        offset = self.headers.get("Upload-Offset")
+        with lock:
+            stats["data_log"].append(
+                {"method": self.command, "offset": int(offset) if offset is not None else None, "length": length, "status": status})
+
+    def cut(self, body):
+        """The request's head and half its body to the server, then both connections closed."""
+        upstream = socket.create_connection(("127.0.0.1", args.upstream), timeout=30)
+        lines = [f"{self.command} {self.path} HTTP/1.1"]
+        lines += [f"{k}: {v}" for k, v in self.headers.items() if k.lower() != "connection"]
+        upstream.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body[: len(body) // 2])
+        time.sleep(0.5)  # the server reads (and keeps) what arrived
+        upstream.close()
+        self.close_connection = True
+        self.connection.shutdown(socket.SHUT_RDWR)
+        self.save_stats()
+
     def send_upstream(self, body, headers_override=None, swallow=False):
         connection = http.client.HTTPConnection("127.0.0.1", args.upstream, timeout=30)
+        connection.response_class = SkipInformational
         headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
         headers.update(headers_override or {})
         try:
@@ -121,6 +162,7 @@ def main():
     parser.add_argument("--fail-503", type=int, default=0)
     parser.add_argument("--drop", type=int, default=0)
     parser.add_argument("--corrupt-data", type=int, default=0)
+    parser.add_argument("--cut", type=int, default=0)
     parser.add_argument("--require-token")
     parser.add_argument("--delay-data", type=float, default=0)
     parser.add_argument("--pause-after-bytes", type=int)

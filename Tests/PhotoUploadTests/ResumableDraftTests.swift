@@ -1,0 +1,93 @@
+import Foundation
+import PhotoUpload
+import Testing
+import TestSupport
+
+/// The uploader speaking the IETF resumable-upload draft (as Apple's URLSession does) to an independent
+/// implementation: swift-nio-extras' `NIOResumableUpload` handler, in `ResumableUploadTestServer`.
+@Suite struct ResumableDraftTests {
+    /// `ResumableUploadTestServer` (built with the tests) on a folder of its own.
+    final class DraftServer: @unchecked Sendable {
+        let folder: URL
+        let server: ServerProcess
+
+        /// `publicPort`: where clients reach it (a proxy in front of it), for the upload URLs it hands out.
+        init(publicPort: Int? = nil) throws {
+            folder = try temporaryFolder()
+            let port = ServerProcess.freePort()
+            let executable = photoprepBinary.deletingLastPathComponent().appendingPathComponent("ResumableUploadTestServer").path
+            server = try ServerProcess(port: port, executable: executable, arguments: [String(port), folder.path] + (publicPort.map { [String($0)] } ?? []))
+        }
+
+        /// The upload at `path` once complete (the server names it only then).
+        func stored(_ path: String) -> [UInt8]? {
+            FileManager.default.contents(atPath: folder.appendingPathComponent(path).path).map { [UInt8]($0) }
+        }
+
+        deinit {
+            server.stop()
+            try? FileManager.default.removeItem(at: folder)
+        }
+    }
+
+    static func upload(
+        _ bytes: [UInt8], key: String, to endpoint: String, httpProtocol: HTTPUploadProtocol, chunk: Int = 64 * 1024
+    ) async throws -> [UploadEvent] {
+        var configuration = UploadConfiguration()
+        configuration.chunkSize = chunk
+        configuration.maxChunkSize = chunk
+        configuration.initialBackoff = .milliseconds(50)
+        configuration.httpProtocol = httpProtocol
+        let uploader = try Uploader(destination: endpoint, configuration: configuration, journal: UploadJournal(folder: try temporaryFolder()))
+        let task = await uploader.upload(.bytes(bytes), request: UploadRequest(key: key))
+        var events: [UploadEvent] = []
+        for await event in task.events { events.append(event) }
+        return events
+    }
+
+    /// A chunk cut off half-way (the server got the request's head and half its body, then the
+    /// connection closed): the client asks the server's offset and sends from there, each byte beyond
+    /// it once — on interop versions 3 and 6.
+    @Test(arguments: [3, 6]) func anUploadCutHalfWayIsResumedFromTheServersOffset(version: Int) async throws {
+        let proxyPort = ServerProcess.freePort()
+        let nio = try DraftServer(publicPort: proxyPort)
+        let proxy = try FaultProxy(upstream: nio.server.port, faults: ["--cut", "1"], port: proxyPort)
+        let photo = [UInt8](try Data(contentsOf: projectFolder.appendingPathComponent("TestImages/photos/storm-1920x1280.jpg")))
+        let events = try await Self.upload(
+            photo, key: "v\(version)/storm.jpg", to: "http://127.0.0.1:\(proxy.server.port)/up/", httpProtocol: .ietfDraft(interopVersion: version))
+        guard case .finished(let location) = events.last else { Issue.record("not finished: \(events)"); return }
+        #expect(location.contains("/resumable_upload/"))
+        #expect(events.contains { if case .retrying = $0 { true } else { false } })
+        #expect(nio.stored("up/v\(version)/storm.jpg") == photo)
+
+        let log = proxy.dataLog
+        let cut = try #require(log.first)
+        #expect(cut.offset == 0 && cut.length == 64 * 1024 && cut.status == 0)
+        // Resumed exactly where the server stood (the half it kept), then every byte once, in order.
+        let resumed = Array(log.dropFirst())
+        #expect(resumed.first?.offset == 32 * 1024, "\(log)")
+        var expected = 32 * 1024
+        for request in resumed {
+            #expect(request.offset == expected && (200..<300).contains(request.status), "\(log)")
+            expected += request.length
+        }
+        #expect(expected == photo.count)
+    }
+
+    /// Without being told, the uploader asks (`OPTIONS`) and speaks the draft to a server that answers
+    /// as one; to a tus server it still speaks tus.
+    @Test func theProtocolIsTheOneTheServerAdvertises() async throws {
+        let nio = try DraftServer()
+        let bytes = testBytes(200_000)
+        let events = try await Self.upload(bytes, key: "auto/a.bin", to: "http://127.0.0.1:\(nio.server.port)/up/", httpProtocol: .automatic)
+        guard case .finished(let location) = events.last else { Issue.record("not finished: \(events)"); return }
+        #expect(location.contains("/resumable_upload/"))
+        #expect(nio.stored("up/auto/a.bin") == bytes)
+
+        let tus = try TusServer()
+        let viaTus = try await Self.upload(bytes, key: "auto/b.bin", to: tus.endpoint, httpProtocol: .automatic)
+        guard case .finished(let tusLocation) = viaTus.last else { Issue.record("not finished: \(viaTus)"); return }
+        #expect(tusLocation.hasPrefix(tus.endpoint))
+        #expect(try await download(tusLocation) == bytes)
+    }
+}
