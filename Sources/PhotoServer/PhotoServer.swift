@@ -115,7 +115,8 @@ public struct PhotoServer: Sendable {
                 body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
         }
         routes.register(on: router)
-        ResumableUploadRoutes(tus: routes).register(on: router)
+        let resumable = ResumableUploadRoutes(tus: routes, announced: Announcements())
+        resumable.register(on: router)
         APIRoutes(services: services, authenticator: routes.authenticator, store: routes.store).register(on: router)
         let publicURL = routes.publicURL
         let app = Application(
@@ -124,7 +125,7 @@ public struct PhotoServer: Sendable {
                 HTTP1Channel(
                     responder: { request, writer, channel in
                         // An IETF-draft upload creation learns its URL (104) before its body is read.
-                        let (request, interim) = ResumableUploadRoutes.announce(request, publicURL: publicURL)
+                        let (request, interim) = resumable.announce(request, publicURL: publicURL)
                         if let interim { try await writer.writeInformationalHead(interim) }
                         try await responder(request, writer, channel)
                     },

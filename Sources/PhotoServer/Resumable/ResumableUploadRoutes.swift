@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Synchronization
 import Hummingbird
 import HummingbirdCore
 import NIOCore
@@ -21,6 +22,9 @@ import PhotoServices
 /// refusals, with the same status codes.
 struct ResumableUploadRoutes: Sendable {
     let tus: TusRoutes
+    /// Uploads announced (104) whose creation has not finished yet: a client may ask about one before
+    /// the server got to create it, and is answered once it did.
+    let announced: Announcements
 
     static let interopVersion = HTTPField.Name("Upload-Draft-Interop-Version")!
     static let uploadComplete = HTTPField.Name("Upload-Complete")!
@@ -44,19 +48,20 @@ struct ResumableUploadRoutes: Sendable {
 
     /// Called for every request before it is routed: a draft upload creation gets its id now and the
     /// 104 to send ahead of the final response; any other request loses a client's attempt to name one.
-    static func announce(_ request: Request, publicURL: String?) -> (Request, HTTPResponse?) {
+    func announce(_ request: Request, publicURL: String?) -> (Request, HTTPResponse?) {
         var head = request.head
-        head.headerFields[announcedID] = nil
+        head.headerFields[Self.announcedID] = nil
         guard head.method == .post, let path = head.path, path.hasPrefix("/uploads/"),
-            let version = head.headerFields[interopVersion].flatMap(Int.init), versions.contains(version),
-            completeness(head.headerFields, version: version) != nil
+            let version = head.headerFields[Self.interopVersion].flatMap(Int.init), Self.versions.contains(version),
+            Self.completeness(head.headerFields, version: version) != nil
         else {
-            return request.headers[announcedID] == nil ? (request, nil) : (Request(head: head, body: request.body), nil)
+            return request.headers[Self.announcedID] == nil ? (request, nil) : (Request(head: head, body: request.body), nil)
         }
         let id = TusUploadStore.newID()
-        head.headerFields[announcedID] = id
+        announced.add(id)
+        head.headerFields[Self.announcedID] = id
         var interim = HTTPResponse(status: .init(code: 104, reasonPhrase: "Upload Resumption Supported"))
-        interim.headerFields[interopVersion] = String(version)
+        interim.headerFields[Self.interopVersion] = String(version)
         interim.headerFields[.location] = TusRoutes.url("/resumable/\(id)", publicURL: publicURL, request: head)
         return (Request(head: head, body: request.body), interim)
     }
@@ -73,6 +78,9 @@ struct ResumableUploadRoutes: Sendable {
     /// `POST /uploads/{key}`: a tus creation for `key` (the rules checked there), then the body, if any,
     /// appended as a tus `PATCH` at offset 0.
     private func create(_ request: Request, _ context: ServerContext) async throws -> Response {
+        // However this ends, a client asking about the announced id is answered from now on.
+        let announcedID = request.headers[Self.announcedID]
+        defer { if let announcedID { announced.settle(announcedID) } }
         let version: Int
         switch Self.version(request) {
         case .success(let found): version = found
@@ -105,7 +113,8 @@ struct ResumableUploadRoutes: Sendable {
         let creation = Request(
             head: HTTPRequest(method: .post, scheme: nil, authority: request.head.authority, path: "/files", headerFields: fields),
             body: RequestBody(buffer: ByteBuffer()))
-        let created = try await tus.create(creation, context, id: request.headers[Self.announcedID])
+        let created = try await tus.create(creation, context, id: announcedID)
+        if let announcedID { announced.settle(announcedID) }
         guard created.status == .created, let id = created.headers[.location]?.split(separator: "/").last.map(String.init) else {
             return translate(created, version)
         }
@@ -125,6 +134,7 @@ struct ResumableUploadRoutes: Sendable {
         case .success(let found): version = found
         case .failure(let refused): return refused.response
         }
+        await announced.waitUntilSettled(context.parameters.get("id") ?? "")
         let answered = try await tus.head(Request(head: tusRequest(request, method: .head), body: RequestBody(buffer: ByteBuffer())), context)
         guard answered.status == .ok, let offset = Self.integer(answered.headers[Tus.uploadOffset]),
             let length = Self.integer(answered.headers[Tus.uploadLength])
@@ -148,7 +158,9 @@ struct ResumableUploadRoutes: Sendable {
         if version >= 6, request.headers[.contentType]?.split(separator: ";").first.map({ $0.trimmingCharacters(in: .whitespaces) }) != Self.partialUpload {
             return refuse(.unsupportedMediaType, "appends must be \(Self.partialUpload) (interop version 6)", version)
         }
-        return try await appendBody(request, context, id: context.parameters.get("id") ?? "", offset: offset, version: version, creation: false)
+        let id = context.parameters.get("id") ?? ""
+        await announced.waitUntilSettled(id)
+        return try await appendBody(request, context, id: id, offset: offset, version: version, creation: false)
     }
 
     /// `DELETE /resumable/{id}`: the upload and its bytes go.
@@ -158,6 +170,7 @@ struct ResumableUploadRoutes: Sendable {
         case .success(let found): version = found
         case .failure(let refused): return refused.response
         }
+        await announced.waitUntilSettled(context.parameters.get("id") ?? "")
         return translate(try await tus.delete(Request(head: tusRequest(request, method: .delete), body: RequestBody(buffer: ByteBuffer())), context), version)
     }
 
@@ -271,5 +284,24 @@ struct ResumableUploadRoutes: Sendable {
             text.allSatisfy(\.isNumber)
         else { return nil }
         return Int64(text)
+    }
+}
+
+/// The ids announced in a 104 whose creation is still running (authentication, the rules, the record
+/// on disk take a few milliseconds, and the client may be quicker).
+final class Announcements: Sendable {
+    private let pending = Mutex<Set<String>>([])
+
+    func add(_ id: String) { pending.withLock { _ = $0.insert(id) } }
+
+    /// The creation finished (created, or refused).
+    func settle(_ id: String) { pending.withLock { _ = $0.remove(id) } }
+
+    /// Returns once `id` is not being created any more, or after 5 s.
+    func waitUntilSettled(_ id: String) async {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while pending.withLock({ $0.contains(id) }), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
     }
 }
