@@ -90,4 +90,60 @@ import TestSupport
         #expect(tusLocation.hasPrefix(tus.endpoint))
         #expect(try await download(tusLocation) == bytes)
     }
+
+    /// `photoprep upload --protocol draft-3`, killed half-way, run again: it resumes from the journal
+    /// where the server stands (interop version 3: `Upload-Incomplete`), the file arrives whole.
+    @Test func aKilledUploadCommandResumesFromItsJournal() async throws {
+        let proxyPort = ServerProcess.freePort()
+        let nio = try DraftServer(publicPort: proxyPort)
+        let proxy = try FaultProxy(upstream: nio.server.port, faults: ["--delay-data", "0.05"], port: proxyPort)
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let bytes = testBytes(3_000_000, seed: 33)
+        let file = folder.appendingPathComponent("photo.jpg")
+        try Data(bytes).write(to: file)
+        let state = folder.appendingPathComponent("state")
+        let chunk = 64 * 1024
+        let arguments = [
+            "upload", file.path, "--to", "http://127.0.0.1:\(proxyPort)/up/", "--protocol", "draft-3", "--state", state.path,
+            "--chunk-size", String(chunk), "--json",
+        ]
+        let first = try BackgroundCommand(arguments)
+        let journal = UploadJournal(folder: state)
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, (journal.entries().first?.offset ?? 0) < 1_000_000 { try await Task.sleep(for: .milliseconds(10)) }
+        first.crash()
+        let killedAt = try #require(journal.entries().first?.offset)
+        #expect(killedAt >= 1_000_000 && killedAt < bytes.count, "killed half-way")
+
+        let again = try await onThread { try photoprep(arguments) }
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(nio.stored("up/photo.jpg") == bytes)
+        // The second run started where the server stood, not from the beginning.
+        let log = proxy.dataLog
+        #expect(log.contains { ($0.offset ?? 0) >= killedAt } && log.filter { $0.offset == 0 }.count == 1, "\(log)")
+        #expect(proxy.dataBytes <= bytes.count + chunk, "re-sent \(proxy.dataBytes - bytes.count) bytes")
+        #expect(journal.entries().isEmpty)
+    }
+
+    /// Cancelling a draft upload deletes it on the server (`DELETE`); the file never appears.
+    @Test func cancellingDeletesTheUploadOnTheServer() async throws {
+        let proxyPort = ServerProcess.freePort()
+        let nio = try DraftServer(publicPort: proxyPort)
+        let proxy = try FaultProxy(upstream: nio.server.port, faults: ["--delay-data", "0.05"], port: proxyPort)
+        var configuration = UploadConfiguration()
+        configuration.chunkSize = 32 * 1024
+        configuration.maxChunkSize = 32 * 1024
+        configuration.httpProtocol = .ietfDraft(interopVersion: 6)
+        let uploader = try Uploader(destination: "http://127.0.0.1:\(proxyPort)/up/", configuration: configuration)
+        let task = await uploader.upload(.bytes(testBytes(600_000)), request: UploadRequest(key: "gone.bin"))
+        var events: [UploadEvent] = []
+        for await event in task.events {
+            events.append(event)
+            if case .progress(let progress) = event, progress.acknowledged > 0 { task.cancel() }
+        }
+        #expect(events.last == .cancelled, "\(events)")
+        #expect(proxy.requests["DELETE"] == 1, "\(proxy.requests)")
+        #expect(nio.stored("up/gone.bin") == nil)
+    }
 }

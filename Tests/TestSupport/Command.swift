@@ -61,6 +61,13 @@ public final class BackgroundCommand: @unchecked Sendable {
 
     public var isRunning: Bool { process.isRunning }
 
+    /// SIGKILL, as a crash would; returns once it is gone.
+    public func crash() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
     /// What it printed so far.
     public var stdout: String { (try? String(contentsOf: out, encoding: .utf8)) ?? "" }
 
