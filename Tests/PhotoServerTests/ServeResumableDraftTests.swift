@@ -70,6 +70,40 @@ import TestSupport
         #expect(try seeded.database().read { db in try ChatGroup.fetchOne(db, key: seeded.groupId)?.photoState } == .done)
     }
 
+    /// `OPTIONS` says which protocol and limit; an incomplete creation answers with its URL and offset;
+    /// `DELETE` cancels it (its bytes gone, then 404); someone else's upload is 404 as if it did not exist.
+    @Test func optionsIncompleteCreationAndCancellation() async throws {
+        let seeded = try await SeededServer.start()
+        let server = seeded.server
+        let options = try await HTTPExchange.send("OPTIONS", "\(server.base)/uploads/", headers: ["Upload-Draft-Interop-Version": "6"])
+        #expect(options.status == 200 && options.header("Upload-Draft-Interop-Version") == "6")
+        #expect(options.header("Upload-Limit") == "max-size=\(10 * 1024 * 1024 - 1)")
+        #expect(options.header("Tus-Version") == nil)
+
+        let u1 = ["Authorization": "Bearer \(TestTokens.hs256(sub: "u1"))", "Upload-Draft-Interop-Version": "5"]
+        let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
+        let created = try await HTTPExchange.send(
+            "POST", "\(server.base)/uploads/user_photos/u1/trip/storm.jpg", headers: u1.merging(["Upload-Complete": "?0", "Upload-Length": String(jpeg.count)]) { $1 },
+            body: Array(jpeg.prefix(100_000)))
+        #expect(created.status == 201 && created.header("Upload-Complete") == "?0" && created.header("Upload-Offset") == "100000")
+        let location = try #require(created.header("Location"))
+        #expect(location.hasPrefix("\(server.base)/resumable/"))
+        #expect(server.receivedBytes(location) == 100_000)
+
+        let other = try await HTTPExchange.send(
+            "HEAD", location, headers: ["Authorization": "Bearer \(TestTokens.hs256(sub: "u2"))", "Upload-Draft-Interop-Version": "5"])
+        #expect(other.status == 404)
+        let conflict = try await HTTPExchange.send(
+            "PATCH", location, headers: u1.merging(["Upload-Offset": "5", "Upload-Complete": "?0"]) { $1 }, body: Array(jpeg[5..<1000]))
+        #expect(conflict.status == 409 && conflict.header("Upload-Offset") == "100000" && conflict.header("Upload-Complete") == "?0")
+
+        let cancelled = try await HTTPExchange.send("DELETE", location, headers: u1)
+        #expect(cancelled.status == 204 && cancelled.header("Upload-Draft-Interop-Version") == "5")
+        #expect(server.receivedBytes(location) == nil)
+        #expect(try await HTTPExchange.send("HEAD", location, headers: u1).status == 404)
+        #expect(server.storedKeys.isEmpty)
+    }
+
     /// What tus refuses, the draft refuses with the same status — and neither stores anything.
     @Test func theRulesRefuseByTheDraftWhatTheyRefuseByTus() async throws {
         let seeded = try await SeededServer.start()

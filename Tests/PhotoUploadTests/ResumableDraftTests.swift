@@ -96,9 +96,12 @@ import TestSupport
     @Test func aKilledUploadCommandResumesFromItsJournal() async throws {
         let proxyPort = ServerProcess.freePort()
         let nio = try DraftServer(publicPort: proxyPort)
-        let proxy = try FaultProxy(upstream: nio.server.port, faults: ["--delay-data", "0.05"], port: proxyPort)
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
+        // The proxy holds the upload once the server has 1 MB, until the test has killed the client.
+        let release = folder.appendingPathComponent("release")
+        let proxy = try FaultProxy(
+            upstream: nio.server.port, faults: ["--pause-after-bytes", "1000000", "--resume-file", release.path], port: proxyPort)
         let bytes = testBytes(3_000_000, seed: 33)
         let file = folder.appendingPathComponent("photo.jpg")
         try Data(bytes).write(to: file)
@@ -113,6 +116,7 @@ import TestSupport
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, (journal.entries().first?.offset ?? 0) < 1_000_000 { try await Task.sleep(for: .milliseconds(10)) }
         first.crash()
+        FileManager.default.createFile(atPath: release.path, contents: nil)
         let killedAt = try #require(journal.entries().first?.offset)
         #expect(killedAt >= 1_000_000 && killedAt < bytes.count, "killed half-way")
 
@@ -124,6 +128,34 @@ import TestSupport
         #expect(log.contains { ($0.offset ?? 0) >= killedAt } && log.filter { $0.offset == 0 }.count == 1, "\(log)")
         #expect(proxy.dataBytes <= bytes.count + chunk, "re-sent \(proxy.dataBytes - bytes.count) bytes")
         #expect(journal.entries().isEmpty)
+    }
+
+    /// Paused after the first acknowledged chunk and resumed: it goes on from there and completes.
+    @Test func aPausedUploadResumes() async throws {
+        let nio = try DraftServer()
+        var configuration = UploadConfiguration()
+        configuration.chunkSize = 32 * 1024
+        configuration.maxChunkSize = 32 * 1024
+        configuration.httpProtocol = .ietfDraft(interopVersion: 6)
+        let uploader = try Uploader(destination: "http://127.0.0.1:\(nio.server.port)/up/", configuration: configuration)
+        let bytes = testBytes(400_000, seed: 5)
+        let task = await uploader.upload(.bytes(bytes), request: UploadRequest(key: "paused.bin"))
+        var events: [UploadEvent] = []
+        var paused = false
+        for await event in task.events {
+            events.append(event)
+            if case .progress(let progress) = event, progress.acknowledged > 0, !paused {
+                paused = true
+                task.pause()
+                Task {
+                    try? await Task.sleep(for: .milliseconds(300))
+                    task.resume()
+                }
+            }
+        }
+        #expect(events.contains { if case .paused = $0 { true } else { false } }, "\(events)")
+        guard case .finished = events.last else { Issue.record("not finished: \(events)"); return }
+        #expect(nio.stored("up/paused.bin") == bytes)
     }
 
     /// Cancelling a draft upload deletes it on the server (`DELETE`); the file never appears.

@@ -71,7 +71,7 @@ struct ResumableUploadRoutes: Sendable {
     private func options(_ request: Request) -> Response {
         var headers = HTTPFields()
         headers[Self.interopVersion] = request.headers[Self.interopVersion].flatMap(Int.init).map(String.init) ?? "6"
-        headers[Self.uploadLimit] = "max-size=\(StorageRules.largestUpload - 1)"
+        headers[Self.uploadLimit] = "max-size=\(StorageRules.largestUpload)"
         return Response(status: .ok, headers: headers)
     }
 
