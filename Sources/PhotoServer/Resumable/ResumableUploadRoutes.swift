@@ -38,10 +38,18 @@ struct ResumableUploadRoutes: Sendable {
     func register(on router: Router<ServerContext>) {
         router.on("/uploads", method: .options) { request, _ in options(request) }
         router.on("/uploads/**", method: .options) { request, _ in options(request) }
-        router.post("/uploads/**") { request, context in try await create(request, context) }
-        router.head("/resumable/:id") { request, context in try await head(request, context) }
-        router.patch("/resumable/:id") { request, context in try await append(request, context) }
-        router.delete("/resumable/:id") { request, context in try await cancel(request, context) }
+        router.post("/uploads/**") { request, context in try await versioned(request) { try await create(request, context, version: $0) } }
+        router.head("/resumable/:id") { request, context in try await versioned(request) { try await head(request, context, version: $0) } }
+        router.patch("/resumable/:id") { request, context in try await versioned(request) { try await append(request, context, version: $0) } }
+        router.delete("/resumable/:id") { request, context in try await versioned(request) { try await cancel(request, context, version: $0) } }
+    }
+
+    /// `handle` with the interop version the client speaks; 400 for one we do not.
+    private func versioned(_ request: Request, _ handle: (Int) async throws -> Response) async throws -> Response {
+        switch Self.version(request) {
+        case .success(let version): try await handle(version)
+        case .failure(let refused): refused.response
+        }
     }
 
     // MARK: - Announcing (before the router)
@@ -77,15 +85,10 @@ struct ResumableUploadRoutes: Sendable {
 
     /// `POST /uploads/{key}`: a tus creation for `key` (the rules checked there), then the body, if any,
     /// appended as a tus `PATCH` at offset 0.
-    private func create(_ request: Request, _ context: ServerContext) async throws -> Response {
+    private func create(_ request: Request, _ context: ServerContext, version: Int) async throws -> Response {
         // However this ends, a client asking about the announced id is answered from now on.
         let announcedID = request.headers[Self.announcedID]
         defer { if let announcedID { announced.settle(announcedID) } }
-        let version: Int
-        switch Self.version(request) {
-        case .success(let found): version = found
-        case .failure(let refused): return refused.response
-        }
         guard let complete = Self.completeness(request.headers, version: version) else {
             return refuse(.badRequest, "Upload-Complete (Upload-Incomplete in interop version 3) is required", version)
         }
@@ -128,12 +131,7 @@ struct ResumableUploadRoutes: Sendable {
     }
 
     /// `HEAD /resumable/{id}`: the offset the server holds, and whether the upload is complete.
-    private func head(_ request: Request, _ context: ServerContext) async throws -> Response {
-        let version: Int
-        switch Self.version(request) {
-        case .success(let found): version = found
-        case .failure(let refused): return refused.response
-        }
+    private func head(_ request: Request, _ context: ServerContext, version: Int) async throws -> Response {
         await announced.waitUntilSettled(context.parameters.get("id") ?? "")
         let answered = try await tus.head(Request(head: tusRequest(request, method: .head), body: RequestBody(buffer: ByteBuffer())), context)
         guard answered.status == .ok, let offset = Self.integer(answered.headers[Tus.uploadOffset]),
@@ -146,12 +144,7 @@ struct ResumableUploadRoutes: Sendable {
     }
 
     /// `PATCH /resumable/{id}`: bytes at `Upload-Offset` (interop version 6: `Content-Type: application/partial-upload`).
-    private func append(_ request: Request, _ context: ServerContext) async throws -> Response {
-        let version: Int
-        switch Self.version(request) {
-        case .success(let found): version = found
-        case .failure(let refused): return refused.response
-        }
+    private func append(_ request: Request, _ context: ServerContext, version: Int) async throws -> Response {
         guard let offset = Self.integer(request.headers[Tus.uploadOffset]) else {
             return refuse(.badRequest, "Upload-Offset is missing or not a number", version)
         }
@@ -164,12 +157,7 @@ struct ResumableUploadRoutes: Sendable {
     }
 
     /// `DELETE /resumable/{id}`: the upload and its bytes go.
-    private func cancel(_ request: Request, _ context: ServerContext) async throws -> Response {
-        let version: Int
-        switch Self.version(request) {
-        case .success(let found): version = found
-        case .failure(let refused): return refused.response
-        }
+    private func cancel(_ request: Request, _ context: ServerContext, version: Int) async throws -> Response {
         await announced.waitUntilSettled(context.parameters.get("id") ?? "")
         return translate(try await tus.delete(Request(head: tusRequest(request, method: .delete), body: RequestBody(buffer: ByteBuffer())), context), version)
     }

@@ -62,11 +62,7 @@ struct ResumableDraftClient: UploadTransport {
     }
 
     func terminate(_ location: String, request: UploadRequest) async throws(TransportFailure) {
-        do {
-            _ = try await perform(makeRequest(location, method: .DELETE, request), expecting: [200, 204])
-        } catch .status(let code, _) where code == 404 || code == 410 {
-            return  // already gone
-        }
+        try await deleteUpload(makeRequest(location, method: .DELETE, request), client: client, timeout: timeout)
     }
 
     func complete(_ location: String, length: Int64, request: UploadRequest) async throws(TransportFailure) -> String { location }
@@ -74,11 +70,7 @@ struct ResumableDraftClient: UploadTransport {
     func chunkSize(forLength length: Int64) -> Int? { nil }
 
     private func makeRequest(_ url: String, method: HTTPMethod, _ request: UploadRequest) -> HTTPClientRequest {
-        var http = HTTPClientRequest(url: url)
-        http.method = method
-        http.headers.add(name: "Upload-Draft-Interop-Version", value: String(interopVersion))
-        if let authorization = request.authorization { http.headers.add(name: "Authorization", value: authorization) }
-        return http
+        uploadRequest(url, method, version: ("Upload-Draft-Interop-Version", String(interopVersion)), authorization: request.authorization)
     }
 
     /// `Upload-Complete` (versions 5, 6) or its inverse `Upload-Incomplete` (version 3), as structured-field booleans.

@@ -102,12 +102,7 @@ struct TusClient: UploadTransport {
     }
 
     func terminate(_ location: String, request: UploadRequest) async throws(TransportFailure) {
-        let http = makeRequest(location, method: .DELETE, request)
-        do {
-            _ = try await perform(http, expecting: [204, 200])
-        } catch .status(let code, _) where code == 404 || code == 410 {
-            return  // already gone
-        }
+        try await deleteUpload(makeRequest(location, method: .DELETE, request), client: client, timeout: timeout)
     }
 
     func complete(_ location: String, length: Int64, request: UploadRequest) async throws(TransportFailure) -> String { location }
@@ -115,11 +110,7 @@ struct TusClient: UploadTransport {
     func chunkSize(forLength length: Int64) -> Int? { nil }
 
     private func makeRequest(_ url: String, method: HTTPMethod, _ request: UploadRequest) -> HTTPClientRequest {
-        var http = HTTPClientRequest(url: url)
-        http.method = method
-        http.headers.add(name: "Tus-Resumable", value: Self.version)
-        if let authorization = request.authorization { http.headers.add(name: "Authorization", value: authorization) }
-        return http
+        uploadRequest(url, method, version: ("Tus-Resumable", Self.version), authorization: request.authorization)
     }
 
     private func acknowledgement(of response: HTTPClientResponse) throws(TransportFailure) -> Acknowledgement {

@@ -69,6 +69,24 @@ func perform(_ request: HTTPClientRequest, client: HTTPClient, timeout: Duration
     }.0
 }
 
+/// A request to an upload server: `method` on `url` with the protocol's version header and the caller's credentials.
+func uploadRequest(_ url: String, _ method: HTTPMethod, version: (name: String, value: String), authorization: String?) -> HTTPClientRequest {
+    var http = HTTPClientRequest(url: url)
+    http.method = method
+    http.headers.add(name: version.name, value: version.value)
+    if let authorization { http.headers.add(name: "Authorization", value: authorization) }
+    return http
+}
+
+/// `DELETE` of a partial upload; one already gone (404, 410) is not an error.
+func deleteUpload(_ request: HTTPClientRequest, client: HTTPClient, timeout: Duration) async throws(TransportFailure) {
+    do {
+        _ = try await perform(request, client: client, timeout: timeout, expecting: [200, 204])
+    } catch .status(let code, _) where code == 404 || code == 410 {
+        return  // already gone
+    }
+}
+
 /// The URL of a new upload (its `Location`, resolved against `endpoint`), which gets every later
 /// request, credentials included: only on the endpoint's origin or a trusted one.
 func uploadURL(_ location: String?, endpoint: URL, trustedOrigins: Set<String>) throws(TransportFailure) -> URL {
