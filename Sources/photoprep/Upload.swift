@@ -267,7 +267,7 @@ final class UploadRun: Sendable {
                             } else if !json && !quiet {
                                 FileHandle.standardError.write(Data("retrying: \(path): \(retry)\n".utf8))
                             }
-                        case .progress:
+                        case .started, .progress:
                             break
                         }
                     }
@@ -315,6 +315,7 @@ final class UploadRun: Sendable {
             case .retrying(let retry):
                 self.event = "retrying"; attempt = retry.attempt; reason = retry.reason
                 retryIn = (retry.delay / .milliseconds(1)).rounded() / 1000
+            case .started(let location): self.event = "started"; self.location = location
             case .finished(let location): self.event = "finished"; self.location = location
             case .failed(let error): self.event = "failed"; self.error = error.description
             case .cancelled: self.event = "cancelled"

@@ -37,6 +37,11 @@ import TestSupport
         #expect(zip(progress, progress.dropFirst()).allSatisfy { $0.acknowledged <= $1.acknowledged && $0.sent <= $1.sent })
         #expect(progress.last?.acknowledged == Int64(size) && progress.allSatisfy { $0.sent <= Int64(size) })
         #expect(all.filter(\.isTerminal).count == 1)
+        // Where the upload is, said once, before any acknowledged byte.
+        let started = all.indices.filter { if case .started = all[$0] { true } else { false } }
+        #expect(started.count == 1 && all[started[0]] == .started(location: location))
+        let firstAcknowledged = all.firstIndex { if case .progress(let p) = $0 { p.acknowledged > 0 } else { false } }
+        #expect(started[0] < (firstAcknowledged ?? 0))
     }
 
     @Test func cancelHalfWayDeletesTheUploadOnTheServer() async throws {

@@ -234,26 +234,22 @@ public final class PhotoJobs: Sendable {
         }
         defer { heartbeat.cancel() }
         var lastBeat = Date.distantPast
-        var locationRecorded = false
         for await event in upload.events {
             switch event {
+            case .started(let location):
+                // Where the upload is, as the uploader says (its journal is its own business).
+                try? database.write { db in
+                    try db.execute(
+                        sql: "UPDATE photoJob SET uploadLocation = ? WHERE id = ? AND claimedBy = ?", arguments: [location, id, owner])
+                }
             case .progress(let progress):
                 emit(id, .progress(progress))
-                // Record where the upload stands as soon as the destination acknowledged bytes, then at
-                // most once a second.
-                guard progress.acknowledged > 0, !locationRecorded || Date().timeIntervalSince(lastBeat) >= 1 else { break }
-                let location = locationRecorded ? nil : uploader.journal?.entry(destination: uploader.destination, key: job.key)?.location
-                if locationRecorded || location != nil {
-                    lastBeat = Date()
-                    locationRecorded = true
-                    try? database.write { db in
-                        try db.execute(
-                            sql: """
-                                UPDATE photoJob SET uploadLocation = coalesce(?, uploadLocation), uploadedBytes = ?
-                                WHERE id = ? AND claimedBy = ?
-                                """,
-                            arguments: [location, progress.acknowledged, id, owner])
-                    }
+                // The bytes the destination acknowledged, at most once a second.
+                guard progress.acknowledged > 0, Date().timeIntervalSince(lastBeat) >= 1 || progress.acknowledged == progress.total else { break }
+                lastBeat = Date()
+                try? database.write { db in
+                    try db.execute(
+                        sql: "UPDATE photoJob SET uploadedBytes = ? WHERE id = ? AND claimedBy = ?", arguments: [progress.acknowledged, id, owner])
                 }
             case .finished(let location):
                 let url = await photoURL?(job, location) ?? location

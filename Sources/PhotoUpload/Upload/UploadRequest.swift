@@ -31,6 +31,10 @@ public struct UploadProgress: Sendable, Hashable, Codable {
 /// One event of an upload. Every upload's event stream ends with exactly one terminal event:
 /// `finished`, `failed` or `cancelled`.
 public enum UploadEvent: Sendable, Hashable {
+    /// The upload exists at the destination, at `location` (created now, or a journalled one the
+    /// destination confirmed): once per run, before any byte it acknowledged is reported. Whoever records
+    /// where an upload stands records this.
+    case started(location: String)
     case progress(UploadProgress)
     /// A request failed transiently; the next attempt starts after `retry.delay`.
     case retrying(UploadRetry)
@@ -45,7 +49,7 @@ public enum UploadEvent: Sendable, Hashable {
     public var isTerminal: Bool {
         switch self {
         case .finished, .failed, .cancelled: true
-        case .progress, .retrying, .paused: false
+        case .started, .progress, .retrying, .paused: false
         }
     }
 }

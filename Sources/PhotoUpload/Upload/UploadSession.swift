@@ -67,6 +67,7 @@ final class UploadSession: Sendable {
         if let stale = staleUpload.withLock({ location in defer { location = nil }; return location }) {
             _ = await deletePartial(stale)
         }
+        var announced: String?
         while true {
             if Task.isCancelled {
                 if pausing() {
@@ -144,7 +145,13 @@ final class UploadSession: Sendable {
             case .create, .query, .send: saveJournal()
             default: break
             }
-            let acknowledged = machine.withLock { $0.offset }
+            // Where the upload is, once the destination has it (created, or a journalled one confirmed),
+            // and before any byte it acknowledged is reported.
+            let (location, acknowledged) = machine.withLock { ($0.location, $0.offset) }
+            if let location, location != announced {
+                announced = location
+                emit(.started(location: location))
+            }
             report(acknowledged: acknowledged, emit: emit)
         }
     }
