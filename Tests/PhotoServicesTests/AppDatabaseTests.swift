@@ -23,9 +23,9 @@ import TestSupport
         let (migrations, job, user) = try database.writer.read { db in
             (try AppDatabase.migrator.appliedMigrations(db), try PhotoJob.fetchOne(db, key: "j1"), try User.fetchOne(db, key: "u1"))
         }
-        #expect(migrations == ["v1", "v2: upload resume state", "v3: offline-first client"])
+        #expect(migrations == ["v1", "v2: upload resume state", "v3: offline-first client", "v4: stale objects"])
         #expect(user?.displayName == "Ana")
         #expect(job?.state == .pending && job?.uploadedBytes == 0 && job?.uploadLocation == nil && job?.waitsFor == nil)
-        #expect(try database.read { db in try PendingGroup.fetchCount(db) } == 0)
+        #expect(try database.read { db in try PendingGroup.fetchCount(db) + StaleObject.fetchCount(db) } == 0)
     }
 }

@@ -273,4 +273,30 @@ import TestSupport
         #expect(proxy.requests["POST"] == 1, "the upload was continued, not started again")
         #expect(proxy.dataBytes <= stored.count + chunk, "re-sent \(proxy.dataBytes - stored.count) bytes")
     }
+
+    /// A replaced profile picture whose deletion fails is retried, then kept and reported (`staleObjects()`),
+    /// never forgotten; `sync()` deletes it once the destination lets it.
+    @Test func aReplacedPictureThatCannotBeDeletedIsKeptAndDeletedBySync() async throws {
+        let server = try TusServer()
+        let proxy = try FaultProxy(upstream: server.port, faults: ["--fail-delete", "3"])
+        let h = try Harness(destination: proxy.endpoint, upload: fixed(256 * 1024))
+        let first = try await h.services.jobs.wait(try h.services.profiles.setProfilePhoto(caller: "u1", photo: .file(Fixture.path("photos/storm-1920x1280.jpg"))))
+        let old = try #require(first.url)
+        let second = try await h.services.jobs.wait(try h.services.profiles.setProfilePhoto(caller: "u1", photo: .file(Fixture.path("photos/ladybird-2560x1600.jpg"))))
+        #expect(second.state == .done)
+        #expect(try h.services.users.user("u1")?.profilePhotoURL == second.url)
+        // Three refused DELETEs: the old picture is still there, and the services say so.
+        #expect(proxy.requests["DELETE"] == 3)
+        let stale = try h.services.jobs.staleObjects()
+        #expect(stale.map(\.url) == [old] && stale.first?.caller == "u1" && stale.first?.attempts == 3)
+        #expect(stale.first?.error.contains("503") == true, "\(stale)")
+        let oldOnServer = old.replacingOccurrences(of: String(proxy.server.port), with: String(server.port))
+        #expect(try await download(oldOnServer).isEmpty == false)
+
+        await h.services.jobs.sync()
+        #expect(try h.services.jobs.staleObjects().isEmpty)
+        #expect(proxy.requests["DELETE"] == 4)
+        await #expect(throws: (any Error).self) { try await download(oldOnServer) }
+        #expect(try await download(try #require(second.url).replacingOccurrences(of: String(proxy.server.port), with: String(server.port))).isEmpty == false)
+    }
 }

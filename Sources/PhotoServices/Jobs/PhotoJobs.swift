@@ -121,6 +121,7 @@ public final class PhotoJobs: Sendable {
     /// previous process left, and waits for them. Returns the jobs' states afterwards.
     @discardableResult
     public func sync() async -> [PhotoJob] {
+        for stale in (try? staleObjects()) ?? [] { await deleteStale(stale.url, caller: stale.caller, attempts: 1) }
         let ids = (try? database.read { db in
             try String.fetchAll(
                 db, sql: "SELECT id FROM photoJob WHERE state IN ('pending', 'uploading') AND waitsFor IS NULL ORDER BY createdAt")
@@ -254,8 +255,10 @@ public final class PhotoJobs: Sendable {
             case .finished(let location):
                 let url = await photoURL?(job, location) ?? location
                 do {
-                    try complete(job, url: url)
+                    let replaced = try complete(job, url: url)
                     uploader.journal?.remove(destination: uploader.destination, key: job.key)
+                    // The profile points at the new picture already: deleting the old one leaves no broken window.
+                    if let replaced { await deleteStale(replaced, caller: job.caller) }
                     return .finished(url: url)
                 } catch {
                     try? finish(job, state: .pending, error: error.description, url: nil)
@@ -327,8 +330,9 @@ public final class PhotoJobs: Sendable {
         return path
     }
 
-    /// The upload finished: record the URL and its effect in one transaction, then tidy up.
-    private func complete(_ job: PhotoJob, url: String) throws(ServiceError) {
+    /// The upload finished: record the URL and its effect in one transaction, then tidy up. Returns the
+    /// profile picture it replaced (to be deleted).
+    private func complete(_ job: PhotoJob, url: String) throws(ServiceError) -> String? {
         let replaced: String? = try database.write { db -> String? in
             var replaced: String?
             if job.kind == .profile, let user = try User.fetchOne(db, key: job.caller), let old = user.profilePhotoURL, old != url {
@@ -350,11 +354,32 @@ public final class PhotoJobs: Sendable {
         }
         try? FileManager.default.removeItem(atPath: job.originalPath)
         if let prepared = job.preparedPath { try? FileManager.default.removeItem(atPath: prepared) }
-        if let replaced {
-            // The profile points at the new picture already: deleting the old one leaves no broken window.
-            let uploader = self.uploader, authorization = credentials(job.caller)
-            Task.detached { try? await uploader.delete(replaced, authorization: authorization) }
+        return replaced
+    }
+
+    /// Deletes an object that should be gone, trying three times; one that still cannot be deleted is
+    /// recorded (`staleObjects()`), and `sync()` tries again.
+    func deleteStale(_ url: String, caller: String, attempts: Int = 3) async {
+        var failure = ""
+        for attempt in 1...attempts {
+            do {
+                try await uploader.delete(url, authorization: credentials(caller))
+                _ = try? database.write { db in try StaleObject.deleteOne(db, key: url) }
+                return
+            } catch {
+                failure = error.description
+                if attempt < attempts { try? await Task.sleep(for: .milliseconds(200 * attempt)) }
+            }
         }
+        try? database.write { db in
+            let tried = try StaleObject.fetchOne(db, key: url)?.attempts ?? 0
+            try StaleObject(url: url, caller: caller, error: failure, attempts: tried + attempts, updatedAt: Date()).save(db)
+        }
+    }
+
+    /// Objects that should be gone but could not be deleted yet, with why.
+    public func staleObjects() throws(ServiceError) -> [StaleObject] {
+        try database.read { db in try StaleObject.order(sql: "updatedAt").fetchAll(db) }
     }
 
     /// Records a non-successful end (or a cancellation) and releases the claim.

@@ -153,6 +153,16 @@ public struct AppDatabase: Sendable {
             }
             try db.alter(table: "photoJob") { t in t.add(column: "waitsFor", .text) }
         }
+        migrator.registerMigration("v4: stale objects") { db in
+            // Stored objects that should be gone (a replaced profile picture) but could not be deleted yet.
+            try db.create(table: "staleObject") { t in
+                t.primaryKey("url", .text)
+                t.column("caller", .text).notNull()
+                t.column("error", .text).notNull()
+                t.column("attempts", .integer).notNull()
+                t.column("updatedAt", .datetime).notNull()
+            }
+        }
         return migrator
     }
 }

@@ -118,5 +118,17 @@ public struct PhotoJob: Codable, Sendable, Equatable, FetchableRecord, Persistab
     public var updatedAt: Date
 }
 
+/// A stored object that should be gone — a replaced profile picture — but whose deletion failed; `sync()`
+/// tries again.
+public struct StaleObject: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+    public var url: String
+    /// Whose credentials delete it.
+    public var caller: String
+    /// Why the last attempt failed.
+    public var error: String
+    public var attempts: Int
+    public var updatedAt: Date
+}
+
 /// `Notification` under a name that does not clash with Foundation's (for modules that import both).
 public typealias GroupNotification = Notification

@@ -39,7 +39,7 @@ struct SyncCommand: AsyncParsableCommand {
                 }
                 if group.state != .created { left += 1 }
             }
-            left += report(synced.photos, before: before)
+            left += report(synced.photos, before: before) + reportStale(client.jobs)
             if !service.json {
                 let created = synced.groups.filter { $0.state == .created }.count
                 print("\(created) of \(synced.groups.count + unsent.count) pending groups created")
@@ -50,7 +50,18 @@ struct SyncCommand: AsyncParsableCommand {
         let services = try service.services()
         try retry(services.jobs)
         let before = try pendingCount(services.jobs)
-        if report(await services.jobs.sync(), before: before) > 0 { throw ExitCode(1) }
+        let left = report(await services.jobs.sync(), before: before) + reportStale(services.jobs)
+        if left > 0 { throw ExitCode(1) }
+    }
+
+    /// Objects that should be gone (replaced profile pictures) and could not be deleted: said, kept for the next sync.
+    private func reportStale(_ jobs: PhotoJobs) -> Int {
+        let stale = (try? jobs.staleObjects()) ?? []
+        for object in stale {
+            FileHandle.standardError.write(Data(
+                "replaced picture \(object.url) not deleted yet (\(object.attempts) attempts): \(object.error) — the next sync tries again\n".utf8))
+        }
+        return stale.count
     }
 
     private func retry(_ jobs: PhotoJobs) throws {

@@ -12,6 +12,7 @@ S3 objects and parts), and a POST with a body (tus creation-with-upload, S3 Comp
 --drop N           close the connection without an answer on the first N data requests
                    (after forwarding half of the body, like a connection cut mid-chunk)
 --corrupt-data N   flip one byte in the body of the first N data requests
+--fail-delete N    answer 503 to the first N DELETE requests
 --cut N            on the first N data requests, send the server the request's head (its Content-Length
                    unchanged) and half of its body, then close both connections: an upload interrupted
                    half-way, as the server sees it
@@ -69,6 +70,11 @@ class Proxy(BaseHTTPRequestHandler):
                 stats["data_requests"] += 1
         if args.require_token and self.headers.get("Authorization") != f"Bearer {args.require_token}":
             return self.answer(401, b"missing or wrong bearer token")
+        if self.command == "DELETE":
+            with lock:
+                deletes = stats["by_method"]["DELETE"]
+            if deletes <= args.fail_delete:
+                return self.answer(503, b"injected 503 on DELETE")
         if data_index is not None:
             if args.delay_data:
                 time.sleep(args.delay_data)
@@ -163,6 +169,7 @@ def main():
     parser.add_argument("--drop", type=int, default=0)
     parser.add_argument("--corrupt-data", type=int, default=0)
     parser.add_argument("--cut", type=int, default=0)
+    parser.add_argument("--fail-delete", type=int, default=0)
     parser.add_argument("--require-token")
     parser.add_argument("--delay-data", type=float, default=0)
     parser.add_argument("--pause-after-bytes", type=int)
