@@ -46,10 +46,11 @@ struct ResumableUploadRoutes: Sendable {
 
     /// `handle` with the interop version the client speaks; 400 for one we do not.
     private func versioned(_ request: Request, _ handle: (Int) async throws -> Response) async throws -> Response {
-        switch Self.version(request) {
-        case .success(let version): try await handle(version)
-        case .failure(let refused): refused.response
+        guard let version = request.headers[Self.interopVersion].flatMap(Int.init), Self.versions.contains(version) else {
+            let sent = request.headers[Self.interopVersion] ?? "(none)"
+            return refuse(.badRequest, "Upload-Draft-Interop-Version \(sent) is not supported: 3, 5 or 6", 6)
         }
+        return try await handle(version)
     }
 
     // MARK: - Announcing (before the router)
@@ -240,18 +241,6 @@ struct ResumableUploadRoutes: Sendable {
     }
 
     // MARK: - Fields
-
-    /// The interop version the client speaks; 400 for one we do not.
-    private static func version(_ request: Request) -> Result<Int, TusRoutes.Refused> {
-        guard let text = request.headers[interopVersion], let version = Int(text), versions.contains(version) else {
-            var headers = HTTPFields()
-            headers[interopVersion] = "6"
-            headers[.contentType] = "text/plain; charset=utf-8"
-            let message = "Upload-Draft-Interop-Version \(request.headers[interopVersion] ?? "(none)") is not supported: 3, 5 or 6\n"
-            return .failure(TusRoutes.Refused(response: Response(status: .badRequest, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: message)))))
-        }
-        return .success(version)
-    }
 
     /// Whether the request completes the upload: `Upload-Complete` (versions 5, 6), the inverse of
     /// `Upload-Incomplete` (version 3); nil when absent or not a structured-field boolean.

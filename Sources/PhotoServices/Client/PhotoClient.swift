@@ -98,14 +98,7 @@ public final class PhotoClient: Sendable {
     /// is kept). The photo uploads once the server has the group.
     public func createGroup(name: String, participants: [String], photo: PhotoInput? = nil, id: String? = nil) async throws(ServiceError) -> Group {
         let creator = try me()
-        let name = try GroupRules.normalizedName(name)
-        for participant in participants { _ = try StorageRules.validated(participant, "user id") }
-        let others = try GroupRules.otherParticipants(creator: creator, participants)
-        var groupId = UUID().uuidString.lowercased()
-        if let id {
-            guard let uuid = UUID(uuidString: id) else { throw .invalidIdentifier("the group id \(id.debugDescription) is not a UUID") }
-            groupId = uuid.uuidString.lowercased()
-        }
+        let (name, others, groupId) = try GroupRules.creation(creator: creator, name: name, participants: participants, id: id)
         let original = try photo?.load()
         let job = try original.map { bytes throws(ServiceError) in
             try newJob(

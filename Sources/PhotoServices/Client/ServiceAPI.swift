@@ -45,9 +45,7 @@ struct ServiceAPI: Sendable {
             request.body = .bytes(ByteBuffer(bytes: data))
         }
         do {
-            let (seconds, attoseconds) = timeout.components
-            let response = try await HTTPClient.uploads.execute(
-                request, timeout: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+            let response = try await HTTPClient.uploads.execute(request, timeout: timeAmount(timeout))
             let bytes = try await response.body.collect(upTo: 1 << 20)
             return .answered(status: Int(response.status.code), body: Array(buffer: bytes))
         } catch {
@@ -94,9 +92,7 @@ struct ServiceAPI: Sendable {
 func subject(ofJWT token: String) -> String? {
     let parts = token.split(separator: ".", omittingEmptySubsequences: false)
     guard parts.count == 3 else { return nil }
-    var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-    base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-    guard let data = Data(base64Encoded: base64),
+    guard let data = Data(base64URL: String(parts[1])),
         let claims = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
     else { return nil }
     return claims["sub"] as? String

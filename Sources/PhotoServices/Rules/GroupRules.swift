@@ -26,6 +26,20 @@ public enum GroupRules {
         return others
     }
 
+    /// A creation as the rules accept it, checked in this order: the name (`normalizedName`), every user
+    /// id a safe identifier, the other participants (`otherParticipants`), and the group's id — the
+    /// client's UUID (lowercased) when given, else a new one.
+    public static func creation(
+        creator: String, name: String, participants: [String], id: String?
+    ) throws(ServiceError) -> (name: String, others: [String], id: String) {
+        let name = try normalizedName(name)
+        for user in [creator] + participants { _ = try StorageRules.validated(user, "user id") }
+        let others = try otherParticipants(creator: creator, participants)
+        guard let id else { return (name, others, UUID().uuidString.lowercased()) }
+        guard let uuid = UUID(uuidString: id) else { throw .invalidIdentifier("the group id \(id.debugDescription) is not a UUID") }
+        return (name, others, uuid.uuidString.lowercased())
+    }
+
     /// The system message recorded when a group is created.
     public static func createdMessage(creatorName: String) -> String { "\(creatorName) created the group" }
 }

@@ -27,17 +27,10 @@ public struct GroupService: Sendable {
     public func createGroup(
         creator: String, name: String, participants: [String], photo: PhotoInput? = nil, id: String? = nil
     ) throws(ServiceError) -> Created {
-        let name = try GroupRules.normalizedName(name)
-        for id in [creator] + participants { _ = try StorageRules.validated(id, "user id") }
-        let others = try GroupRules.otherParticipants(creator: creator, participants)
-        var groupId = UUID().uuidString.lowercased()
-        if let id {
-            guard let uuid = UUID(uuidString: id) else { throw .invalidIdentifier("the group id \(id.debugDescription) is not a UUID") }
-            groupId = uuid.uuidString.lowercased()
-            if let existing = try database.read({ db in try ChatGroup.fetchOne(db, key: groupId) }) {
-                guard existing.createdBy == creator else { throw .notAllowed("group \(groupId) exists and was created by someone else") }
-                return Created(group: existing, members: try members(of: groupId), photoJob: nil)
-            }
+        let (name, others, groupId) = try GroupRules.creation(creator: creator, name: name, participants: participants, id: id)
+        if id != nil, let existing = try database.read({ db in try ChatGroup.fetchOne(db, key: groupId) }) {
+            guard existing.createdBy == creator else { throw .notAllowed("group \(groupId) exists and was created by someone else") }
+            return Created(group: existing, members: try members(of: groupId), photoJob: nil)
         }
         let original = try photo?.load()
         let job = try original.map { bytes throws(ServiceError) in
@@ -193,11 +186,18 @@ public struct GroupCursor: Sendable, Equatable {
 
     /// nil for anything that is not a token this server made.
     public init?(token: String) {
-        var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8) else { return nil }
+        guard let data = Data(base64URL: token), let text = String(data: data, encoding: .utf8) else { return nil }
         let parts = text.split(separator: "|", maxSplits: 1)
         guard parts.count == 2, let seconds = Double(parts[0]), seconds.isFinite else { return nil }
         self.init(updatedAt: Date(timeIntervalSince1970: seconds), id: String(parts[1]))
+    }
+}
+
+extension Data {
+    /// Base64url (RFC 4648 §5: `-` and `_`, padding optional), as in JWTs and page cursors.
+    init?(base64URL text: String) {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        self.init(base64Encoded: base64)
     }
 }

@@ -1,7 +1,7 @@
 package import AsyncHTTPClient
 import Crypto
 import Foundation
-import NIOCore
+package import NIOCore
 import NIOHTTP1
 
 /// tus 1.0.0 over HTTP (core, creation, creation-with-upload, termination, checksum, expiration),
@@ -176,7 +176,7 @@ func parseHTTPDate(_ text: String) -> Date? {
 }
 
 /// A Swift `Duration` as NIO's `TimeAmount`.
-func timeAmount(_ duration: Duration) -> TimeAmount {
+package func timeAmount(_ duration: Duration) -> TimeAmount {
     let (seconds, attoseconds) = duration.components
     return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
 }
