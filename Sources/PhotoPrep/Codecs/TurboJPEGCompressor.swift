@@ -20,6 +20,10 @@ final class TurboJPEGCompressor {
     }
 
     /// Encodes `image` at `quality` (`tjCompress2`, 4:2:0 for colour) and lends the JPEG bytes to `body`.
+    ///
+    /// With the accurate integer DCT: TurboJPEG compresses with the fast one unless told, and that makes
+    /// files about 4 % larger at the same quality (measured: 482 760 vs 464 638 bytes, a 1920 × 1200
+    /// photo at Q93), so the budget search settled one quality step below what `cjpeg` or Pillow reach.
     func encode<R>(
         _ image: PixelImage, quality: Int, body: (UnsafeRawBufferPointer) -> R
     ) throws(PhotoPrepError) -> R {
@@ -39,7 +43,7 @@ final class TurboJPEGCompressor {
         let rc = image.pixels.withUnsafeBufferPointer { src in
             tjCompress2(
                 handle, src.baseAddress, Int32(image.width), 0, Int32(image.height), Int32(format.rawValue),
-                &buffer, &size, Int32(subsampling.rawValue), Int32(quality), TJFLAG_NOREALLOC)
+                &buffer, &size, Int32(subsampling.rawValue), Int32(quality), TJFLAG_NOREALLOC | TJFLAG_ACCURATEDCT)
         }
         guard rc == 0, let buffer else {
             throw PhotoPrepError(.encode, .codecFailure, "libjpeg-turbo: \(String(cString: tjGetErrorStr2(handle)))")
