@@ -34,6 +34,7 @@ let package = Package(
         .library(name: "PhotoServices", targets: ["PhotoServices"]),
         .library(name: "PhotoServer", targets: ["PhotoServer"]),
         .executable(name: "photoprep", targets: ["photoprep"]),
+        .executable(name: "photoprep-full", targets: ["photoprep-full"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -57,9 +58,12 @@ let package = Package(
             dependencies: ["CTurboJPEG", "CPNG"],
             swiftSettings: swiftSettings + simdSettings
         ),
+        /// Files written atomically, paths: what the batch, the uploader and the services share.
+        .target(name: "PhotoFiles", swiftSettings: swiftSettings),
         .target(
             name: "PhotoUpload",
             dependencies: [
+                "PhotoFiles",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -73,6 +77,7 @@ let package = Package(
             dependencies: [
                 "PhotoPrep",
                 "PhotoUpload",
+                "PhotoFiles",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -88,6 +93,7 @@ let package = Package(
             dependencies: [
                 "PhotoPrep",
                 "PhotoUpload",
+                "PhotoFiles",
                 "PhotoServices",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -105,16 +111,41 @@ let package = Package(
             resources: [.copy("API/openapi.yaml")],
             swiftSettings: swiftSettings
         ),
+        /// The batch command line: `prepare` (the batch runner, manifest, console), `probe`, `bench`.
+        /// No network stack and only FoundationEssentials, so that `photoprep prepare` starts in a few
+        /// milliseconds; uploading is behind the `BatchUpload` protocol.
+        .target(
+            name: "PhotoBatch",
+            dependencies: [
+                "PhotoPrep",
+                "PhotoFiles",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        /// `photoprep`: prepares, probes and benchmarks itself; hands every other command (and
+        /// `prepare --upload`) to `photoprep-full` beside it (`swift build` builds both).
         .executableTarget(
             name: "photoprep",
             dependencies: [
+                "PhotoBatch",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        /// Every command: the batch with `--upload`, `upload`, `presign`, the services, `serve`.
+        .executableTarget(
+            name: "photoprep-full",
+            dependencies: [
+                "PhotoBatch",
+                "PhotoFiles",
                 "PhotoPrep",
                 "PhotoUpload",
                 "PhotoServices",
                 "PhotoServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -148,13 +179,13 @@ let package = Package(
         ),
         .testTarget(
             name: "PhotoPrepTests",
-            dependencies: ["PhotoPrep", "photoprep", "TestSupport"],
+            dependencies: ["PhotoPrep", "photoprep", "photoprep-full", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "PhotoUploadTests",
             dependencies: [
-                "PhotoUpload", "photoprep", "ResumableUploadTestServer", "TestSupport",
+                "PhotoUpload", "photoprep", "photoprep-full", "ResumableUploadTestServer", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
@@ -163,7 +194,7 @@ let package = Package(
         .testTarget(
             name: "PhotoServicesTests",
             dependencies: [
-                "PhotoServices", "PhotoUpload", "PhotoPrep", "photoprep", "TestSupport",
+                "PhotoServices", "PhotoUpload", "PhotoPrep", "photoprep", "photoprep-full", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
@@ -171,7 +202,7 @@ let package = Package(
         .testTarget(
             name: "PhotoServerTests",
             dependencies: [
-                "PhotoServer", "PhotoServices", "PhotoPrep", "PhotoUpload", "photoprep", "TestSupport",
+                "PhotoServer", "PhotoServices", "PhotoPrep", "PhotoUpload", "photoprep", "photoprep-full", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -1,48 +1,65 @@
 import ArgumentParser
-import Foundation
+import PhotoBatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
+/// `photoprep`: prepares, probes and benchmarks photos itself, linking only the pipeline and the
+/// batch (no network stack, no full Foundation), because a whole-process run of `prepare` on one photo
+/// is dominated by what starts before the first decoded row. Every other command — and `prepare
+/// --upload`, and the help that lists every command — is handed to `photoprep-full` beside it,
+/// replacing this process (same process id, arguments and streams).
 @main
 struct Photoprep: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "photoprep",
-        abstract: "Turn photos into upload-ready JPEGs: decode, orient, resize, encode under a byte budget.",
-        discussion: """
-            Presets: profile (long edge 1024 px, < 500 KiB), group (2048 px, < 500 KiB), photo (2048 px, < 5 MiB).
+    static let configuration = Root.configuration(subcommands: [Prepare.self, Probe.self, Bench.self])
 
-            Examples:
-              photoprep prepare ~/Pictures/export --preset group --out ready/
-              photoprep prepare IMG_0001.jpg --max-edge 1600 --max-bytes 800KB --out ready/
-              photoprep probe IMG_0001.jpg
-              photoprep bench TestImages/photos --preset group
-
-            The services (group chats, profile pictures) on an SQLite file and a local store:
-              photoprep user add u1 --name Ana   (and u2, u3)
-              photoprep group create --as u1 --name Hiking --participant u2 --participant u3 --photo summit.jpg
-              photoprep profile set-photo --as u1 me.jpg
-              photoprep sync
-            """,
-        version: "0.2.0",
-        subcommands: [
-            Prepare.self, Probe.self, Upload.self, Presign.self, Bench.self,
-            GroupCommand.self, ProfileCommand.self, UserCommand.self, SyncCommand.self, Serve.self,
-        ])
-
-    /// Runs the command, with usage errors exiting 2 (argument parser's own default is 64).
     static func main() async {
-        do {
-            var command = try parseAsRoot()
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            let code = exitCode(for: error)
-            if code == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-                Foundation.exit(2)
-            }
-            exit(withError: error)
-        }
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if Forwarding.needsFullCommandSet(arguments) { Forwarding.replaceProcess(arguments) }
+        await Root.main(Self.self, arguments: arguments)
+    }
+}
+
+struct Prepare: AsyncParsableCommand {
+    static let configuration = PrepareArguments.configuration
+
+    @OptionGroup var arguments: PrepareArguments
+
+    func run() async throws { try await arguments.run(upload: nil) }
+}
+
+enum Forwarding {
+    static let fullCommandSet = "photoprep-full"
+
+    /// Whether `photoprep-full` runs these arguments: anything but `prepare` (without `--upload`),
+    /// `probe`, `bench` and `--version`. Help goes there too, so it lists every command and option.
+    static func needsFullCommandSet(_ arguments: [String]) -> Bool {
+        guard let command = arguments.first else { return true }
+        if command == "--version" { return false }
+        guard ["prepare", "probe", "bench"].contains(command) else { return true }
+        let rest = arguments.dropFirst().prefix { $0 != "--" }
+        return rest.contains { $0 == "-h" || $0 == "--help" || (command == "prepare" && $0.hasPrefix("--upload")) }
+    }
+
+    /// `execv`s `photoprep-full` from this binary's folder; says why and exits 1 when it cannot.
+    static func replaceProcess(_ arguments: [String]) -> Never {
+        let path = folderOfThisBinary() + "/" + fullCommandSet
+        let argv = ([CommandLine.arguments[0]] + arguments).map { strdup($0) } + [nil]
+        execv(path, argv)
+        let reason = String(cString: strerror(errno))
+        StandardStream.error.write("photoprep: this command is run by \(path), which cannot be started (\(reason)); `swift build` builds it beside photoprep\n")
+        exit(1)
+    }
+
+    static func folderOfThisBinary() -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        let path = n > 0
+            ? String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            : CommandLine.arguments[0]
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return String(path[..<slash])
     }
 }

@@ -5,6 +5,33 @@ import TestSupport
 
 
 @Suite struct CommandTests {
+    /// `photoprep` prepares without the network stack or full Foundation (what starts before the
+    /// first decoded row is most of a small photo's time) and hands every other command to
+    /// `photoprep-full` in the same process: the server, the services and `prepare --upload` answer
+    /// through it, with the same process id (the kill tests rely on that too).
+    @Test func theBatchBinaryIsLeanAndHandsTheRestOn() throws {
+        let linked = Process()
+        linked.executableURL = URL(fileURLWithPath: "/usr/bin/ldd")
+        linked.arguments = [photoprepBinary.path]
+        let pipe = Pipe()
+        linked.standardOutput = pipe
+        try linked.run()
+        let libraries = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        linked.waitUntilExit()
+        #expect(libraries.contains("libturbojpeg"), "\(libraries)")
+        for heavy in ["libFoundation.so", "libFoundationInternationalization", "libsqlite3", "lib_FoundationICU"] {
+            #expect(!libraries.contains(heavy), "photoprep links \(heavy)")
+        }
+        let serve = try photoprep(["serve", "--help"])
+        #expect(serve.status == 0 && serve.stdout.contains("photoprep serve"), "\(serve.stdout)\(serve.stderr)")
+        let help = try photoprep(["--help"])
+        for command in ["prepare", "probe", "upload", "serve", "group", "sync"] { #expect(help.stdout.contains("  \(command)"), "\(help.stdout)") }
+        let uploadHelp = try photoprep(["prepare", "--help"])
+        #expect(uploadHelp.stdout.contains("--upload <upload>"), "the full prepare's help, with its upload options")
+        let unknown = try photoprep(["frobnicate"])
+        #expect(unknown.status == 2 && unknown.stderr.contains("frobnicate"), "\(unknown.stderr)")
+    }
+
     @Test func preparesAMixedFolderNamingTheBadFiles() throws {
         let root = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: root) }

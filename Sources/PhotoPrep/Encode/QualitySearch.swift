@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The budget search as a pure state machine: it says which quality to encode next, the caller
 /// encodes and reports the size back. No encode is ever trusted without its measured size.

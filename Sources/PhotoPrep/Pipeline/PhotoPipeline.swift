@@ -158,8 +158,8 @@ func seconds(_ duration: Duration) -> Double {
 }
 
 /// Reads a whole file into memory with POSIX calls, keeping `strerror`'s words in errors.
-enum FileBytes {
-    static func read(_ path: String) throws(PhotoPrepError) -> [UInt8] {
+package enum FileBytes {
+    package static func read(_ path: String) throws(PhotoPrepError) -> [UInt8] {
         func failure(_ what: String) -> PhotoPrepError {
             PhotoPrepError(.read, .io, "\(what): \(String(cString: strerror(errno)))", file: path)
         }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Fixed-point Lanczos3 weights for resampling one axis from `inputSize` to `outputSize` samples.
 ///

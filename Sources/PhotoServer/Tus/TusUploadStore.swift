@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import PhotoUpload
+import PhotoFiles
 import Synchronization
 
 /// One tus upload the server holds.

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import PhotoPrep
 public import PhotoUpload
+import PhotoFiles
 import Synchronization
 
 /// What happens to one photo on its way to storage. Every stream ends with exactly one terminal

@@ -2,6 +2,7 @@ public import Foundation
 import GRDB
 import PhotoPrep
 public import PhotoUpload
+import PhotoFiles
 
 /// The group-creation and profile-photo services on one database and one storage destination.
 ///

@@ -1,9 +1,19 @@
-import ArgumentParser
+package import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import PhotoFiles
+#if canImport(Glibc)
+import Glibc
+#endif
 @_spi(Benchmarks) import PhotoPrep
 
-struct Bench: ParsableCommand {
-    static let configuration = CommandConfiguration(
+package struct Bench: ParsableCommand {
+    package init() {}
+
+    package static let configuration = CommandConfiguration(
         abstract: "Time the pipeline in-process, single-threaded, on photos: per photo time, bytes, quality, encodes.",
         discussion: "Each photo is read from disk and prepared --runs times; the median time is printed. Peak memory is the whole process's.")
 
@@ -21,7 +31,7 @@ struct Bench: ParsableCommand {
     @Flag(help: "Time each stage separately: decode at every scale, resize, one encode, the budget search.")
     var stages = false
 
-    func run() throws {
+    package func run() throws {
         let files = try InputFiles.expand(inputs, excluding: "/nonexistent")
         if stages { return try runStages(files) }
         let preparer = PhotoPipeline(options: pipeline.options)
@@ -38,7 +48,7 @@ struct Bench: ParsableCommand {
                 }
             } catch {
                 failures += 1
-                FileHandle.standardError.write(Data("\((file.path as NSString).lastPathComponent): \(error)\n".utf8))
+                StandardStream.error.write("\(Path.name(of: file.path)): \(error)\n")
                 continue
             }
             let (time, r) = samples.sorted { $0.0 < $1.0 }[samples.count / 2]
@@ -50,19 +60,19 @@ struct Bench: ParsableCommand {
             // The budget binds when the highest quality did not fit.
             encodes.append((r.encodes, r.quality.map { $0 < pipeline.maxQuality } ?? false))
             print(row(
-                (file.path as NSString).lastPathComponent,
-                String(format: "%.1f", Double(r.sourceWidth * r.sourceHeight) / 1e6),
-                String(r.sourceBytes / 1024), String(format: "%.1f", time * 1000),
-                String(format: "%.1f", r.timings.decode * 1000), String(format: "%.1f", r.timings.resize * 1000),
-                String(format: "%.1f", r.timings.encode * 1000), "\(r.outputWidth)×\(r.outputHeight)",
+                Path.name(of: file.path),
+                cFormat("%.1f", Double(r.sourceWidth * r.sourceHeight) / 1e6),
+                String(r.sourceBytes / 1024), cFormat("%.1f", time * 1000),
+                cFormat("%.1f", r.timings.decode * 1000), cFormat("%.1f", r.timings.resize * 1000),
+                cFormat("%.1f", r.timings.encode * 1000), "\(r.outputWidth)×\(r.outputHeight)",
                 String(r.outputBytes / 1024), r.quality.map(String.init) ?? "pass", String(r.encodes), "1/\(r.decodeScale)"))
         }
         guard !times.isEmpty, !json else { return }
         let binding = encodes.filter(\.1).map(\.0), free = encodes.filter { !$0.1 }.map(\.0)
-        func mean(_ xs: [Int]) -> String { xs.isEmpty ? "–" : String(format: "%.2f", Double(xs.reduce(0, +)) / Double(xs.count)) }
+        func mean(_ xs: [Int]) -> String { xs.isEmpty ? "–" : cFormat("%.2f", Double(xs.reduce(0, +)) / Double(xs.count)) }
         print("""
             photos: \(times.count) prepared, \(failures) failed
-            median time per photo: \(String(format: "%.1f", median(times) * 1000)) ms (mean \(String(format: "%.1f", times.reduce(0, +) / Double(times.count) * 1000)) ms)
+            median time per photo: \(cFormat("%.1f", median(times) * 1000)) ms (mean \(cFormat("%.1f", times.reduce(0, +) / Double(times.count) * 1000)) ms)
             encodes per photo: \(mean(binding)) where the budget binds (\(binding.count) photos), \(mean(free)) where it does not (\(free.count))
             peak memory (whole process, max RSS): \(peakResidentMegabytes()) MB
             """)
@@ -74,10 +84,10 @@ struct Bench: ParsableCommand {
             guard let data = FileManager.default.contents(atPath: file.path) else { continue }
             do {
                 let timings = try StageTimings.measure([UInt8](data), options: pipeline.options, runs: runs)
-                print((file.path as NSString).lastPathComponent)
-                for (stage, seconds) in timings { print("  \(stage.padding(toLength: 40, withPad: " ", startingAt: 0)) \(String(format: "%8.2f ms", seconds * 1000))") }
+                print(Path.name(of: file.path))
+                for (stage, seconds) in timings { print("  \(stage + String(repeating: " ", count: max(0, 40 - stage.count))) \(cFormat("%8.2f ms", seconds * 1000))") }
             } catch {
-                FileHandle.standardError.write(Data("\((file.path as NSString).lastPathComponent): \(error)\n".utf8))
+                StandardStream.error.write("\(Path.name(of: file.path)): \(error)\n")
             }
         }
     }

@@ -1,11 +1,21 @@
-import ArgumentParser
+package import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import PhotoPrep
-import PhotoUpload
+import PhotoFiles
 import Synchronization
 
-struct Prepare: ParsableCommand {
-    static let configuration = CommandConfiguration(
+/// `photoprep prepare`'s arguments and its run, shared by the lean `photoprep` (which prepares) and
+/// `photoprep-full` (which also uploads, `--upload`).
+package struct PrepareArguments: ParsableArguments {
+    package static let configuration = CommandConfiguration(
+        commandName: "prepare",
         abstract: "Prepare photos (files or folders, recursively) as upload-ready JPEGs under --out.",
         discussion: """
             Files are recognised by content, not by extension: JPEG and PNG are prepared, anything \
@@ -25,6 +35,8 @@ struct Prepare: ParsableCommand {
               photoprep prepare ~/Pictures --out out/ --json | jq .event
               photoprep prepare /shared/photos --out out/ --upload s3://photos/2026 --shard 1/3   (machine 1 of 3)
             """)
+
+    package init() {}
 
     @Argument(help: "Photo files or folders (recursive).")
     var inputs: [String]
@@ -49,25 +61,21 @@ struct Prepare: ParsableCommand {
     @Flag(help: "Prepare everything again, ignoring what the manifest says is done.")
     var force = false
 
-    @Option(help: "Also upload each output, under its path relative to --out, to a tus endpoint (http(s)://…), an S3 bucket (s3://bucket/prefix) or a folder (file:///…).")
-    var upload: String?
-
-    @OptionGroup(title: "Upload options (with --upload)") var uploadOptions: UploadOptions
-
     @Option(help: "Take share I of N (1-based) of the inputs, by a stable hash of their relative path: N processes on N machines with the same inputs and --upload s3://… prepare the batch once between them; photos already uploaded from the same content and settings are skipped.")
     var shard: Shard?
 
-    func validate() throws {
+    package func validate() throws {
         if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if quiet && json { throw ValidationError("--quiet and --json cannot be combined") }
     }
 
-    func run() throws {
+    /// Prepares the batch, and uploads each output when `upload` is given.
+    package func run(upload: (any BatchUpload)?) async throws {
         let files: [InputFile]
         try OutputFolder.create(out)
         do {
             files = try InputFiles.expand(inputs, excluding: out, skipped: { path, why in
-                FileHandle.standardError.write(Data("skipped: \(path): \(why)\n".utf8))
+                StandardStream.error.write("skipped: \(path): \(why)\n")
             }).filter { shard?.contains($0.relativeOutput) ?? true }
         } catch {
             throw ValidationError("\(error)")
@@ -76,10 +84,10 @@ struct Prepare: ParsableCommand {
         let manifest = Manifest(folder: out)
         let runner = BatchRunner(
             files: files, outputRoot: out, pipeline: PhotoPipeline(options: pipeline.options), manifest: manifest,
-            reuse: !force, uploader: try upload.map(uploadOptions.uploader(to:)), authorization: uploadOptions.authorization)
+            reuse: !force, upload: upload)
         let console = Console(mode: Console.mode(json: json, quiet: quiet), total: files.count)
         let interrupts = Interrupts.install("stopping after the photos in hand")
-        let outcomes = runner.run(jobs: jobs, report: console.report)
+        let outcomes = await runner.run(jobs: jobs, report: console.report)
         interrupts.cancel()
         let summary = BatchSummary(
             outcomes: outcomes, total: files.count, wallSeconds: seconds(since: console.start),
@@ -96,8 +104,8 @@ struct Prepare: ParsableCommand {
 /// The `--out` folder, made (with its parents) and checked writable up front: a failure is the
 /// system's plain reason (read-only file system, permission denied), exit status 1; naming a file is
 /// a usage error (exit 2).
-enum OutputFolder {
-    static func create(_ path: String) throws {
+package enum OutputFolder {
+    package static func create(_ path: String) throws {
         var built = path.hasPrefix("/") ? "" : "."
         for part in path.split(separator: "/") {
             built += "/" + part
@@ -105,8 +113,8 @@ enum OutputFolder {
                 throw CommandFailure(message: "\(path): cannot create the output folder: \(String(cString: strerror(errno)))")
             }
         }
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
+        var status = stat()
+        guard stat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR else {
             throw ValidationError("--out \(path): is a file, not a folder")  // a usage error: exit 2
         }
         guard access(path, W_OK) == 0 else {
@@ -116,11 +124,11 @@ enum OutputFolder {
 }
 
 /// `I/N`: share I (1…N) of N, chosen by a stable hash of each input's relative path.
-struct Shard: ExpressibleByArgument {
+package struct Shard: ExpressibleByArgument {
     var index: Int
     var count: Int
 
-    init?(argument: String) {
+    package init?(argument: String) {
         let parts = argument.split(separator: "/")
         guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]), count >= 1, (1...count).contains(index) else { return nil }
         self.index = index

@@ -1,4 +1,5 @@
 import ArgumentParser
+import PhotoBatch
 import Foundation
 import PhotoServices
 

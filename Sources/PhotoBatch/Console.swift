@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import PhotoPrep
 import Synchronization
 
@@ -94,7 +101,7 @@ final class Console: Sendable {
             let how = r.quality.map { "Q\($0), \(r.encodes) encode\(r.encodes == 1 ? "" : "s")" } ?? r.action.rawValue
             let warning = r.warnings.isEmpty ? "" : "  warning: " + r.warnings.joined(separator: "; ")
             return "\(outcome.input) → \(outcome.output)  \(r.sourceWidth)×\(r.sourceHeight) \(kib(r.sourceBytes)) → "
-                + "\(r.outputWidth)×\(r.outputHeight) \(kib(r.outputBytes))  \(how), \(String(format: "%.0f ms", outcome.seconds * 1000))\(warning)"
+                + "\(r.outputWidth)×\(r.outputHeight) \(kib(r.outputBytes))  \(how), \(cFormat("%.0f ms", outcome.seconds * 1000))\(warning)"
                 + (outcome.uploadedTo.map { "  uploaded → \($0)" } ?? "")
         case .unchanged:
             return "\(outcome.input) → \(outcome.output)  unchanged (already prepared with these settings)"
@@ -109,13 +116,13 @@ final class Console: Sendable {
         let elapsed = max(seconds(since: start), 0.001)
         let rate = Double(done) / elapsed
         let eta = rate > 0 ? Double(total - done) / rate : 0
-        let text = "[\(done)/\(total)] \(megabytes(bytesIn)) → \(megabytes(bytesOut)) · \(String(format: "%.1f", rate)) photos/s · ETA \(Int(eta.rounded())) s"
-        FileHandle.standardError.write(Data("\r\u{1B}[2K\(text)".utf8))
+        let text = "[\(done)/\(total)] \(megabytes(bytesIn)) → \(megabytes(bytesOut)) · \(cFormat("%.1f", rate)) photos/s · ETA \(Int(eta.rounded())) s"
+        StandardStream.error.write("\r\u{1B}[2K\(text)")
     }
 
-    private func clearLine() { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
+    private func clearLine() { StandardStream.error.write("\r\u{1B}[2K") }
 
-    private func printError(_ text: String) { FileHandle.standardError.write(Data((text + "\n").utf8)) }
+    private func printError(_ text: String) { StandardStream.error.write((text + "\n")) }
 
     /// One `--json` line.
     struct Event: Encodable {
@@ -148,4 +155,4 @@ final class Console: Sendable {
     }
 }
 
-func kib(_ bytes: Int) -> String { String(format: "%.1f KiB", Double(bytes) / 1024) }
+package func kib(_ bytes: Int) -> String { cFormat("%.1f KiB", Double(bytes) / 1024) }

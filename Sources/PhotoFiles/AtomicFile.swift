@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Writes files so that no reader ever sees one half-written: a temporary file in the same folder,
 /// flushed to disk (`fsync`), then renamed over the target. Used for prepared photos, reports and
@@ -14,23 +23,19 @@ public enum AtomicFile {
 
     /// `permissions`: the file's mode (0o600 for private data; a folder it creates is then 0o700).
     public static func write(_ bytes: [UInt8], to path: String, permissions: Int = 0o644) throws(WriteError) {
-        let folder = (path as NSString).deletingLastPathComponent
-        do {
-            try FileManager.default.createDirectory(
-                atPath: folder, withIntermediateDirectories: true,
-                attributes: permissions & 0o077 == 0 ? [.posixPermissions: 0o700] : nil)
-        } catch {
-            throw WriteError(message: "\(folder): cannot create the folder: \(error.localizedDescription)")
+        let folder = Path.folder(of: path)
+        if let reason = Path.makeFolders(folder, mode: permissions & 0o077 == 0 ? 0o700 : 0o777) {
+            throw WriteError(message: "\(folder): cannot create the folder: \(reason)")
         }
-        let temporary = (folder as NSString).appendingPathComponent(
-            ".\((path as NSString).lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max))\(temporarySuffix)")
+        let temporary = Path.join(
+            folder, ".\(Path.name(of: path)).\(getpid()).\(UInt32.random(in: 0...UInt32.max))\(temporarySuffix)")
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode_t(permissions))
         guard fd >= 0 else { throw WriteError(message: "\(temporary): cannot create: \(String(cString: strerror(errno)))") }
         var ok = true
         bytes.withUnsafeBytes { buffer in
             var done = 0
             while done < buffer.count {
-                let n = Foundation.write(fd, buffer.baseAddress! + done, buffer.count - done)
+                let n = systemWrite(fd, buffer.baseAddress! + done, buffer.count - done)
                 if n < 0 && errno == EINTR { continue }
                 if n <= 0 { ok = false; break }
                 done += n
@@ -47,9 +52,15 @@ public enum AtomicFile {
 
     /// Removes temporary files a killed run left under `folder`.
     public static func removeLeftovers(under folder: String) {
-        guard let walker = FileManager.default.enumerator(atPath: folder) else { return }
-        for case let relative as String in walker where relative.hasSuffix(temporarySuffix) {
-            try? FileManager.default.removeItem(atPath: (folder as NSString).appendingPathComponent(relative))
+        guard let paths = try? FileManager.default.subpathsOfDirectory(atPath: folder) else { return }
+        for relative in paths where relative.hasSuffix(temporarySuffix) {
+            try? FileManager.default.removeItem(atPath: Path.join(folder, relative))
         }
     }
 }
+
+#if canImport(Glibc)
+private let systemWrite = Glibc.write
+#else
+private let systemWrite = Darwin.write
+#endif

@@ -1,9 +1,18 @@
 public import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
-import PhotoPrep
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+package import PhotoPrep
 
 /// The pipeline options every command shares.
-struct PipelineOptions: ParsableArguments {
+package struct PipelineOptions: ParsableArguments {
+    package init() {}
+
     @Option(help: "Target preset: profile (1024 px, < 500 KiB), group (2048 px, < 500 KiB), photo (2048 px, < 5 MiB).")
     var preset: PrepareOptions.Preset = .group
 
@@ -31,13 +40,13 @@ struct PipelineOptions: ParsableArguments {
     @Option(help: "Refuse a photo whose decode would hold more than this (estimated from its header; progressive JPEGs hold every coefficient, PNGs the whole image). Per photo: --jobs N may use N times as much.")
     var maxMemory: ByteSize = ByteSize(bytes: PrepareOptions(preset: .group).maxMemory)
 
-    func validate() throws {
+    package func validate() throws {
         if let maxEdge, maxEdge < 16 { throw ValidationError("--max-edge must be at least 16") }
         if !(1...100).contains(maxQuality) { throw ValidationError("--max-quality must be 1…100") }
         if shrinkMargin < 1 { throw ValidationError("--shrink-margin must be at least 1") }
     }
 
-    var options: PrepareOptions {
+    package var options: PrepareOptions {
         var options = PrepareOptions(preset: preset)
         if let maxEdge { options.maxEdge = maxEdge }
         if let maxBytes { options.maxBytes = maxBytes.bytes }
@@ -54,26 +63,26 @@ struct PipelineOptions: ParsableArguments {
 extension PrepareOptions.Preset: ExpressibleByArgument {}
 
 /// A byte count written as `500KiB`, `5MiB`, `800KB`, `1.5MB` or plain bytes.
-struct ByteSize: ExpressibleByArgument {
-    var bytes: Int
+package struct ByteSize: ExpressibleByArgument {
+    package var bytes: Int
 
-    init(bytes: Int) { self.bytes = bytes }
+    package init(bytes: Int) { self.bytes = bytes }
 
-    init?(argument: String) {
+    package init?(argument: String) {
         let units: [(suffix: String, factor: Double)] = [
             ("KiB", 1024), ("MiB", 1024 * 1024), ("GiB", 1024 * 1024 * 1024),
             ("KB", 1000), ("MB", 1_000_000), ("GB", 1_000_000_000), ("K", 1024), ("M", 1024 * 1024), ("B", 1),
         ]
-        let text = argument.trimmingCharacters(in: .whitespaces)
+        let text = argument.trimmed
         let unit = units.first { text.lowercased().hasSuffix($0.suffix.lowercased()) } ?? ("", 1)
-        guard let number = Double(text.dropLast(unit.suffix.count).trimmingCharacters(in: .whitespaces)),
+        guard let number = Double(String(text.dropLast(unit.suffix.count)).trimmed),
             number > 0, number * unit.factor < Double(Int.max)
         else { return nil }
         bytes = Int(number * unit.factor)
     }
 
     /// How help texts show a default: `8 MiB`, `500 KiB`, `800 KB`, else bytes.
-    var defaultValueDescription: String {
+    package var defaultValueDescription: String {
         for (factor, unit) in [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"), (1_000_000, "MB"), (1000, "KB")]
         where bytes >= factor && bytes % factor == 0 {
             return "\(bytes / factor) \(unit)"
@@ -88,13 +97,21 @@ struct HexColor: ExpressibleByArgument {
 
     init(color: RGBColor) { self.color = color }
 
-    init?(argument: String) {
+    package init?(argument: String) {
         let hex = argument.hasPrefix("#") ? String(argument.dropFirst()) : argument
         guard hex.count == 6, let value = UInt32(hex, radix: 16) else { return nil }
         color = RGBColor(red: UInt8(value >> 16), green: UInt8((value >> 8) & 0xFF), blue: UInt8(value & 0xFF))
     }
 
-    var defaultValueDescription: String {
-        String(format: "%02X%02X%02X", color.red, color.green, color.blue)
+    package var defaultValueDescription: String {
+        cFormat("%02X%02X%02X", color.red, color.green, color.blue)
+    }
+}
+
+extension String {
+    /// Without leading and trailing spaces and tabs.
+    var trimmed: String {
+        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        return String(drop(while: blank).reversed().drop(while: blank).reversed())
     }
 }

@@ -1,9 +1,18 @@
-import ArgumentParser
+package import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import PhotoPrep
 
-struct Probe: ParsableCommand {
-    static let configuration = CommandConfiguration(
+package struct Probe: ParsableCommand {
+    package init() {}
+
+    package static let configuration = CommandConfiguration(
         abstract: "Describe photos: format, size, orientation, colour profile, metadata, and what prepare would do.")
 
     @Argument(help: "Photo files.")
@@ -14,7 +23,7 @@ struct Probe: ParsableCommand {
     @Flag(help: "One JSON object per file.")
     var json = false
 
-    func run() throws {
+    package func run() throws {
         let preparer = PhotoPipeline(options: pipeline.options)
         var failed = false
         for file in files {
@@ -29,7 +38,7 @@ struct Probe: ParsableCommand {
                 print("""
                     \(file)
                       format       \(p.format.rawValue), \(p.encoding), \(p.colorModel)
-                      size         \(p.width) × \(p.height) (\(String(format: "%.1f", Double(p.width * p.height) / 1e6)) MP), \(p.bytes) bytes
+                      size         \(p.width) × \(p.height) (\(cFormat("%.1f", Double(p.width * p.height) / 1e6)) MP), \(p.bytes) bytes
                       orientation  \(p.orientation)\(p.orientation == 1 ? " (upright)" : "")
                       colour       \(p.colorProfile.map { "ICC profile, \($0)" } ?? "no ICC profile (sRGB assumed)")
                       metadata     \(metadata.isEmpty ? "none" : metadata.joined(separator: ", "))\(p.animated ? "\n  animation    yes (first frame used)" : "")
@@ -38,7 +47,7 @@ struct Probe: ParsableCommand {
                 for warning in p.warnings { print("  warning      \(warning)") }
             } catch {
                 failed = true
-                FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+                StandardStream.error.write("error: \(error)\n")
             }
         }
         if failed { throw ExitCode(1) }

@@ -1,5 +1,13 @@
 import Crypto
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import PhotoFiles
+#if canImport(Glibc)
+import Glibc
+#endif
 import PhotoPrep
 import Synchronization
 
@@ -19,7 +27,7 @@ final class Manifest: Sendable {
     private let entries: Mutex<[String: Entry]>
 
     init(folder: String) {
-        path = (folder as NSString).appendingPathComponent(Self.fileName)
+        path = Path.join(folder, Self.fileName)
         var loaded: [String: Entry] = [:]
         if let data = FileManager.default.contents(atPath: path) {
             // A line cut short by a killed process does not parse and is ignored.
@@ -47,7 +55,7 @@ final class Manifest: Sendable {
             let fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
             guard fd >= 0 else { throw CommandFailure(message: "\(path): cannot open the manifest: \(String(cString: strerror(errno)))") }
             defer { close(fd) }
-            let written = line.withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
+            let written = line.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
             guard written == line.count, fsync(fd) == 0 else {
                 throw CommandFailure(message: "\(path): cannot append to the manifest: \(String(cString: strerror(errno)))")
             }
@@ -56,12 +64,12 @@ final class Manifest: Sendable {
     }
 
     static func sha256(_ bytes: [UInt8]) -> String {
-        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(data: bytes).map { cFormat("%02x", $0) }.joined()
     }
 
     /// Everything that changes the output, as one string.
     static func settingsKey(_ o: PrepareOptions) -> String {
-        let bg = String(format: "%02x%02x%02x", o.background.red, o.background.green, o.background.blue)
+        let bg = cFormat("%02x%02x%02x", o.background.red, o.background.green, o.background.blue)
         return "v1;edge=\(o.maxEdge);bytes=\(o.maxBytes);q=\(o.qualities.lowerBound)-\(o.qualities.upperBound);bg=\(bg);"
             + "meta=\(o.metadata.rawValue);strict=\(o.strict);margin=\(o.shrinkOnLoadMargin);min=\(o.minimumEdge);"
             + "tol=\(o.budgetTolerance);pass=\(o.allowPassThrough);pixels=\(o.maxPixels)"

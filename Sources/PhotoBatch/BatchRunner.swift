@@ -1,8 +1,28 @@
-import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import PhotoFiles
 import PhotoPrep
-import PhotoUpload
 import Synchronization
+
+/// Where `prepare --upload` sends each output. The full command set (`photoprep-full`) implements it
+/// over `PhotoUpload`; this module does not link the network stack, so that preparing alone starts fast.
+package protocol BatchUpload: Sendable {
+    /// The destination as given (part of the manifest's settings).
+    var destination: String { get }
+    /// Whether the destination can say what it holds under a key (S3: HEAD), so that a photo another
+    /// machine already uploaded from the same content and settings is not prepared again.
+    var knowsObjects: Bool { get }
+    func existingObject(key: String) async throws -> [String: String]?
+    func objectURL(key: String) -> String?
+    /// Uploads the file under `key`; returns where it is now, or throws the reason it is not.
+    func upload(file: String, key: String, metadata: [String: String]) async throws -> String
+}
 
 /// What happened to one input.
 struct Outcome: Sendable {
@@ -27,8 +47,9 @@ struct Outcome: Sendable {
     var uploadedTo: String?
 }
 
-/// Prepares a list of inputs with `jobs` worker threads. Each worker holds one photo at a time, so
-/// peak memory grows with `jobs`, not with the number of photos.
+/// Prepares a list of inputs, `jobs` at a time, in a task group: each child holds one photo at a
+/// time, so peak memory grows with `jobs`, not with the number of photos. The pipeline's CPU work runs
+/// on the concurrency runtime's pool (one thread per core); uploads wait without holding a thread.
 final class BatchRunner: Sendable {
     let files: [InputFile]
     let outputRoot: String
@@ -39,19 +60,17 @@ final class BatchRunner: Sendable {
     let settings: String
     /// Uploads each output under its relative path (`--upload`); the manifest records a file only
     /// once it is uploaded too, so a re-run resumes unfinished uploads.
-    let uploader: Uploader?
-    let authorization: String?
+    let upload: (any BatchUpload)?
 
     init(files: [InputFile], outputRoot: String, pipeline: PhotoPipeline, manifest: Manifest?, reuse: Bool = true,
-         uploader: Uploader? = nil, authorization: String? = nil) {
+                 upload: (any BatchUpload)? = nil) {
         self.files = files
         self.outputRoot = outputRoot
         self.pipeline = pipeline
         self.manifest = manifest
         self.reuse = reuse
-        self.uploader = uploader
-        self.authorization = authorization
-        self.settings = Manifest.settingsKey(pipeline.options) + (uploader.map { ";upload=\($0.destination)" } ?? "")
+        self.upload = upload
+        self.settings = Manifest.settingsKey(pipeline.options) + (upload.map { ";upload=\($0.destination)" } ?? "")
         settingsDigest = String(Manifest.sha256(Array(Manifest.settingsKey(pipeline.options).utf8)).prefix(32))
     }
 
@@ -61,47 +80,44 @@ final class BatchRunner: Sendable {
 
     /// Runs the batch; `report` is called once per finished input, never concurrently.
     /// Returns the outcomes in input order (inputs not started because of Ctrl-C are absent).
-    func run(jobs: Int, report: @escaping @Sendable (Outcome) -> Void) -> [Outcome] {
+    func run(jobs: Int, report: @escaping @Sendable (Outcome) -> Void) async -> [Outcome] {
         // Largest files first, so that a big photo does not start last and leave the other cores idle.
         let order = files.indices.sorted { size(of: files[$0]) > size(of: files[$1]) }
-        let next = Mutex(0)
-        let results = Mutex([Outcome?](repeating: nil, count: files.count))
-        let group = DispatchGroup()
-        for _ in 0..<max(1, min(jobs, files.count)) {
-            group.enter()
-            Thread.detachNewThread { [self] in
-                defer { group.leave() }
-                while !stopRequested.load(ordering: .relaxed) {
-                    let index = next.withLock { value -> Int in
-                        defer { value += 1 }
-                        return value
-                    }
-                    guard index < files.count else { return }
-                    let outcome = process(files[order[index]])
-                    results.withLock {
-                        $0[order[index]] = outcome
-                        report(outcome)
-                    }
-                }
+        var results = [Outcome?](repeating: nil, count: files.count)
+        await withTaskGroup(of: (Int, Outcome).self) { group in
+            var next = 0
+            func startNext() {
+                guard next < order.count, !stopRequested.load(ordering: .relaxed) else { return }
+                let index = order[next]
+                next += 1
+                group.addTask { (index, await self.process(self.files[index])) }
+            }
+            for _ in 0..<max(1, min(jobs, files.count)) { startNext() }
+            while let (index, outcome) = await group.next() {
+                results[index] = outcome
+                report(outcome)
+                startNext()
             }
         }
-        group.wait()
-        return results.withLock { $0.compactMap { $0 } }
+        return results.compactMap { $0 }
     }
 
     private func size(of file: InputFile) -> Int {
-        (try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? Int ?? 0
+        var status = stat()
+        return stat(file.path, &status) == 0 ? Int(status.st_size) : 0
     }
 
-    func process(_ file: InputFile) -> Outcome {
+    func process(_ file: InputFile) async -> Outcome {
         let start = ContinuousClock.now
-        let outputPath = (outputRoot as NSString).appendingPathComponent(file.relativeOutput)
+        let outputPath = Path.join(outputRoot, file.relativeOutput)
         var outcome = Outcome(input: file.path, output: outputPath, sourceBytes: 0, status: .failed(reason: ""), seconds: 0)
-        guard let data = FileManager.default.contents(atPath: file.path) else {
-            outcome.status = .failed(reason: "\(file.path): read failed: cannot read the file")
+        let bytes: [UInt8]
+        do {
+            bytes = try FileBytes.read(file.path)
+        } catch {
+            outcome.status = .failed(reason: "\(file.path): \(PhotoPrepError(error.stage, error.kind, error.message))")
             return outcome
         }
-        let bytes = [UInt8](data)
         outcome.sourceBytes = bytes.count
         let hash = Manifest.sha256(bytes)
         if reuse, let report = manifest?.upToDateReport(output: file.relativeOutput, outputPath: outputPath, sourceSHA256: hash, settings: settings) {
@@ -110,11 +126,11 @@ final class BatchRunner: Sendable {
         }
         // What the destination holds under the key (S3: HEAD) says whether this photo is done already.
         let metadata = ["photoprep-source-sha256": hash, "photoprep-settings": settingsDigest]
-        if reuse, let uploader, uploader.knowsObjects {
-            let key = file.relativeOutput, authorization = self.authorization
-            let existing = blocking { try? await uploader.existingObject(key: key, authorization: authorization) }
-            if let existing, existing.merging(metadata, uniquingKeysWith: { $1 }) == existing {
-                outcome.status = .present(url: uploader.objectURL(key: key) ?? key)
+        if reuse, let upload, upload.knowsObjects {
+            let key = file.relativeOutput
+            if let existing = try? await upload.existingObject(key: key),
+                existing.merging(metadata, uniquingKeysWith: { $1 }) == existing {
+                outcome.status = .present(url: upload.objectURL(key: key) ?? key)
                 outcome.seconds = seconds(since: start)
                 return outcome
             }
@@ -122,16 +138,14 @@ final class BatchRunner: Sendable {
         do {
             let photo = try pipeline.prepare(bytes)
             try AtomicFile.write(photo.jpeg, to: outputPath)
-            if let uploader {
-                let request = UploadRequest(key: file.relativeOutput, metadata: metadata, authorization: authorization)
-                let result = blocking { await uploader.upload(.file(outputPath), request: request).result() }
-                guard case .finished(let location) = result else {
-                    let reason = if case .failed(let error) = result { error.description } else { "upload cancelled" }
-                    outcome.status = .failed(reason: "\(file.path): \(reason)")
+            if let upload {
+                do {
+                    outcome.uploadedTo = try await upload.upload(file: outputPath, key: file.relativeOutput, metadata: metadata)
+                } catch {
+                    outcome.status = .failed(reason: "\(file.path): \(error)")
                     outcome.seconds = seconds(since: start)
                     return outcome
                 }
-                outcome.uploadedTo = location
             }
             try manifest?.record(.init(output: file.relativeOutput, sourceSHA256: hash, settings: settings, report: photo.report))
             outcome.status = .prepared(photo.report)
@@ -146,20 +160,7 @@ final class BatchRunner: Sendable {
     }
 }
 
-func seconds(since start: ContinuousClock.Instant) -> Double {
+package func seconds(since start: ContinuousClock.Instant) -> Double {
     let (s, atto) = (ContinuousClock.now - start).components
     return Double(s) + Double(atto) / 1e18
-}
-
-/// Runs async work from a worker thread (never from the cooperative pool) and waits for it.
-func blocking<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
-    let semaphore = DispatchSemaphore(value: 0)
-    let box = Mutex<T?>(nil)
-    Task {
-        let value = await work()
-        box.withLock { $0 = value }
-        semaphore.signal()
-    }
-    semaphore.wait()
-    return box.withLock { $0! }
 }

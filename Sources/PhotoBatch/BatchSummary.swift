@@ -1,6 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import PhotoFiles
 import PhotoPrep
-import PhotoUpload
 
 /// The end-of-batch figures.
 struct BatchSummary: Codable {
@@ -57,19 +64,19 @@ struct BatchSummary: Codable {
     var text: String {
         var lines = ["\(prepared) prepared, \(unchanged) unchanged, \(skipped) skipped, \(failed) failed"
             + (remaining > 0 ? ", \(remaining) not started (interrupted: re-run the same command to finish)" : "")
-            + " — \(total) input(s) in \(String(format: "%.1f", wallSeconds)) s"]
+            + " — \(total) input(s) in \(cFormat("%.1f", wallSeconds)) s"]
         if bytesIn > 0 {
             lines.append("bytes: \(megabytes(bytesIn)) → \(megabytes(bytesOut))")
         }
         if let medianSecondsPerPhoto {
             let quality = medianQuality.map { "median quality \($0), " } ?? ""
-            lines.append("\(quality)median \(String(format: "%.0f", medianSecondsPerPhoto * 1000)) ms per photo; slowest \(slowest ?? "") (\(String(format: "%.0f", (slowestSeconds ?? 0) * 1000)) ms)")
+            lines.append("\(quality)median \(cFormat("%.0f", medianSecondsPerPhoto * 1000)) ms per photo; slowest \(slowest ?? "") (\(cFormat("%.0f", (slowestSeconds ?? 0) * 1000)) ms)")
         }
         return lines.joined(separator: "\n")
     }
 }
 
-func megabytes(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1e6) }
+package func megabytes(_ bytes: Int) -> String { cFormat("%.1f MB", Double(bytes) / 1e6) }
 
 /// One row of `--report`: one input, whatever happened to it.
 struct ReportRow: Codable {
@@ -124,11 +131,11 @@ struct ReportRow: Codable {
         func field(_ value: (any CustomStringConvertible)?) -> String {
             guard let text = value?.description else { return "" }
             guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" }) else { return text }
-            return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            return "\"" + text.replacing("\"", with: "\"\"") + "\""
         }
         let values: [(any CustomStringConvertible)?] = [
             status, source, output, sourceFormat, sourceWidth, sourceHeight, sourceBytes, outputWidth, outputHeight,
-            outputBytes, quality, encodes, String(format: "%.4f", seconds), warning, error,
+            outputBytes, quality, encodes, cFormat("%.4f", seconds), warning, error,
         ]
         return values.map(field).joined(separator: ",")
     }
@@ -137,7 +144,7 @@ struct ReportRow: Codable {
     static func write(_ rows: [ReportRow], to path: String) throws {
         let bytes: [UInt8]
         if path.lowercased().hasSuffix(".csv") {
-            bytes = Array(([csvHeader] + rows.map(\.csv)).joined(separator: "\n").appending("\n").utf8)
+            bytes = Array((([csvHeader] + rows.map(\.csv)).joined(separator: "\n") + "\n").utf8)
         } else {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

@@ -1,0 +1,42 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Slash-separated file paths as strings, for the few operations the package needs (without
+/// Foundation's `NSString`, which FoundationEssentials does not have).
+public enum Path {
+    /// `folder/name`; `name` alone when `folder` is empty.
+    public static func join(_ folder: String, _ name: String) -> String {
+        if folder.isEmpty { return name }
+        return folder.hasSuffix("/") ? folder + name : folder + "/" + name
+    }
+
+    /// Everything before the last `/` (`"."` when there is none, `"/"` for a file in the root).
+    public static func folder(of path: String) -> String {
+        let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
+        return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
+    }
+
+    /// The last component (`"c.jpg"` for `"/a/b/c.jpg"`).
+    public static func name(of path: String) -> String {
+        let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        guard let slash = trimmed.lastIndex(of: "/") else { return trimmed }
+        return String(trimmed[trimmed.index(after: slash)...])
+    }
+
+    /// Makes `path` and its missing parents (`mkdir -p`) with `mode`; returns the system's reason
+    /// when it cannot, or when something there is not a folder.
+    public static func makeFolders(_ path: String, mode: Int = 0o777) -> String? {
+        var built = path.hasPrefix("/") ? "" : "."
+        for part in path.split(separator: "/") {
+            built += "/" + part
+            if mkdir(built, mode_t(mode)) != 0 && errno != EEXIST { return String(cString: strerror(errno)) }
+        }
+        var status = stat()
+        guard stat(path, &status) == 0 else { return String(cString: strerror(errno)) }
+        return (status.st_mode & S_IFMT) == S_IFDIR ? nil : "not a folder"
+    }
+}
