@@ -102,10 +102,7 @@ final class BatchRunner: Sendable {
         return results.compactMap { $0 }
     }
 
-    private func size(of file: InputFile) -> Int {
-        var status = stat()
-        return stat(file.path, &status) == 0 ? Int(status.st_size) : 0
-    }
+    private func size(of file: InputFile) -> Int { Path.size(of: file.path) ?? 0 }
 
     func process(_ file: InputFile) async -> Outcome {
         let start = ContinuousClock.now

@@ -42,8 +42,7 @@ final class Manifest: Sendable {
     /// and is still on disk with the recorded size.
     func upToDateReport(output: String, outputPath: String, sourceSHA256: String, settings: String) -> PrepareReport? {
         guard let entry = entries.withLock({ $0[output] }), entry.sourceSHA256 == sourceSHA256, entry.settings == settings,
-            let size = (try? FileManager.default.attributesOfItem(atPath: outputPath))?[.size] as? Int,
-            size == entry.report.outputBytes
+            Path.size(of: outputPath) == entry.report.outputBytes
         else { return nil }
         return entry.report
     }

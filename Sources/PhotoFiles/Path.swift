@@ -39,4 +39,10 @@ public enum Path {
         guard stat(path, &status) == 0 else { return String(cString: strerror(errno)) }
         return (status.st_mode & S_IFMT) == S_IFDIR ? nil : "not a folder"
     }
+
+    /// The size in bytes of the file at `path` (following links), or nil when there is none.
+    public static func size(of path: String) -> Int? {
+        var status = stat()
+        return stat(path, &status) == 0 ? Int(status.st_size) : nil
+    }
 }

@@ -105,7 +105,8 @@ import TestSupport
         guard case .failed(let error) = result else { Issue.record("\(result)"); return }
         #expect(error.kind == .retriesExhausted)
         #expect(error.message.contains("503"))
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // A 2 s budget, not the default 600 s: generous, because the whole suite runs at once on two cores.
+        #expect(ContinuousClock.now - started < .seconds(30))
     }
 
     @Test func corruptedChunkIsResentAfterTheChecksumMismatch() async throws {
