@@ -161,6 +161,40 @@ def batch(photos, edge, budget, jobs):
         shutil.rmtree(folder)
 
 
+def targets(results, tasks):
+    """The targets of issue #12, per photo against Pillow and the floor: met or missed, and by how much."""
+    lines = ["Targets, per photo (whole process, one core): speed against Pillow — median of the per-photo ratios, "
+             "and on the slowest quarter (the photos Pillow takes longest on) — and against the libjpeg-turbo floor; "
+             "peak RSS and SSIM-Y photo by photo against Pillow's.", "",
+             "| task | × Pillow, median (≥ 3) | × Pillow, slowest quarter (≥ 2.5) | × floor, median (≤ 1.5) | "
+             "RSS above Pillow's | SSIM-Y below Pillow's | over budget |", "|---|---|---|---|---|---|---|"]
+    def verdict(ok):
+        return "met" if ok else "missed"
+    for task in tasks:
+        ours = {r["photo"]: r for r in results.get((task, "photoprep"), [])}
+        pil = {r["photo"]: r for r in results.get((task, "Pillow"), [])}
+        flo = {r["photo"]: r for r in results.get((task, "floor"), [])}
+        common = sorted(p for p in ours if p in pil)
+        if not common:
+            continue
+        ratio = {p: pil[p]["seconds"] / ours[p]["seconds"] for p in common}
+        median = statistics.median(ratio.values())
+        slowest = sorted(common, key=lambda p: pil[p]["seconds"], reverse=True)[:max(1, -(-len(common) // 4))]
+        quarter = statistics.median(ratio[p] for p in slowest)
+        to_floor = statistics.median(ours[p]["seconds"] / flo[p]["seconds"] for p in common if p in flo) if flo else float("nan")
+        heavier = [(ours[p]["rss"] - pil[p]["rss"], p) for p in common if ours[p]["rss"] > pil[p]["rss"]]
+        worse = [(pil[p]["ssim"] - ours[p]["ssim"], p) for p in common if round(ours[p]["ssim"], 4) < round(pil[p]["ssim"], 4)]
+        over = sum(ours[p]["over"] for p in common)
+        rss = (f"{len(heavier)} of {len(common)} (worst +{max(heavier)[0]:.0f} MB, {os.path.basename(max(heavier)[1])})"
+               if heavier else f"0 of {len(common)}")
+        ssim = (f"{len(worse)} of {len(common)} (worst −{max(worse)[0]:.4f}, {os.path.basename(max(worse)[1])})"
+                if worse else f"0 of {len(common)}")
+        lines.append(f"| {task} | {median:.2f}× {verdict(median >= 3)} | {quarter:.2f}× {verdict(quarter >= 2.5)} | "
+                     f"{to_floor:.2f}× {verdict(to_floor <= 1.5)} | {rss}: {verdict(not heavier)} | {ssim}: {verdict(not worse)} | "
+                     f"{over}: {verdict(over == 0)} |")
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("photos", nargs="+")
@@ -234,6 +268,8 @@ def main():
             a, b = statistics.median(ours_in.values()), statistics.median(pillow_in.values())
             lines.append(f"| {task} | photoprep in-process | {a:.3f} | | | | | | | |")
             lines.append(f"| {task} | Pillow in-process | {b:.3f} | {b / a:.1f}× of photoprep in-process | | | | | | |")
+    lines.append("")
+    lines += targets(results, tasks)
     lines.append("")
     lines.append(f"Batch throughput ({next(iter(tasks))}, {len(photos)} photos, photos per second): " +
                  ", ".join(f"{k} {v:.1f}" for k, v in rates.items()))
