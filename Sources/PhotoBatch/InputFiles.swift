@@ -25,9 +25,8 @@ package enum InputFiles {
         let excluded = realPath(outputRoot)
         var files: [InputFile] = []
         for input in inputs {
-            var status = stat()
-            guard stat(input, &status) == 0 else { throw CommandFailure(message: "\(input): no such file or folder") }
-            if (status.st_mode & S_IFMT) != S_IFDIR {
+            guard Path.size(of: input) != nil else { throw CommandFailure(message: "\(input): no such file or folder") }
+            if !Path.isFolder(input) {
                 files.append(InputFile(path: input, relativeOutput: outputName(Path.name(of: input))))
                 continue
             }
@@ -60,7 +59,7 @@ package enum InputFiles {
         }
         closedir(dir)
         if count > 0 { undecodable(folder, count) }
-        for (name, type) in names.sorted(by: { $0.0 < $1.0 }) {
+        for (name, type) in names {
             let path = folder + "/" + name, inner = relative.isEmpty ? name : relative + "/" + name
             var status = stat()
             // Some file systems do not say an entry's type in the listing: ask (without following links).

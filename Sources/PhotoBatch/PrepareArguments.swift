@@ -106,15 +106,10 @@ package struct PrepareArguments: ParsableArguments {
 /// a usage error (exit 2).
 package enum OutputFolder {
     package static func create(_ path: String) throws {
-        var built = path.hasPrefix("/") ? "" : "."
-        for part in path.split(separator: "/") {
-            built += "/" + part
-            if mkdir(built, 0o777) != 0 && errno != EEXIST {
-                throw CommandFailure(message: "\(path): cannot create the output folder: \(String(cString: strerror(errno)))")
-            }
+        if let reason = Path.makeFolders(path) {
+            throw CommandFailure(message: "\(path): cannot create the output folder: \(reason)")
         }
-        var status = stat()
-        guard stat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR else {
+        guard Path.isFolder(path) else {
             throw ValidationError("--out \(path): is a file, not a folder")  // a usage error: exit 2
         }
         guard access(path, W_OK) == 0 else {

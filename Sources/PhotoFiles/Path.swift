@@ -28,16 +28,20 @@ public enum Path {
     }
 
     /// Makes `path` and its missing parents (`mkdir -p`) with `mode`; returns the system's reason
-    /// when it cannot, or when something there is not a folder.
+    /// when it cannot.
     public static func makeFolders(_ path: String, mode: Int = 0o777) -> String? {
         var built = path.hasPrefix("/") ? "" : "."
         for part in path.split(separator: "/") {
             built += "/" + part
             if mkdir(built, mode_t(mode)) != 0 && errno != EEXIST { return String(cString: strerror(errno)) }
         }
+        return nil
+    }
+
+    /// Whether `path` is a folder (following links).
+    public static func isFolder(_ path: String) -> Bool {
         var status = stat()
-        guard stat(path, &status) == 0 else { return String(cString: strerror(errno)) }
-        return (status.st_mode & S_IFMT) == S_IFDIR ? nil : "not a folder"
+        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// The size in bytes of the file at `path` (following links), or nil when there is none.
