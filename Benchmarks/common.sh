@@ -7,7 +7,10 @@ set -euo pipefail
 scripts/install-deps.sh --test
 export PATH="$PWD/.venv/bin:$PATH"   # the peers' servers (resumable-upload, moto)
 build=.build/static
-swift build -c release --product photoprep --static-swift-stdlib --build-path "$build" 2>&1 | tail -1
+# photoprep hands upload (and every command but prepare, probe, bench) to photoprep-full beside it.
+for product in photoprep photoprep-full; do
+  swift build -c release --product "$product" --static-swift-stdlib --build-path "$build" 2>&1 | tail -1
+done
 photoprep="$build/release/photoprep"
 work=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
