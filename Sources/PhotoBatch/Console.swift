@@ -122,7 +122,7 @@ final class Console: Sendable {
 
     private func clearLine() { StandardStream.error.write("\r\u{1B}[2K") }
 
-    private func printError(_ text: String) { StandardStream.error.write((text + "\n")) }
+    private func printError(_ text: String) { StandardStream.error.write(text + "\n") }
 
     /// One `--json` line.
     struct Event: Encodable {

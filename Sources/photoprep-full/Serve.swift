@@ -102,8 +102,8 @@ struct Serve: AsyncParsableCommand {
             throw CommandFailure(message: "cannot start the server: \(error)")
         }
         try await server.run { port in
-            FileHandle.standardOutput.write(Data("photoprep serve: listening on http://\(host):\(port) (data: \(data))\n".utf8))
+            StandardStream.output.write("photoprep serve: listening on http://\(host):\(port) (data: \(data))\n")
         }
-        FileHandle.standardOutput.write(Data("photoprep serve: stopped\n".utf8))
+        StandardStream.output.write("photoprep serve: stopped\n")
     }
 }

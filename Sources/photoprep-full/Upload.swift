@@ -162,7 +162,7 @@ struct Upload: AsyncParsableCommand {
         let bytes = files.compactMap { (try? FileManager.default.attributesOfItem(atPath: $0))?[.size] as? Int }.reduce(0, +)
         let elapsed = seconds(since: start)
         if !json && !quiet {
-            if isatty(STDERR_FILENO) == 1 { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
+            if isatty(STDERR_FILENO) == 1 { StandardStream.error.write("\r\u{1B}[2K") }
             let paused = counts.paused + counts.notStarted > 0 ? ", \(counts.paused) paused, \(counts.notStarted) not started (re-run to resume)" : ""
             print("\(counts.uploaded) uploaded, \(counts.failed) failed\(paused) — \(megabytes(bytes)) in \(String(format: "%.1f", elapsed)) s")
         }
@@ -219,7 +219,7 @@ final class UploadRun: Sendable {
             let eta = rate > 0 ? Double(t.total - sent) / rate : 0
             return "[\(t.done)/\(t.files)] \(megabytes(Int(sent))) of \(megabytes(Int(t.total))) · \(String(format: "%.1f", rate / 1e6)) MB/s · ETA \(Int(eta.rounded())) s"
         }
-        if let text { FileHandle.standardError.write(Data("\r\u{1B}[2K\(text)".utf8)) }
+        if let text { StandardStream.error.write("\r\u{1B}[2K\(text)") }
     }
 
     func run(_ items: [(path: String, key: String)], authorization: String?, parallel: Int) async -> Counts {
@@ -251,22 +251,22 @@ final class UploadRun: Sendable {
                             if !json && !quiet { print("\(live ? "\r\u{1B}[2K" : "")\(path) → \(location)") }
                             return .uploaded
                         case .failed(let error):
-                            FileHandle.standardError.write(Data("\(live ? "\r\u{1B}[2K" : "")error: \(path): \(error)\n".utf8))
+                            StandardStream.error.write("\(live ? "\r\u{1B}[2K" : "")error: \(path): \(error)\n")
                             return .failed
                         case .cancelled:
-                            FileHandle.standardError.write(Data("cancelled: \(path)\n".utf8))
+                            StandardStream.error.write("cancelled: \(path)\n")
                             return .failed
                         case .paused(let p):
                             if !json && !quiet {
-                                FileHandle.standardError.write(Data("\(live ? "\r\u{1B}[2K" : "")paused: \(path) at \(p.acknowledged)/\(p.total) bytes\n".utf8))
+                                StandardStream.error.write("\(live ? "\r\u{1B}[2K" : "")paused: \(path) at \(p.acknowledged)/\(p.total) bytes\n")
                             }
                             return .paused
                         case .retrying(let retry):
                             // Every retry is shown: on the live line, as a line on a pipe, as an event in --json.
                             if live {
-                                FileHandle.standardError.write(Data("\r\u{1B}[2K\(path): \(retry)".prefix(400).utf8))
+                                StandardStream.error.write(String("\r\u{1B}[2K\(path): \(retry)".prefix(400)))
                             } else if !json && !quiet {
-                                FileHandle.standardError.write(Data("retrying: \(path): \(retry)\n".utf8))
+                                StandardStream.error.write("retrying: \(path): \(retry)\n")
                             }
                         case .started, .progress:
                             break

@@ -59,10 +59,10 @@ struct GroupCommand: AsyncParsableCommand {
                 }
                 if let reason = group.pending {
                     if !service.json { print("group \(group.id) \"\(group.name)\" kept pending") }
-                    FileHandle.standardError.write(Data("""
+                    StandardStream.error.write("""
                         the server did not create it: \(reason)
                           it is sent\(group.photoJob == nil ? "" : " (then its photo)") by 'photoprep sync --server \(client.server.absoluteString)'\n
-                        """.utf8))
+                        """)
                     throw ExitCode(1)
                 }
                 if !service.json { print("group \(group.id) \"\(group.name)\" created with \(group.members?.count ?? 0) members") }

@@ -92,19 +92,19 @@ func follow(_ jobs: [(id: String, label: String)], in photoJobs: PhotoJobs, json
             }
             switch event {
             case .preparing:
-                if live { FileHandle.standardError.write(Data("\r\u{1B}[2K\(label): preparing".utf8)) }
+                if live { StandardStream.error.write("\r\u{1B}[2K\(label): preparing") }
             case .progress(let p):
-                if live { FileHandle.standardError.write(Data("\r\u{1B}[2K\(label): \(p.acknowledged)/\(p.total) bytes (\(Int(p.fraction * 100)) %)".utf8)) }
+                if live { StandardStream.error.write("\r\u{1B}[2K\(label): \(p.acknowledged)/\(p.total) bytes (\(Int(p.fraction * 100)) %)") }
             case .retrying(let retry):
-                FileHandle.standardError.write(Data((live ? "\r\u{1B}[2K\(label): \(retry)" : "\(label): \(retry)\n").utf8))
+                StandardStream.error.write(live ? "\r\u{1B}[2K\(label): \(retry)" : "\(label): \(retry)\n")
             case .finished(let url):
                 print("\(live ? "\r\u{1B}[2K" : "")\(label): uploaded → \(url)")
             case .pending(let reason):
-                FileHandle.standardError.write(Data("\(live ? "\r\u{1B}[2K" : "")\(label): pending — \(reason)\n  kept for later: run 'photoprep sync'\n".utf8))
+                StandardStream.error.write("\(live ? "\r\u{1B}[2K" : "")\(label): pending — \(reason)\n  kept for later: run 'photoprep sync'\n")
             case .failed(let reason):
-                FileHandle.standardError.write(Data("\(live ? "\r\u{1B}[2K" : "")\(label): failed — \(reason)\n".utf8))
+                StandardStream.error.write("\(live ? "\r\u{1B}[2K" : "")\(label): failed — \(reason)\n")
             case .cancelled:
-                FileHandle.standardError.write(Data("\(label): cancelled\n".utf8))
+                StandardStream.error.write("\(label): cancelled\n")
             }
         }
     }

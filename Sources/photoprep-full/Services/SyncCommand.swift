@@ -36,7 +36,7 @@ struct SyncCommand: AsyncParsableCommand {
                 } else if group.state == .created {
                     print("\(label): created on the server")
                 } else {
-                    FileHandle.standardError.write(Data("\(label): \(group.state.rawValue) — \(group.error ?? "")\n".utf8))
+                    StandardStream.error.write("\(label): \(group.state.rawValue) — \(group.error ?? "")\n")
                 }
                 if group.state != .created { left += 1 }
             }
@@ -59,8 +59,8 @@ struct SyncCommand: AsyncParsableCommand {
     private func reportStale(_ jobs: PhotoJobs) -> Int {
         let stale = (try? jobs.staleObjects()) ?? []
         for object in stale {
-            FileHandle.standardError.write(Data(
-                "replaced picture \(object.url) not deleted yet (\(object.attempts) attempts): \(object.error) — the next sync tries again\n".utf8))
+            StandardStream.error.write(
+                "replaced picture \(object.url) not deleted yet (\(object.attempts) attempts): \(object.error) — the next sync tries again\n")
         }
         return stale.count
     }
@@ -86,7 +86,7 @@ struct SyncCommand: AsyncParsableCommand {
             } else if job.state == .done {
                 print("\(label): uploaded → \(job.url ?? "")")
             } else {
-                FileHandle.standardError.write(Data("\(label): \(job.state.rawValue)\(job.error.map { " — \($0)" } ?? "")\n".utf8))
+                StandardStream.error.write("\(label): \(job.state.rawValue)\(job.error.map { " — \($0)" } ?? "")\n")
             }
             if job.state != .done { left += 1 }
         }
