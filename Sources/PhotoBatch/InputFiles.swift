@@ -89,7 +89,7 @@ package enum InputFiles {
     static func currentDirectory() -> String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         guard getcwd(&buffer, buffer.count) != nil else { return "." }
-        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return String(nulTerminated: buffer)
     }
 
     /// The canonical path (`realpath`), or nil when it does not exist.

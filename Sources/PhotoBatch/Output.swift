@@ -37,11 +37,18 @@ package func cFormat(_ format: String, _ arguments: any CVarArg...) -> String {
     withVaList(arguments) { list in
         var buffer = [CChar](repeating: 0, count: 128)
         let needed = Int(vsnprintf(&buffer, buffer.count, format, list))
-        guard needed >= buffer.count else { return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self) }
+        guard needed >= buffer.count else { return String(nulTerminated: buffer) }
         return withVaList(arguments) { again in
             var larger = [CChar](repeating: 0, count: needed + 1)
             _ = vsnprintf(&larger, larger.count, format, again)
-            return String(decoding: larger.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return String(nulTerminated: larger)
         }
+    }
+}
+
+extension String {
+    /// The text of a C buffer up to its first NUL, as UTF-8.
+    package init(nulTerminated buffer: [CChar]) {
+        self.init(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -57,7 +57,7 @@ enum Forwarding {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         let path = n > 0
-            ? String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            ? String(nulTerminated: buffer)  // zero-filled, and readlink leaves the last byte alone
             : CommandLine.arguments[0]
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return String(path[..<slash])
