@@ -2,8 +2,9 @@
 # Installs what photoprep needs on Debian 12 (Swift 6.3 itself is expected on PATH).
 #
 #   scripts/install-deps.sh          the C libraries photoprep links: libjpeg-turbo's TurboJPEG, libpng, zlib,
-#                                    SQLite (for GRDB). Enough to build and run the command.
-#   scripts/install-deps.sh --test   also the servers the tests start on 127.0.0.1 — tus: resumable-upload,
+#                                    Enough to build and run the command (SQLite is built in).
+#   scripts/install-deps.sh --test   also the servers the tests start on 127.0.0.1 — PostgreSQL 15 (Debian's
+#                                    postgresql; the tests make their own throwaway cluster); tus: resumable-upload,
 #                                    tuspyserver under uvicorn; S3: moto; the tus client tuspy; schemathesis — from PyPI into the project's own
 #                                    virtual environment .venv/ (git-ignored). The system Python is never
 #                                    touched: Debian's python3 refuses `pip install` (PEP 668). The tests put
@@ -20,9 +21,9 @@ case "${1:-}" in
   *) echo "usage: scripts/install-deps.sh [--test]" >&2; exit 2 ;;
 esac
 
-packages=(libturbojpeg0-dev libpng-dev zlib1g-dev libsqlite3-dev pkg-config)
+packages=(libturbojpeg0-dev libpng-dev zlib1g-dev pkg-config)
 # Debian's venv module (python3-venv pulls in ensurepip for the default python3).
-$test_servers && packages+=(python3 python3-venv)
+$test_servers && packages+=(python3 python3-venv postgresql)
 
 missing=()
 for p in "${packages[@]}"; do

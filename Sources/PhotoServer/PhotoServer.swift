@@ -1,5 +1,5 @@
 public import Foundation
-import GRDB
+import SQLKit
 import Hummingbird
 import HummingbirdCore
 public import Logging
@@ -24,6 +24,13 @@ public struct PhotoServer: Sendable {
     public struct Configuration: Sendable {
         /// The services' folder: `app.sqlite`, the local store `storage/`, the uploads in progress `uploads/`.
         public var data: URL
+        /// The services' database: a `postgres://` URL (several instances share it) or an SQLite file
+        /// (nil: `data/app.sqlite`).
+        public var database: String?
+        /// How often the photo-job runner looks for jobs to run or take over.
+        public var jobInterval: Duration = .seconds(5)
+        /// How long a photo job stays with its runner unless renewed.
+        public var jobLease: Duration = .seconds(30)
         public var host: String = "127.0.0.1"
         /// The URL clients reach the server at, e.g. `https://uploads.example.com` behind a proxy; upload
         /// locations are built on it (nil: from each request's `Host`).
@@ -65,7 +72,7 @@ public struct PhotoServer: Sendable {
     public init(configuration: Configuration, logger: Logger) async throws {
         self.configuration = configuration
         self.logger = logger
-        let database = try AppDatabase(path: configuration.data.appendingPathComponent("app.sqlite").path)
+        let database = try await AppDatabase.open(configuration.database ?? configuration.data.appendingPathComponent("app.sqlite").path)
         // A client waits for its last PATCH while the photo is stored: storage that keeps failing for 30 s
         // answers 503 (the bytes are kept; the client asks again) rather than holding the request for minutes.
         var storing = UploadConfiguration()
@@ -91,7 +98,7 @@ public struct PhotoServer: Sendable {
         self.database = database
         services = try PhotoServices(
             database: database, destination: storage.destination, stateFolder: configuration.data.appendingPathComponent("state"),
-            environment: configuration.environment)
+            environment: configuration.environment, lease: configuration.jobLease)
         self.cpu = cpu
         self.io = io
     }
@@ -104,7 +111,7 @@ public struct PhotoServer: Sendable {
         let router = Router(context: ServerContext.self)
         router.add(middleware: RequestLogMiddleware(metrics: metrics))
         router.get("/health") { [database] _, _ -> Response in
-            let healthy = (try? database.read { db in try Int.fetchOne(db, sql: "SELECT 1") }) != nil
+            let healthy = (try? await database.read { db in try await db.raw("SELECT 1").run() }) != nil
             return Response(
                 status: healthy ? .ok : .serviceUnavailable, headers: [.contentType: "application/json"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: healthy ? "{\"status\":\"ok\"}\n" : "{\"status\":\"database unavailable\"}\n")))
@@ -144,7 +151,10 @@ public struct PhotoServer: Sendable {
             }, logger: logger)
         let group = ServiceGroup(
             configuration: .init(
-                services: [.init(service: app), .init(service: sweeper), .init(service: routes.stopping)],
+                services: [
+                    .init(service: app), .init(service: sweeper), .init(service: routes.stopping),
+                    .init(service: PhotoJobRunner(jobs: services.jobs, mode: .continuous(every: configuration.jobInterval))),
+                ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 cancellationSignals: [],
                 logger: logger))

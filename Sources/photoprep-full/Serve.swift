@@ -21,6 +21,14 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The services' folder: app.sqlite, the local store storage/, uploads in progress uploads/ (env PHOTOPREP_DATA; default photoprep-data).")
     var data: String?
 
+    @Option(help: ArgumentHelp(
+        "The services' database: a postgres:// URL, shared by every instance behind a load balancer, or an SQLite file (env PHOTOPREP_DATABASE; default DATA/app.sqlite).",
+        valueName: "url-or-file"))
+    var database: String?
+
+    @Option(help: ArgumentHelp("Seconds a photo job stays with this instance unless renewed: how long until another instance takes over a dead one's jobs.", visibility: .hidden))
+    var jobLease: Double = 30
+
     @Option(help: "Address to listen on (env PHOTOPREP_HOST; default 127.0.0.1).")
     var host: String?
 
@@ -83,6 +91,9 @@ struct Serve: AsyncParsableCommand {
         }
         var configuration = PhotoServer.Configuration(data: URL(fileURLWithPath: data), keys: keys)
         configuration.host = host
+        configuration.database = setting(database, "PHOTOPREP_DATABASE")
+        configuration.jobLease = .milliseconds(Int(max(jobLease, 0.5) * 1000))
+        configuration.jobInterval = min(configuration.jobInterval, configuration.jobLease / 2)
         configuration.port = port
         configuration.storage = to.map { $0.contains("://") ? $0 : URL(fileURLWithPath: $0).absoluteString }
         if let publicURL = setting(publicURL, "PHOTOPREP_PUBLIC_URL") {

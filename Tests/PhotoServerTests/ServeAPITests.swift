@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+import SQLKit
 import PhotoServices
 import Testing
 import TestSupport
@@ -23,16 +23,14 @@ import TestSupport
     }
 
     /// Adds users u4…u`count` straight into the server's database.
-    static func addUsers(_ seeded: SeededServer, upTo count: Int) throws {
-        try seeded.database().writer.write { db in
-            for i in 4...count { try User(id: "u\(i)", displayName: "User \(i)").insert(db) }
-        }
+    static func addUsers(_ seeded: SeededServer, upTo count: Int) async throws {
+        let users = (4...count).map { User(id: "u\($0)", displayName: "User \($0)") }
+        try await seeded.database().write { db in try await db.insert(into: "user").models(users).run() }
     }
 
-    static func addUsers(_ seeded: SeededServer, _ users: [(String, String)]) throws {
-        try seeded.database().writer.write { db in
-            for (id, name) in users { try User(id: id, displayName: name).insert(db) }
-        }
+    static func addUsers(_ seeded: SeededServer, _ users: [(String, String)]) async throws {
+        let users = users.map { User(id: $0.0, displayName: $0.1) }
+        try await seeded.database().write { db in try await db.insert(into: "user").models(users).run() }
     }
 
     @Test func everyOperationNeedsAToken() async throws {
@@ -49,13 +47,13 @@ import TestSupport
                 #expect(exchange.header("Content-Type") == "application/problem+json" && body["status"] as? Int == 401)
             }
         }
-        #expect(try seeded.database().read { db in try ChatGroup.fetchCount(db) } == 1)
-        #expect(try seeded.database().read { db in try User.fetchOne(db, key: "u1")?.displayName } == "Ana")
+        #expect(try await seeded.database().count("chatGroup") == 1)
+        #expect(try await seeded.database().one(User.self, from: "user", id: "u1")?.displayName == "Ana")
     }
 
     @Test func usersProfilesAndThePicker() async throws {
         let seeded = try await SeededServer.start()
-        try Self.addUsers(seeded, [("u4", "anabel"), ("u5", "Andrés"), ("u6", "Bob"), ("u7", "An%y")])
+        try await Self.addUsers(seeded, [("u4", "anabel"), ("u5", "Andrés"), ("u6", "Bob"), ("u7", "An%y")])
         let u1 = TestTokens.hs256(sub: "u1")
         #expect(try await Self.call(seeded.server, "GET", "/v1/me", token: u1).body["displayName"] as? String == "Ana")
         let renamed = try await Self.call(seeded.server, "PATCH", "/v1/me", token: u1, json: ["displayName": "  Ana María\u{202E} "])
@@ -79,7 +77,7 @@ import TestSupport
 
     @Test func renameMessagesAndNotifications() async throws {
         let seeded = try await SeededServer.start()
-        try Self.addUsers(seeded, upTo: 4)
+        try await Self.addUsers(seeded, upTo: 4)
         let g = seeded.groupId
         let (u1, u2, u4) = (TestTokens.hs256(sub: "u1"), TestTokens.hs256(sub: "u2"), TestTokens.hs256(sub: "u4"))
         // Rename: the admin may; a member may not (403); anyone else does not see the group (404).
@@ -103,7 +101,7 @@ import TestSupport
 
     @Test func groupRulesAtTheirBoundaries() async throws {
         let seeded = try await SeededServer.start()
-        try Self.addUsers(seeded, upTo: 258)
+        try await Self.addUsers(seeded, upTo: 258)
         let u1 = TestTokens.hs256(sub: "u1")
         func create(_ name: String, _ participants: [String]) async throws -> (Int, [String: Any]) {
             let (status, body, _) = try await Self.call(seeded.server, "POST", "/v1/groups", token: u1, json: ["name": name, "participants": participants])
@@ -133,17 +131,17 @@ import TestSupport
         #expect(unknown == 422 && unknownBody["field"] as? String == "participants" && (unknownBody["detail"] as? String)?.contains("nobody") == true)
         #expect(try await create("g", ["u2", "../u3"]).0 == 422)
         // Every created group has its system message and a notification per other participant.
-        let database = try seeded.database()
+        let database = try await seeded.database()
         let created = try await Self.call(seeded.server, "POST", "/v1/groups", token: u1, json: ["name": "Trip", "participants": ["u2", "u3"]])
         let id = try #require(created.body["id"] as? String)
-        let messages = try database.read { db in try Message.filter(Column("groupId") == id).fetchAll(db) }
+        let messages = try await database.all(Message.self, from: "message", where: "groupId", id)
         #expect(messages.map(\.text) == ["Ana created the group"] && messages.first?.sender == "system")
-        #expect(try database.read { db in try Notification.filter(Column("groupId") == id).fetchAll(db) }.map(\.userId).sorted() == ["u2", "u3"])
+        #expect(try await database.all(Notification.self, from: "notification", where: "groupId", id).map(\.userId).sorted() == ["u2", "u3"])
     }
 
     @Test func onlyMembersSeeAGroupAndItsPhoto() async throws {
         let seeded = try await SeededServer.start()
-        try Self.addUsers(seeded, upTo: 5)
+        try await Self.addUsers(seeded, upTo: 5)
         for (user, expected) in [("u1", 200), ("u2", 200), ("u3", 200), ("u4", 404)] {
             let token = TestTokens.hs256(sub: user)
             #expect(try await Self.call(seeded.server, "GET", "/v1/groups/\(seeded.groupId)", token: token).status == expected, "\(user)")
@@ -174,9 +172,9 @@ import TestSupport
         #expect(repeated.status == 201 && repeated.body["id"] as? String == id.lowercased())
         let stolen: [String: Any] = ["name": "Once", "participants": ["u1", "u3"], "id": id]
         #expect(try await Self.call(seeded.server, "POST", "/v1/groups", token: u2, json: stolen).status == 403)
-        let database = try seeded.database()
-        #expect(try database.read { db in try ChatGroup.filter(Column("name") == "Once").fetchCount(db) } == 3)
-        #expect(try database.read { db in try Message.filter(Column("groupId") == id.lowercased()).fetchCount(db) } == 1)
+        let database = try await seeded.database()
+        #expect(try await database.count("chatGroup", where: "name", "Once") == 3)
+        #expect(try await database.count("message", where: "groupId", id.lowercased()) == 1)
     }
 
     @Test func theCallersGroupsPageByPage() async throws {
@@ -222,7 +220,7 @@ import TestSupport
 
     @Test func membersChangeUnderTheRules() async throws {
         let seeded = try await SeededServer.start()
-        try Self.addUsers(seeded, upTo: 260)
+        try await Self.addUsers(seeded, upTo: 260)
         let g = seeded.groupId
         let (u1, u2, u9) = (TestTokens.hs256(sub: "u1"), TestTokens.hs256(sub: "u2"), TestTokens.hs256(sub: "u9"))
         func change(_ token: String, add: [String] = [], remove: [String] = []) async throws -> (Int, [String: Any]) {
@@ -238,7 +236,7 @@ import TestSupport
         #expect(try await change(u1, add: (6...256).map { "u\($0)" }).0 == 200)  // 4 + 251 = 255 members
         let (over, overBody) = try await change(u1, add: ["u257", "u258"])
         #expect(over == 422 && (overBody["type"] as? String)?.hasSuffix("too-many-members") == true)
-        #expect(try seeded.database().read { db in try GroupMember.filter(Column("groupId") == g).fetchCount(db) } == 255)
+        #expect(try await seeded.database().count("groupMember", where: "groupId", g) == 255)
     }
 
     @Test func profileAndAlbumPhotos() async throws {

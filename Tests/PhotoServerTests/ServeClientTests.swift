@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+import SQLKit
 import PhotoPrep
 import PhotoServices
 import Testing
@@ -16,25 +16,24 @@ import TestSupport
         var notifications: [GroupNotification]
     }
 
-    static func serverGroup(_ seeded: SeededServer, _ id: String) throws -> ServerGroup {
-        try seeded.database().read { db in
-            ServerGroup(
-                group: try ChatGroup.fetchOne(db, key: id),
-                members: try GroupMember.filter(sql: "groupId = ?", arguments: [id]).order(sql: "userId").fetchAll(db),
-                messages: try Message.filter(sql: "groupId = ?", arguments: [id]).fetchAll(db),
-                notifications: try GroupNotification.filter(sql: "groupId = ?", arguments: [id]).order(sql: "userId").fetchAll(db))
-        }
+    static func serverGroup(_ seeded: SeededServer, _ id: String) async throws -> ServerGroup {
+        let database = try await seeded.database()
+        return ServerGroup(
+            group: try await database.one(ChatGroup.self, from: "chatGroup", id: id),
+            members: try await database.all(GroupMember.self, from: "groupMember", where: "groupId", id, orderBy: "userId"),
+            messages: try await database.all(Message.self, from: "message", where: "groupId", id, orderBy: "id"),
+            notifications: try await database.all(GroupNotification.self, from: "notification", where: "groupId", id, orderBy: "userId"))
     }
 
     /// The group exists once on the server, exactly as a creation by u1 (Ana) with u2 and u3 leaves it.
-    static func expectCreatedOnce(_ seeded: SeededServer, _ id: String, name: String) throws {
-        let state = try serverGroup(seeded, id)
+    static func expectCreatedOnce(_ seeded: SeededServer, _ id: String, name: String) async throws {
+        let state = try await serverGroup(seeded, id)
         #expect(state.group?.name == name && state.group?.createdBy == "u1")
         #expect(state.members.map(\.userId) == ["u1", "u2", "u3"] && state.members.map(\.isAdmin) == [true, false, false])
         #expect(state.messages.map(\.text) == ["Ana created the group"] && state.messages.allSatisfy { $0.isSystem && $0.sender == "system" })
         #expect(state.notifications.map(\.userId) == ["u2", "u3"])
         #expect(state.notifications.allSatisfy { $0.deepLink == "photoprep://groups/\(id)" })
-        #expect(try seeded.database().read { db in try ChatGroup.filter(sql: "name = ?", arguments: [name]).fetchCount(db) } == 1)
+        #expect(try await seeded.database().count("chatGroup", where: "name", name) == 1)
     }
 
     /// The issue's scenario through the command, process by process: the server stopped, a group
@@ -63,12 +62,12 @@ import TestSupport
         #expect(UUID(uuidString: id) != nil)
 
         // Kept in the client's database, its photo held back until the server has the group.
-        let database = try AppDatabase(path: client.appendingPathComponent("client.sqlite").path)
-        let pending = try database.read { db in try PendingGroup.fetchAll(db) }
+        let database = try await AppDatabase(path: client.appendingPathComponent("client.sqlite").path)
+        let pending = try await database.all(PendingGroup.self, from: "pendingGroup")
         #expect(pending.map(\.id) == [id] && pending.map(\.state) == [.pending] && pending.first?.participants == ["u2", "u3"])
-        let job = try #require(try database.read { db in try PhotoJob.fetchOne(db, key: pending.first?.photoJob ?? "") })
+        let job = try #require(try await database.one(PhotoJob.self, from: "photoJob", id: pending.first?.photoJob ?? ""))
         #expect(job.waitsFor == id && job.state == .pending && job.attempts == 0)
-        #expect(try Self.serverGroup(seeded, id).group == nil)
+        #expect(try await Self.serverGroup(seeded, id).group == nil)
 
         // Without the server a sync keeps it (and says so).
         let stillOffline = try await onThread { try photoprep(["sync", "--retry-seconds", "1"] + common, environment: environment) }
@@ -83,18 +82,18 @@ import TestSupport
         let key = "group_photos/\(id)/photo.jpg"
         #expect((finished["url"] as? String)?.hasSuffix(key) == true)
 
-        try Self.expectCreatedOnce(seeded, id, name: "Summit day")
-        let group = try #require(try Self.serverGroup(seeded, id).group)
+        try await Self.expectCreatedOnce(seeded, id, name: "Summit day")
+        let group = try #require(try await Self.serverGroup(seeded, id).group)
         #expect(group.photoState == .done && group.photoURL == finished["url"] as? String)
         // What is stored is the server's normalisation of the photo: upright, no EXIF, within the preset.
         _ = try checkNormalised(server.stored(key), preset: .group, portrait: false)
-        #expect(try database.read { db in try PendingGroup.fetchOne(db, key: id)?.state } == .created)
-        #expect(try database.read { db in try PhotoJob.fetchOne(db, key: job.id)?.state } == .done)
+        #expect(try await database.one(PendingGroup.self, from: "pendingGroup", id: id)?.state == .created)
+        #expect(try await database.one(PhotoJob.self, from: "photoJob", id: job.id)?.state == .done)
 
         // Once: another sync sends nothing, and the server still has one group, one message, two notifications.
         let again = try await onThread { try photoprep(["sync"] + common, environment: environment) }
         #expect(again.status == 0 && !again.jsonLines.contains { $0["group"] != nil })
-        try Self.expectCreatedOnce(seeded, id, name: "Summit day")
+        try await Self.expectCreatedOnce(seeded, id, name: "Summit day")
     }
 
     /// The answer to a creation is lost (the client died after the server created the group): the
@@ -103,21 +102,23 @@ import TestSupport
         let seeded = try await SeededServer.start()
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let client = try PhotoClient(server: URL(string: seeded.server.base)!, folder: folder) { TestTokens.hs256(sub: "u1") }
+        let client = try await PhotoClient(server: URL(string: seeded.server.base)!, folder: folder) { TestTokens.hs256(sub: "u1") }
         let created = try await client.createGroup(name: "Lost answer", participants: ["u2", "u3"])
         #expect(created.pending == nil && created.members == ["u1", "u2", "u3"])
-        try Self.expectCreatedOnce(seeded, created.id, name: "Lost answer")
+        try await Self.expectCreatedOnce(seeded, created.id, name: "Lost answer")
 
         // As if the process had died before it recorded the answer.
-        try client.database.write { db in try db.execute(sql: "UPDATE pendingGroup SET state = 'pending' WHERE id = ?", arguments: [created.id]) }
+        try await client.database.write { db in
+            try await db.update("pendingGroup").set("state", to: "pending").where("id", .equal, created.id).run()
+        }
         let report = await client.sync()
         #expect(report.groups.map(\.id) == [created.id] && report.groups.map(\.state) == [.created])
         #expect(report.groups.first?.attempts == 2)
-        try Self.expectCreatedOnce(seeded, created.id, name: "Lost answer")
+        try await Self.expectCreatedOnce(seeded, created.id, name: "Lost answer")
         // The same id from someone else is not theirs to re-send.
-        let other = try PhotoClient(server: URL(string: seeded.server.base)!, folder: try temporaryFolder()) { TestTokens.hs256(sub: "u2") }
+        let other = try await PhotoClient(server: URL(string: seeded.server.base)!, folder: try temporaryFolder()) { TestTokens.hs256(sub: "u2") }
         await #expect(throws: ServiceError.self) { try await other.createGroup(name: "Taken", participants: ["u1", "u3"], id: created.id) }
-        try Self.expectCreatedOnce(seeded, created.id, name: "Lost answer")
+        try await Self.expectCreatedOnce(seeded, created.id, name: "Lost answer")
     }
 
     /// What only the server can refuse (an unknown participant) is refused at sync: nothing is created
@@ -128,13 +129,14 @@ import TestSupport
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let base = URL(string: seeded.server.base)!
-        let client = try PhotoClient(server: base, folder: folder) { TestTokens.hs256(sub: "u1") }
+        let client = try await PhotoClient(server: base, folder: folder) { TestTokens.hs256(sub: "u1") }
 
         // Online: the server's refusal, thrown; nothing kept here or there.
         await #expect(throws: ServiceError.rejected("the server refused group 6f1f7a4e-2a57-4c2e-9d7e-3f4a7e0b1c2d: unknown user: u9")) {
             try await client.createGroup(name: "Nope", participants: ["u2", "u9"], id: "6F1F7A4E-2A57-4C2E-9D7E-3F4A7E0B1C2D")
         }
-        #expect(try client.pendingGroups().isEmpty && (try client.jobs.unfinished()).isEmpty)
+        let leftovers = (try await client.pendingGroups().count, try await client.jobs.unfinished().count)
+        #expect(leftovers == (0, 0))
 
         try await onThread { seeded.server.stop() }
         // Offline, the rules the client knows: nothing kept.
@@ -142,7 +144,7 @@ import TestSupport
             try await client.createGroup(name: String(repeating: "x", count: 51), participants: ["u2", "u3"])
         }
         await #expect(throws: ServiceError.tooFewParticipants(1)) { try await client.createGroup(name: "Two", participants: ["u2", "u1", "u2"]) }
-        #expect(try client.pendingGroups().isEmpty)
+        #expect(try await client.pendingGroups().isEmpty)
 
         // Offline, what only the server knows: kept, then refused at sync.
         let kept = try await client.createGroup(name: "Ghost", participants: ["u2", "u9"], photo: .file(Fixture.path("photos/storm-1920x1280.jpg")))
@@ -153,9 +155,9 @@ import TestSupport
         #expect(report.groups.first?.error?.contains("unknown user: u9") == true)
         let job = try await client.jobs.wait(try #require(kept.photoJob))
         #expect(job.state == .failed && job.error?.contains("unknown user: u9") == true)
-        #expect(try Self.serverGroup(seeded, kept.id).group == nil)
+        #expect(try await Self.serverGroup(seeded, kept.id).group == nil)
         #expect(!seeded.server.storedKeys.contains { $0.hasPrefix("group_photos/\(kept.id)") })
-        #expect(try client.pendingGroups().map(\.state) == [.refused])
+        #expect(try await client.pendingGroups().map(\.state) == [.refused])
         // A refused creation is not sent again.
         #expect(await client.sync().groups.isEmpty)
     }
@@ -166,20 +168,20 @@ import TestSupport
         let seeded = try await SeededServer.start()
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let client = try PhotoClient(server: URL(string: seeded.server.base)!, folder: folder) { TestTokens.hs256(sub: "u1") }
-        let job = try client.setProfilePhoto(.file(Fixture.path("orientation/landscape_6.jpg")))
+        let client = try await PhotoClient(server: URL(string: seeded.server.base)!, folder: folder) { TestTokens.hs256(sub: "u1") }
+        let job = try await client.setProfilePhoto(.file(Fixture.path("orientation/landscape_6.jpg")))
         var events: [PhotoJobEvent] = []
-        for await event in client.jobs.events(job) { events.append(event) }
+        for await event in await client.jobs.events(job) { events.append(event) }
         guard case .finished(let url) = events.last else { Issue.record("no finish: \(events)"); return }
         #expect(events.contains { if case .progress = $0 { true } else { false } })
-        let user = try #require(try seeded.database().read { db in try User.fetchOne(db, key: "u1") })
+        let user = try #require(try await seeded.database().one(User.self, from: "user", id: "u1"))
         #expect(user.profilePhotoURL == url)
         let key = try #require(user.profilePhotoKey)
         #expect(key.hasPrefix("profile_images/u1/"))
         _ = try checkNormalised(seeded.server.stored(key), preset: .profile, portrait: false)
 
         // A group photo by a non-admin is refused by the server: failed, nothing stored.
-        let u2 = try PhotoClient(server: URL(string: seeded.server.base)!, folder: try temporaryFolder()) { TestTokens.hs256(sub: "u2") }
+        let u2 = try await PhotoClient(server: URL(string: seeded.server.base)!, folder: try temporaryFolder()) { TestTokens.hs256(sub: "u2") }
         let refused = try await u2.jobs.wait(try u2.setGroupPhoto(groupId: seeded.groupId, photo: .file(Fixture.path("photos/storm-1920x1280.jpg"))))
         #expect(refused.state == .failed && refused.error?.contains("403") == true)
         #expect(!seeded.server.storedKeys.contains("group_photos/\(seeded.groupId)/photo.jpg"))

@@ -1,5 +1,5 @@
 import Crypto
-import GRDB
+import SQLKit
 import PhotoPrep
 import PhotoServices
 import Foundation
@@ -160,8 +160,8 @@ import TestSupport
         #expect(upload.stdout.contains("\"ok\": true"), "\(upload.stdout)")
         _ = try checkNormalised(seeded.server.stored("profile_images/u4/me.jpg"), preset: .profile)
         // A user the store did not know is added, named from the token.
-        let user = try seeded.database().read { db in try Row.fetchOne(db, sql: "SELECT displayName, profilePhotoKey FROM user WHERE id = 'u4'") }
-        #expect(user?["displayName"] == "Dana" && user?["profilePhotoKey"] == "profile_images/u4/me.jpg")
+        let user = try await seeded.database().one(User.self, from: "user", id: "u4")
+        #expect(user?.displayName == "Dana" && user?.profilePhotoKey == "profile_images/u4/me.jpg")
 
         var refused: [(String, String)] = [
             ("wrong audience", try TestTokens.es256(sub: "u4", key: key, kid: kid, claims: claims.merging(["aud": "other-app"]) { $1 })),

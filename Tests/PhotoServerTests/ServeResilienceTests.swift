@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+import SQLKit
 import PhotoPrep
 import PhotoServices
 import Testing
@@ -119,9 +119,9 @@ import TestSupport
             if expected[cacheKey] == nil { expected[cacheKey] = try PhotoPipeline(preset: preset).prepare(contentsOf: file).jpeg }
             #expect(seeded.server.stored(key) == expected[cacheKey], "\(key)")
         }
-        let database = try seeded.database()
-        #expect(try database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM user WHERE profilePhotoKey LIKE 'profile_images/load%'") } == 50)
-        #expect(try database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM albumPhoto WHERE state = 'done'") } == 50)
+        let database = try await seeded.database()
+        #expect(try await database.all(User.self, from: "user").filter { $0.profilePhotoKey?.hasPrefix("profile_images/load") == true }.count == 50)
+        #expect(try await database.count("albumPhoto", where: "state", "done") == 50)
         let peak = try #require(seeded.server.peakRSSKiB)
         print("100 concurrent uploads: \(report["seconds"] ?? "?") s, server peak RSS \(peak / 1024) MiB")
         #expect(peak < 300 * 1024)

@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+import SQLKit
 import PhotoPrep
 import PhotoServices
 import PhotoUpload
@@ -33,7 +33,7 @@ import TestSupport
         let body = try #require(try JSONSerialization.jsonObject(with: Data((line["body"] as? String ?? "").utf8)) as? [String: String])
         #expect(body["key"] == key)
         _ = try checkNormalised(seeded.server.stored(key), preset: .profile, portrait: false)
-        let user = try #require(try seeded.database().read { db in try User.fetchOne(db, key: "u1") })
+        let user = try #require(try await seeded.database().one(User.self, from: "user", id: "u1"))
         #expect(user.profilePhotoKey == key && user.profilePhotoURL == body["url"])
     }
 
@@ -67,7 +67,7 @@ import TestSupport
         }
         #expect(expected == photo.count)
         _ = try checkNormalised(seeded.server.stored(key), preset: .group)
-        #expect(try seeded.database().read { db in try ChatGroup.fetchOne(db, key: seeded.groupId)?.photoState } == .done)
+        #expect(try await seeded.database().one(ChatGroup.self, from: "chatGroup", id: seeded.groupId)?.photoState == .done)
     }
 
     /// `OPTIONS` says which protocol and limit; an incomplete creation answers with its URL and offset;

@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+import SQLKit
 import PhotoPrep
 import PhotoServices
 import AsyncHTTPClient
@@ -26,15 +26,15 @@ import TestSupport
             let probe = try checkNormalised(seeded.server.stored(key), preset: preset, portrait: true)
             #expect(max(probe.width, probe.height) == PrepareOptions(preset: preset).maxEdge)
         }
-        let database = try seeded.database()
+        let database = try await seeded.database()
         let url = { (key: String) in seeded.server.data.appendingPathComponent("storage").appendingPathComponent(key).absoluteString }
-        let chat = try database.read { db in try ChatGroup.fetchOne(db, key: seeded.groupId) }
+        let chat = try await database.one(ChatGroup.self, from: "chatGroup", id: seeded.groupId)
         #expect(chat?.photoURL.map { URL(string: $0)?.path } == URL(string: url(group))?.path)
         #expect(chat?.photoState == .done)
-        let user = try database.read { db in try User.fetchOne(db, key: "u1") }
+        let user = try await database.one(User.self, from: "user", id: "u1")
         #expect(user?.profilePhotoURL.map { URL(string: $0)?.path } == URL(string: url(profile))?.path)
         #expect(user?.profilePhotoKey == profile)
-        let photos = try database.read { db in try AlbumPhoto.fetchAll(db) }
+        let photos = try await database.all(AlbumPhoto.self, from: "albumPhoto")
         #expect(photos.map(\.key) == [album] && photos.first?.state == .done && photos.first?.userId == "u1")
         #expect(photos.first?.url.map { URL(string: $0)?.path } == URL(string: url(album))?.path)
         // Nothing is left behind but the finished uploads' small records.
@@ -66,7 +66,7 @@ import TestSupport
             if expected.report.action == .passedThrough { #expect(stored == original) }
             _ = try checkNormalised(stored, preset: .photo)
         }
-        let photos = try seeded.database().read { db in try AlbumPhoto.filter(Column("userId") == "u2").fetchAll(db) }
+        let photos = try await seeded.database().all(AlbumPhoto.self, from: "albumPhoto", where: "userId", "u2")
         #expect(Set(photos.map(\.key)) == Set(files.map { "user_photos/u2/trip/" + ($0 as NSString).lastPathComponent }))
     }
 
@@ -80,7 +80,7 @@ import TestSupport
         }
         let expected = try PhotoPipeline(preset: .photo).prepare(Fixture.bytes("photos/ladybird-2560x1600.jpg")).jpeg
         #expect(seeded.server.stored("user_photos/u3/a/x.jpg") == expected)
-        let photos = try seeded.database().read { db in try AlbumPhoto.fetchAll(db) }
+        let photos = try await seeded.database().all(AlbumPhoto.self, from: "albumPhoto")
         #expect(photos.count == 1)
     }
 
@@ -98,7 +98,7 @@ import TestSupport
         let stored = try await S3Store(url: "s3://photos", environment: moto.environment()).download("prod/\(key)", client: .shared)
         #expect(stored == (try PhotoPipeline(preset: .group).prepare(Fixture.bytes("photos/ladybird-2560x1600.jpg")).jpeg))
         _ = try checkNormalised(stored, preset: .group)
-        #expect(try seeded.database().read { db in try ChatGroup.fetchOne(db, key: seeded.groupId)?.photoURL } == url)
+        #expect(try await seeded.database().one(ChatGroup.self, from: "chatGroup", id: seeded.groupId)?.photoURL == url)
         #expect(seeded.server.storedKeys.isEmpty)
     }
 

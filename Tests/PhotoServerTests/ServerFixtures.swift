@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+import SQLKit
 @testable import PhotoPrep
 import PhotoServices
 import TestSupport
@@ -17,23 +17,22 @@ struct SeededServer: Sendable {
     let server: PhotoServerProcess
     let groupId: String
 
-    init(arguments: [String] = [], environment: [String: String] = [:]) throws {
-        let data = try temporaryFolder()
-        let services = try PhotoServices(folder: data)
-        try services.users.add(id: "u1", displayName: "Ana")
-        try services.users.add(id: "u2", displayName: "Ben")
-        try services.users.add(id: "u3", displayName: "Cleo")
-        groupId = try services.groups.createGroup(creator: "u1", name: "Hiking", participants: ["u2", "u3"]).group.id
-        server = try PhotoServerProcess(data: data, arguments: arguments, environment: environment)
-    }
-
-    /// Seeds and starts one off the cooperative pool (the server's start is waited for with a blocking poll).
+    /// Seeds the data folder, then starts the server off the cooperative pool (its start is waited for
+    /// with a blocking poll).
     static func start(arguments: [String] = [], environment: [String: String] = [:]) async throws -> SeededServer {
-        try await onThread { try SeededServer(arguments: arguments, environment: environment) }
+        let data = try temporaryFolder()
+        let services = try await PhotoServices(folder: data)
+        try await services.users.add(id: "u1", displayName: "Ana")
+        try await services.users.add(id: "u2", displayName: "Ben")
+        try await services.users.add(id: "u3", displayName: "Cleo")
+        let groupId = try await services.groups.createGroup(creator: "u1", name: "Hiking", participants: ["u2", "u3"]).group.id
+        await services.database.close()
+        let server = try await onThread { try PhotoServerProcess(data: data, arguments: arguments, environment: environment) }
+        return SeededServer(server: server, groupId: groupId)
     }
 
     /// The services' database, as the server sees it.
-    func database() throws -> AppDatabase { try AppDatabase(path: server.data.appendingPathComponent("app.sqlite").path) }
+    func database() async throws -> AppDatabase { try await AppDatabase(path: server.data.appendingPathComponent("app.sqlite").path) }
 }
 
 /// Big real photos made once per test run from LadyBird (TestImages/photos): 5472 × 3648 (20 MP, a

@@ -1,31 +1,39 @@
 import Foundation
-import GRDB
+import SQLKit
 @testable import PhotoServices
 import Testing
 import TestSupport
 
 @Suite struct AppDatabaseTests {
-    /// A file written by the first schema version opens with the current one, its rows kept.
-    @Test func aVersion1FileIsMigratedWithItsData() throws {
-        let path = try temporaryFolder().appendingPathComponent("app.sqlite").path
-        let old = try DatabaseQueue(path: path)
-        try AppDatabase.migrator.migrate(old, upTo: "v1")
-        try old.write { db in
-            try db.execute(sql: "INSERT INTO user (id, displayName, createdAt) VALUES ('u1', 'Ana', '2026-01-01 00:00:00')")
-            try db.execute(sql: """
-                INSERT INTO photoJob (id, kind, caller, subject, key, preset, originalPath, state, attempts, createdAt, updatedAt)
-                VALUES ('j1', 'profile', 'u1', 'u1', 'profile_images/u1/a.jpg', 'profile', '/tmp/a', 'pending', 0, '2026-01-01', '2026-01-01')
-                """)
+    /// The schema's migrations run once: a database opened again (another process, another instance)
+    /// keeps its rows and records each migration once; every table is there.
+    @Test func migrationsRunOnceAndRowsSurviveReopening() async throws {
+        let folder = try temporaryFolder()
+        let first = try await Harness.database(in: folder)
+        try await first.write { db in
+            try await db.insert(into: "user").model(User(id: "u1", displayName: "Ana")).run()
         }
-        try old.close()
+        await first.close()
 
-        let database = try AppDatabase(path: path)
-        let (migrations, job, user) = try database.writer.read { db in
-            (try AppDatabase.migrator.appliedMigrations(db), try PhotoJob.fetchOne(db, key: "j1"), try User.fetchOne(db, key: "u1"))
+        let again = try await Harness.database(in: folder)
+        let names = try await again.read { db in
+            try await db.select().column("name").from("schemaMigration").all(decodingColumn: "name", as: String.self)
         }
-        #expect(migrations == ["v1", "v2: upload resume state", "v3: offline-first client", "v4: stale objects"])
-        #expect(user?.displayName == "Ana")
-        #expect(job?.state == .pending && job?.uploadedBytes == 0 && job?.uploadLocation == nil && job?.waitsFor == nil)
-        #expect(try database.read { db in try PendingGroup.fetchCount(db) + StaleObject.fetchCount(db) } == 0)
+        #expect(names.sorted() == Schema.migrations.map(\.name).sorted())
+        #expect(try await again.one(User.self, from: "user", id: "u1")?.displayName == "Ana")
+        for table in ["user", "chatGroup", "groupMember", "message", "notification", "albumPhoto", "photoJob", "pendingGroup", "staleObject", "photoJobRun"] {
+            #expect(try await again.count(table) >= 0, "\(table)")
+        }
+    }
+
+    /// Dates, booleans, enums, optionals and JSON text round-trip through either database unchanged.
+    @Test func recordsRoundTrip() async throws {
+        let database = try await Harness.database(in: try temporaryFolder())
+        let now = Date(timeIntervalSince1970: 1_795_000_000.25)
+        let pending = PendingGroup(
+            id: "g1", name: "Trip", participants: ["u2", "ü3"], photoJob: nil, state: .pending, error: nil, attempts: 2, createdAt: now, updatedAt: now)
+        try await database.write { db in try await db.insert(into: "pendingGroup").model(pending).run() }
+        let read = try #require(try await database.one(PendingGroup.self, from: "pendingGroup", id: "g1"))
+        #expect(read == pending)
     }
 }

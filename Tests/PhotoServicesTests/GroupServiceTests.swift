@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+import SQLKit
 import PhotoServices
 import Testing
 import TestSupport
@@ -10,104 +10,105 @@ import TestSupport
         ("a", "a"), ("  Hiking club \n", "Hiking club"), (String(repeating: "x", count: 50), String(repeating: "x", count: 50)),
         ("Tab\tin\u{7}side", "Tabinside"), ("  \(String(repeating: "é", count: 50))  ", String(repeating: "é", count: 50)),
     ])
-    func validNamesAreTrimmedAndCleaned(name: String, stored: String) throws {
-        let h = try Harness()
-        let created = try h.services.groups.createGroup(creator: "u1", name: name, participants: ["u2", "u3"])
+    func validNamesAreTrimmedAndCleaned(name: String, stored: String) async throws {
+        let h = try await Harness()
+        let created = try await h.services.groups.createGroup(creator: "u1", name: name, participants: ["u2", "u3"])
         #expect(created.group.name == stored)
-        #expect(try h.services.groups.group(created.group.id)?.name == stored)
+        #expect(try await h.services.groups.group(created.group.id)?.name == stored)
     }
 
     @Test(arguments: [
         ("", ServiceError.groupNameEmpty), ("   \n\t ", .groupNameEmpty), ("\u{1}\u{2}", .groupNameEmpty),
         (String(repeating: "x", count: 51), .groupNameTooLong(51)), (" \(String(repeating: "🙂", count: 51)) ", .groupNameTooLong(51)),
     ])
-    func invalidNamesAreRefusedAndNothingIsWritten(name: String, error: ServiceError) throws {
-        let h = try Harness()
-        #expect(throws: error) { try h.services.groups.createGroup(creator: "u1", name: name, participants: ["u2", "u3"]) }
-        #expect(try h.count("chatGroup") == 0)
+    func invalidNamesAreRefusedAndNothingIsWritten(name: String, error: ServiceError) async throws {
+        let h = try await Harness()
+        await #expect(throws: error) { try await h.services.groups.createGroup(creator: "u1", name: name, participants: ["u2", "u3"]) }
+        #expect(try await h.count("chatGroup") == 0)
     }
 
-    @Test func participantBoundaries() throws {
-        let h = try Harness(users: 258)
+    @Test func participantBoundaries() async throws {
+        let h = try await Harness(users: 258)
         let groups = h.services.groups
-        #expect(throws: ServiceError.tooFewParticipants(1)) { try groups.createGroup(creator: "u1", name: "g", participants: ["u2"]) }
-        #expect(throws: ServiceError.tooFewParticipants(1), "duplicates and the creator do not count") {
-            try groups.createGroup(creator: "u1", name: "g", participants: ["u2", "u2", "u1"])
+        await #expect(throws: ServiceError.tooFewParticipants(1)) { try await groups.createGroup(creator: "u1", name: "g", participants: ["u2"]) }
+        await #expect(throws: ServiceError.tooFewParticipants(1), "duplicates and the creator do not count") {
+            try await groups.createGroup(creator: "u1", name: "g", participants: ["u2", "u2", "u1"])
         }
-        #expect(throws: ServiceError.tooFewParticipants(0)) { try groups.createGroup(creator: "u1", name: "g", participants: []) }
-        let two = try groups.createGroup(creator: "u1", name: "g", participants: ["u2", "u3", "u3", "u1"])
+        await #expect(throws: ServiceError.tooFewParticipants(0)) { try await groups.createGroup(creator: "u1", name: "g", participants: []) }
+        let two = try await groups.createGroup(creator: "u1", name: "g", participants: ["u2", "u3", "u3", "u1"])
         #expect(two.members.map(\.userId) == ["u1", "u2", "u3"])
 
         // 255 others + the creator = 256 members: the largest group; 257 is refused.
-        let largest = try groups.createGroup(creator: "u1", name: "g", participants: users(2...256))
-        #expect(try groups.members(of: largest.group.id).count == 256)
-        #expect(throws: ServiceError.tooManyMembers(257)) { try groups.createGroup(creator: "u1", name: "g", participants: users(2...257)) }
-        #expect(throws: ServiceError.tooManyMembers(257), "the creator listed again is not counted twice, the 257th still is") {
-            try groups.createGroup(creator: "u1", name: "g", participants: users(1...257))
+        let largest = try await groups.createGroup(creator: "u1", name: "g", participants: users(2...256))
+        #expect(try await groups.members(of: largest.group.id).count == 256)
+        await #expect(throws: ServiceError.tooManyMembers(257)) { try await groups.createGroup(creator: "u1", name: "g", participants: users(2...257)) }
+        await #expect(throws: ServiceError.tooManyMembers(257), "the creator listed again is not counted twice, the 257th still is") {
+            try await groups.createGroup(creator: "u1", name: "g", participants: users(1...257))
         }
-        let withCreatorListed = try groups.createGroup(creator: "u1", name: "g", participants: users(1...256))
-        #expect(try groups.members(of: withCreatorListed.group.id).count == 256)
-        #expect(try h.count("chatGroup") == 3)
+        let withCreatorListed = try await groups.createGroup(creator: "u1", name: "g", participants: users(1...256))
+        #expect(try await groups.members(of: withCreatorListed.group.id).count == 256)
+        #expect(try await h.count("chatGroup") == 3)
     }
 
-    @Test func unknownUsersAndPathTricksAreRefused() throws {
-        let h = try Harness()
+    @Test func unknownUsersAndPathTricksAreRefused() async throws {
+        let h = try await Harness()
         let groups = h.services.groups
-        #expect(throws: ServiceError.unknownUsers(["nobody"])) { try groups.createGroup(creator: "nobody", name: "g", participants: ["u2", "u3"]) }
-        #expect(throws: ServiceError.unknownUsers(["x9", "x10"])) { try groups.createGroup(creator: "u1", name: "g", participants: ["u2", "x9", "x10"]) }
+        await #expect(throws: ServiceError.unknownUsers(["nobody"])) { try await groups.createGroup(creator: "nobody", name: "g", participants: ["u2", "u3"]) }
+        await #expect(throws: ServiceError.unknownUsers(["x9", "x10"])) { try await groups.createGroup(creator: "u1", name: "g", participants: ["u2", "x9", "x10"]) }
         for trick in ["../u2", "u1/..", "..", ".", "", "a\u{0}b", "a\nb", "a\\b"] {
-            #expect(throws: ServiceError.self, "\(trick.debugDescription)") { try groups.createGroup(creator: "u1", name: "g", participants: ["u2", trick]) }
-            #expect(throws: ServiceError.self, "\(trick.debugDescription)") { try h.services.users.add(id: trick, displayName: "x") }
+            await #expect(throws: ServiceError.self, "\(trick.debugDescription)") { try await groups.createGroup(creator: "u1", name: "g", participants: ["u2", trick]) }
+            await #expect(throws: ServiceError.self, "\(trick.debugDescription)") { try await h.services.users.add(id: trick, displayName: "x") }
         }
-        #expect(try h.count("chatGroup") == 0)
+        #expect(try await h.count("chatGroup") == 0)
     }
 
-    @Test func creationWritesTheGroupItsMessageAndNotificationsTogether() throws {
-        let h = try Harness()
-        let created = try h.services.groups.createGroup(creator: "u2", name: "Trip", participants: ["u1", "u3", "u4"])
+    @Test func creationWritesTheGroupItsMessageAndNotificationsTogether() async throws {
+        let h = try await Harness()
+        let created = try await h.services.groups.createGroup(creator: "u2", name: "Trip", participants: ["u1", "u3", "u4"])
         let id = created.group.id
         #expect(created.group.photoState == .none)
-        let members = try h.services.groups.members(of: id)
+        let members = try await h.services.groups.members(of: id)
         #expect(members.filter(\.isAdmin).map(\.userId) == ["u2"], "the creator is the first admin")
-        let messages = try h.services.groups.messages(of: id)
+        let messages = try await h.services.groups.messages(of: id)
         #expect(messages.count == 1)
         #expect(messages.first?.text == "User 2 created the group")
         #expect(messages.first?.sender == "system" && messages.first?.isSystem == true)
         for user in ["u1", "u3", "u4"] {
-            let notes = try h.services.groups.notifications(for: user)
+            let notes = try await h.services.groups.notifications(for: user)
             #expect(notes.count == 1 && notes.first?.groupId == id && notes.first?.deepLink == "photoprep://groups/\(id)")
         }
-        #expect(try h.services.groups.notifications(for: "u2").isEmpty, "the creator gets no notification")
+        #expect(try await h.services.groups.notifications(for: "u2").isEmpty, "the creator gets no notification")
     }
 
-    @Test func aFailureInsideTheTransactionLeavesNoPartialGroup() throws {
-        let h = try Harness()
+    @Test func aFailureInsideTheTransactionLeavesNoPartialGroup() async throws {
+        let h = try await Harness()
         // Make the last step of the transaction fail: the notification for u3 cannot be written.
-        try h.services.database.writer.write { db in
-            try db.execute(sql: """
-                CREATE TRIGGER refuse_u3 BEFORE INSERT ON notification WHEN NEW.userId = 'u3'
-                BEGIN SELECT RAISE(ABORT, 'injected failure'); END
-                """)
+
+        // One statement per dialect: a trigger on SQLite, a CHECK constraint on PostgreSQL.
+        try await h.services.database.write { db in
+            try await db.raw(SQLQueryString(h.services.database.kind == .sqlite
+                ? "CREATE TRIGGER refuse_u3 BEFORE INSERT ON notification WHEN NEW.\"userId\" = 'u3' BEGIN SELECT RAISE(ABORT, 'injected failure'); END"
+                : "ALTER TABLE notification ADD CONSTRAINT refuse_u3 CHECK (\"userId\" <> 'u3')")).run()
         }
-        #expect(throws: ServiceError.self) {
-            try h.services.groups.createGroup(creator: "u1", name: "g", participants: ["u2", "u3"], photo: .file(Fixture.path("photos/storm-1920x1280.jpg")))
+        await #expect(throws: ServiceError.self) {
+            try await h.services.groups.createGroup(creator: "u1", name: "g", participants: ["u2", "u3"], photo: .file(Fixture.path("photos/storm-1920x1280.jpg")))
         }
         for table in ["chatGroup", "groupMember", "message", "notification", "photoJob"] {
-            #expect(try h.count(table) == 0, "\(table)")
+            #expect(try await h.count(table) == 0, "\(table)")
         }
         let staged = (try? FileManager.default.contentsOfDirectory(atPath: h.folder.appendingPathComponent("state/staging").path)) ?? []
         #expect(staged.isEmpty, "the staged photo was removed: \(staged)")
     }
 
     @Test func theGroupPhotoIsPreparedAndUploadedInTheBackground() async throws {
-        let h = try Harness()
-        let created = try h.services.groups.createGroup(
+        let h = try await Harness()
+        let created = try await h.services.groups.createGroup(
             creator: "u1", name: "Storm chasers", participants: ["u2", "u3"], photo: .file(Fixture.path("photos/storm-1920x1280.jpg")))
         let job = try #require(created.photoJob)
         var events: [PhotoJobEvent] = []
-        for await event in h.services.jobs.events(job) { events.append(event) }
+        for await event in await h.services.jobs.events(job) { events.append(event) }
         guard case .finished(let url) = events.last else { Issue.record("\(events)"); return }
-        let group = try #require(try h.services.groups.group(created.group.id))
+        let group = try #require(try await h.services.groups.group(created.group.id))
         #expect(group.photoState == .done && group.photoURL == url)
         #expect(url.hasSuffix("group_photos/\(created.group.id)/photo.jpg"))
         let stored = try #require(h.stored("group_photos/\(created.group.id)/photo.jpg"))
@@ -121,37 +122,37 @@ import TestSupport
     }
 
     @Test func aBadPhotoFailsTheUploadButNotTheGroup() async throws {
-        let h = try Harness()
-        #expect(throws: ServiceError.self, "not an image: refused before anything is created") {
-            try h.services.groups.createGroup(creator: "u1", name: "g", participants: ["u2", "u3"], photo: .file(Fixture.path("edge/photo.webp")))
+        let h = try await Harness()
+        await #expect(throws: ServiceError.self, "not an image: refused before anything is created") {
+            try await h.services.groups.createGroup(creator: "u1", name: "g", participants: ["u2", "u3"], photo: .file(Fixture.path("edge/photo.webp")))
         }
-        #expect(try h.count("chatGroup") == 0)
+        #expect(try await h.count("chatGroup") == 0)
         // A PNG that is cut short is only found out when preparing it: the group stays, the photo fails.
-        let created = try h.services.groups.createGroup(
+        let created = try await h.services.groups.createGroup(
             creator: "u1", name: "g", participants: ["u2", "u3"], photo: .file(Fixture.path("edge/truncated.png")))
         let job = try await h.services.jobs.wait(try #require(created.photoJob))
         #expect(job.state == .failed)
-        let group = try #require(try h.services.groups.group(created.group.id))
+        let group = try #require(try await h.services.groups.group(created.group.id))
         #expect(group.photoState == .failed && group.photoError?.isEmpty == false, "\(group)")
         #expect(group.photoURL == nil)
     }
 
     @Test func onlyAdminsChangeTheGroupPhotoAndName() async throws {
-        let h = try Harness()
-        let created = try h.services.groups.createGroup(creator: "u1", name: "g", participants: ["u2", "u3"])
+        let h = try await Harness()
+        let created = try await h.services.groups.createGroup(creator: "u1", name: "g", participants: ["u2", "u3"])
         let id = created.group.id
-        #expect(throws: ServiceError.notAllowed("only the admins of group \(id) change its photo")) {
-            try h.services.groups.setPhoto(caller: "u2", groupId: id, photo: .file(Fixture.path("photos/ladybird-2560x1600.jpg")))
+        await #expect(throws: ServiceError.notAllowed("only the admins of group \(id) change its photo")) {
+            try await h.services.groups.setPhoto(caller: "u2", groupId: id, photo: .file(Fixture.path("photos/ladybird-2560x1600.jpg")))
         }
-        #expect(throws: ServiceError.unknownUsers(["u9"])) {
-            try h.services.groups.setPhoto(caller: "u9", groupId: id, photo: .file(Fixture.path("photos/ladybird-2560x1600.jpg")))
+        await #expect(throws: ServiceError.unknownUsers(["u9"])) {
+            try await h.services.groups.setPhoto(caller: "u9", groupId: id, photo: .file(Fixture.path("photos/ladybird-2560x1600.jpg")))
         }
-        #expect(throws: ServiceError.notAllowed("only the admins of group \(id) rename it")) { try h.services.groups.rename(caller: "u3", groupId: id, to: "mine") }
-        #expect(try h.count("photoJob") == 0)
+        await #expect(throws: ServiceError.notAllowed("only the admins of group \(id) rename it")) { try await h.services.groups.rename(caller: "u3", groupId: id, to: "mine") }
+        #expect(try await h.count("photoJob") == 0)
 
-        try h.services.groups.rename(caller: "u1", groupId: id, to: "  Renamed ")
-        #expect(try h.services.groups.group(id)?.name == "Renamed")
-        let job = try h.services.groups.setPhoto(caller: "u1", groupId: id, photo: .file(Fixture.path("photos/ladybird-2560x1600.jpg")))
+        try await h.services.groups.rename(caller: "u1", groupId: id, to: "  Renamed ")
+        #expect(try await h.services.groups.group(id)?.name == "Renamed")
+        let job = try await h.services.groups.setPhoto(caller: "u1", groupId: id, photo: .file(Fixture.path("photos/ladybird-2560x1600.jpg")))
         #expect(try await h.services.jobs.wait(job).state == .done)
         let stored = try #require(h.stored("group_photos/\(id)/photo.jpg"))
         let size = try decodedSize(stored)
@@ -159,13 +160,13 @@ import TestSupport
     }
 
     @Test func concurrentCallersDoNotCorruptEachOther() async throws {
-        let h = try Harness(users: 20)
+        let h = try await Harness(users: 20)
         let services = h.services
         let photo = Fixture.path("photos/ladybird-2560x1600.jpg")
         let created = await withTaskGroup(of: GroupService.Created?.self) { group in
             for i in 0..<12 {
                 group.addTask {
-                    try? services.groups.createGroup(
+                    try? await services.groups.createGroup(
                         creator: "u\(i + 1)", name: "group \(i)", participants: ["u\(i + 2)", "u\(i + 3)", "u\(i + 4)"],
                         photo: i % 3 == 0 ? .file(photo) : nil)
                 }
@@ -176,12 +177,12 @@ import TestSupport
         }
         #expect(created.count == 12)
         for group in created where group.photoJob != nil { #expect(try await services.jobs.wait(group.photoJob!).state == .done) }
-        #expect(try h.count("chatGroup") == 12)
-        #expect(try h.count("groupMember") == 48)
-        #expect(try h.count("message") == 12)
-        #expect(try h.count("notification") == 36)
+        #expect(try await h.count("chatGroup") == 12)
+        #expect(try await h.count("groupMember") == 48)
+        #expect(try await h.count("message") == 12)
+        #expect(try await h.count("notification") == 36)
         for group in created {
-            let messages = try services.groups.messages(of: group.group.id)
+            let messages = try await services.groups.messages(of: group.group.id)
             #expect(messages.map(\.text) == ["User \(group.group.createdBy.dropFirst()) created the group"])
         }
     }

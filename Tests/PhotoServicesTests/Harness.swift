@@ -1,12 +1,13 @@
 import Foundation
-import GRDB
+import SQLKit
 @testable import PhotoPrep
 import PhotoServices
 import PhotoUpload
 import TestSupport
 
-/// Services on a real SQLite file in a temporary folder, uploading to `destination` (default: the
-/// local store in the same folder), with users u1…u`users` ("User 1" …).
+/// Services on a real database — an SQLite file in a temporary folder, or a new database on the
+/// test process's throwaway PostgreSQL cluster when `PHOTOPREP_TEST_DATABASE=postgres` — uploading to
+/// `destination` (default: the local store in the same folder), with users u1…u`users` ("User 1" …).
 struct Harness {
     let folder: URL
     let services: PhotoServices
@@ -15,16 +16,31 @@ struct Harness {
     /// The user's `Authorization` header: an HS256 JWT, as the identity provider would hand the app.
     static func authorization(for user: String) -> String { "Bearer " + TestTokens.hs256(sub: user) }
 
-    init(users: Int = 4, destination: String? = nil, upload: UploadConfiguration = UploadConfiguration(), folder: URL? = nil) throws {
+    init(
+        users: Int = 4, destination: String? = nil, upload: UploadConfiguration = UploadConfiguration(), folder: URL? = nil,
+        lease: Duration = .seconds(30)
+    ) async throws {
         self.folder = try folder ?? temporaryFolder()
         self.destination = destination ?? self.folder.appendingPathComponent("storage").absoluteString
         services = try PhotoServices(
-            database: AppDatabase(path: self.folder.appendingPathComponent("app.sqlite").path), destination: self.destination,
-            stateFolder: self.folder.appendingPathComponent("state"), upload: upload,
+            database: try await Self.database(in: self.folder), destination: self.destination,
+            stateFolder: self.folder.appendingPathComponent("state"), upload: upload, lease: lease,
             credentials: { Harness.authorization(for: $0) })
-        try services.database.writer.write { db in
-            for i in 0..<users { try User(id: "u\(i + 1)", displayName: "User \(i + 1)").insert(db) }
+        for i in 0..<users { try await services.users.add(id: "u\(i + 1)", displayName: "User \(i + 1)") }
+    }
+
+    /// The database the suite runs on: SQLite in `folder`, or PostgreSQL.
+    /// On PostgreSQL the folder remembers its database, so a second harness on it (a "new process")
+    /// finds the same data.
+    static func database(in folder: URL) async throws -> AppDatabase {
+        if PostgresCluster.selected {
+            let file = folder.appendingPathComponent("postgres-url")
+            if let url = try? String(contentsOf: file, encoding: .utf8) { return try await AppDatabase(postgres: url) }
+            let url = try PostgresCluster.shared().newDatabase()
+            try url.write(to: file, atomically: true, encoding: .utf8)
+            return try await AppDatabase(postgres: url)
         }
+        return try await AppDatabase(path: folder.appendingPathComponent("app.sqlite").path)
     }
 
     var databasePath: String { folder.appendingPathComponent("app.sqlite").path }
@@ -34,8 +50,8 @@ struct Harness {
         FileManager.default.contents(atPath: folder.appendingPathComponent("storage").appendingPathComponent(key).path).map { [UInt8]($0) }
     }
 
-    func count(_ table: String) throws -> Int {
-        try services.database.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)")! }
+    func count(_ table: String) async throws -> Int {
+        try await services.database.count(table)
     }
 }
 

@@ -19,12 +19,12 @@ import TestSupport
 
     /// `cat photo.jpg another-with-gps.jpg` as a profile picture: the stored object has no EXIF, no GPS.
     @Test func aProfilePhotoWithAnAppendedGPSImageIsStoredWithout() async throws {
-        let h = try Harness()
+        let h = try await Harness()
         let gps = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Fixture.path("orientation/landscape_1.jpg"))))
         #expect(Self.contains(gps, "Exif"))
-        let job = try h.services.profiles.setProfilePhoto(caller: "u1", photo: .bytes(gps + gps))
+        let job = try await h.services.profiles.setProfilePhoto(caller: "u1", photo: .bytes(gps + gps))
         #expect(try await h.services.jobs.wait(job).state == .done)
-        let key = try #require(try h.services.users.user("u1")?.profilePhotoKey)
+        let key = try #require(try await h.services.users.user("u1")?.profilePhotoKey)
         let stored = try #require(h.stored(key))
         #expect(!Self.contains(stored, "Exif"))
         #expect(stored.count < gps.count, "one image, no trailer")
@@ -37,8 +37,8 @@ import TestSupport
         var upload = UploadConfiguration()
         upload.firstContactDuration = .zero
         upload.maxRetryDuration = .zero
-        let h = try Harness(destination: "http://127.0.0.1:\(ServerProcess.freePort())/files/", upload: upload)
-        let job = try h.services.profiles.setProfilePhoto(caller: "u1", photo: .file(Fixture.path("orientation/landscape_6.jpg")))
+        let h = try await Harness(destination: "http://127.0.0.1:\(ServerProcess.freePort())/files/", upload: upload)
+        let job = try await h.services.profiles.setProfilePhoto(caller: "u1", photo: .file(Fixture.path("orientation/landscape_6.jpg")))
         let record = try await h.services.jobs.wait(job)
         #expect(record.state == .pending, "\(record.error ?? "")")
         #expect(!FileManager.default.fileExists(atPath: record.originalPath))

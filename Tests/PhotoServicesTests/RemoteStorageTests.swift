@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+import SQLKit
 import PhotoServices
 import PhotoUpload
 import Testing
@@ -35,9 +35,9 @@ import TestSupport
     @Test func theGroupPhotoGoesToTheServerUnderTheRules() async throws {
         let folder = try temporaryFolder()
         let port = ServerProcess.freePort()
-        let h = try Harness(destination: "http://127.0.0.1:\(port)/files/", upload: fixed(256 * 1024, retry: .seconds(120)), folder: folder)
+        let h = try await Harness(destination: "http://127.0.0.1:\(port)/files/", upload: fixed(256 * 1024, retry: .seconds(120)), folder: folder)
         let server = try rulesServer(h, port: port)
-        let created = try h.services.groups.createGroup(
+        let created = try await h.services.groups.createGroup(
             creator: "u1", name: "g", participants: ["u2", "u3"], photo: .file(Fixture.path("photos/ladybird-2560x1600.jpg")))
         let job = try await h.services.jobs.wait(try #require(created.photoJob))
         #expect(job.state == .done, "\(job.error ?? "")")
@@ -45,13 +45,13 @@ import TestSupport
         let stored = try #require(server.stored(url))
         #expect(stored.count < 500 * 1024)
         #expect(try decodedSize(stored) == (2048, 1280))
-        #expect(try h.services.groups.group(created.group.id)?.photoURL == url)
+        #expect(try await h.services.groups.group(created.group.id)?.photoURL == url)
 
         // The profile picture with u2's token, then a replacement: the first one is deleted on the server.
-        let first = try await h.services.jobs.wait(try h.services.profiles.setProfilePhoto(caller: "u2", photo: .file(Fixture.path("photos/storm-1920x1280.jpg"))))
+        let first = try await h.services.jobs.wait(try await h.services.profiles.setProfilePhoto(caller: "u2", photo: .file(Fixture.path("photos/storm-1920x1280.jpg"))))
         #expect(first.state == .done, "\(first.error ?? "")")
         #expect(server.stored(try #require(first.url)) != nil)
-        let second = try await h.services.jobs.wait(try h.services.profiles.setProfilePhoto(caller: "u2", photo: .file(Fixture.path("photos/ladybird-2560x1600.jpg"))))
+        let second = try await h.services.jobs.wait(try await h.services.profiles.setProfilePhoto(caller: "u2", photo: .file(Fixture.path("photos/ladybird-2560x1600.jpg"))))
         #expect(second.state == .done)
         var gone = false
         for _ in 0..<100 where !gone {
@@ -64,9 +64,9 @@ import TestSupport
     /// Requests the services would never send, forged with the uploader: the server refuses each,
     /// as the service-side rules do, and the client reports it clearly.
     @Test func forgedRequestsAreRefusedByTheServerToo() async throws {
-        let h = try Harness()
+        let h = try await Harness()
         let server = try rulesServer(h)
-        let created = try h.services.groups.createGroup(creator: "u1", name: "g", participants: ["u2", "u3"])
+        let created = try await h.services.groups.createGroup(creator: "u1", name: "g", participants: ["u2", "u3"])
         let group = created.group.id
         // Refusals fail at once (4xx are not retried); the budget is generous so that a slow, loaded machine
         // does not fail the one allowed upload (every request stays inside the budget).
@@ -113,12 +113,12 @@ import TestSupport
         let upstreamPort = ServerProcess.freePort()
         let server = try TuspyServer(app: "rules_app", environment: ["RULES_SECRET": Self.secret, "RULES_DB": folder.appendingPathComponent("app.sqlite").path], port: upstreamPort)
         let proxy = try FaultProxy(upstream: upstreamPort, faults: ["--delay-data", "0.05"])
-        let h = try Harness(destination: proxy.endpoint, upload: fixed(32 * 1024), folder: folder)
-        let created = try h.services.groups.createGroup(
+        let h = try await Harness(destination: proxy.endpoint, upload: fixed(32 * 1024), folder: folder)
+        let created = try await h.services.groups.createGroup(
             creator: "u1", name: "g", participants: ["u2", "u3"], photo: .file(Fixture.path("photos/storm-1920x1280.jpg")))
         let job = try #require(created.photoJob)
         var cancelled = false
-        for await event in h.services.jobs.events(job) {
+        for await event in await h.services.jobs.events(job) {
             if case .progress(let p) = event, p.acknowledged >= 64 * 1024, !cancelled {
                 cancelled = true
                 try await h.services.jobs.cancel(job)
@@ -126,15 +126,16 @@ import TestSupport
         }
         #expect(cancelled)
         #expect(try await h.services.jobs.wait(job).state == .cancelled)
-        #expect(try h.services.groups.group(created.group.id)?.photoState == .cancelled)
+        #expect(try await h.services.groups.group(created.group.id)?.photoState == .cancelled)
         let partials = try FileManager.default.contentsOfDirectory(atPath: server.folder.path).filter { !$0.hasPrefix(".") && !$0.hasSuffix(".info") }
         #expect(partials.isEmpty, "the partial upload was deleted on the server: \(partials)")
 
-        try h.services.jobs.retry(job)
+        try await h.services.jobs.retry(job)
         let done = try await h.services.jobs.wait(job)
         #expect(done.state == .done, "\(done.error ?? "")")
         #expect(done.attempts == 2)
-        #expect(try h.count("chatGroup") == 1 && h.count("message") == 1 && h.count("notification") == 2, "the group was not created again")
+        let counts = (try await h.count("chatGroup"), try await h.count("message"), try await h.count("notification"))
+        #expect(counts == (1, 1, 2), "the group was not created again")
         let url = try #require(done.url)
         let stored = try #require(server.stored(url))
         #expect(try decodedSize(stored) == (1920, 1280))
@@ -143,44 +144,47 @@ import TestSupport
     @Test func aServerDownAtCreationGetsThePhotoLaterBySync() async throws {
         let folder = try temporaryFolder()
         let port = ServerProcess.freePort()  // nothing listens here yet
-        let h = try Harness(destination: "http://127.0.0.1:\(port)/files/", upload: fixed(256 * 1024, retry: .seconds(1)), folder: folder)
-        let created = try h.services.groups.createGroup(
+        let h = try await Harness(destination: "http://127.0.0.1:\(port)/files/", upload: fixed(256 * 1024, retry: .seconds(1)), folder: folder)
+        let created = try await h.services.groups.createGroup(
             creator: "u1", name: "offline", participants: ["u2", "u3"], photo: .file(Fixture.path("photos/ladybird-2560x1600.jpg")))
         let job = try await h.services.jobs.wait(try #require(created.photoJob))
         #expect(job.state == .pending, "kept for later: \(job.error ?? "")")
-        let group = try #require(try h.services.groups.group(created.group.id))
+        let group = try #require(try await h.services.groups.group(created.group.id))
         #expect(group.photoState == .pending && group.photoError?.contains("unreachable") == true, "\(group)")
 
         // A new process (new services on the same folder) once the server is back.
         let server = try rulesServer(h, port: port)
-        let later = try Harness(users: 0, destination: h.destination, upload: fixed(256 * 1024), folder: folder)
+        let later = try await Harness(users: 0, destination: h.destination, upload: fixed(256 * 1024), folder: folder)
         let synced = await later.services.jobs.sync()
         #expect(synced.map(\.state) == [.done])
         #expect(await later.services.jobs.sync().isEmpty, "nothing left: a second sync uploads nothing")
         let uploads = try FileManager.default.contentsOfDirectory(atPath: server.folder.path).filter { !$0.hasPrefix(".") && !$0.hasSuffix(".info") }
         #expect(uploads.count == 1, "uploaded exactly once: \(uploads)")
-        #expect(try later.services.groups.group(created.group.id)?.photoURL == synced.first?.url)
+        #expect(try await later.services.groups.group(created.group.id)?.photoURL == synced.first?.url)
     }
 
     /// The background loop picks a pending photo up once the server is back; an explicit `retry()` does too.
     @Test func theBackgroundLoopAndRetryUploadPendingPhotos() async throws {
         let folder = try temporaryFolder()
         let port = ServerProcess.freePort()
-        let h = try Harness(destination: "http://127.0.0.1:\(port)/files/", upload: fixed(256 * 1024, retry: .milliseconds(300)), folder: folder)
-        let a = try h.services.groups.createGroup(creator: "u1", name: "a", participants: ["u2", "u3"], photo: .file(Fixture.path("photos/storm-1920x1280.jpg")))
-        let b = try h.services.profiles.setProfilePhoto(caller: "u2", photo: .file(Fixture.path("photos/ladybird-2560x1600.jpg")))
+        let h = try await Harness(destination: "http://127.0.0.1:\(port)/files/", upload: fixed(256 * 1024, retry: .milliseconds(300)), folder: folder)
+        let a = try await h.services.groups.createGroup(creator: "u1", name: "a", participants: ["u2", "u3"], photo: .file(Fixture.path("photos/storm-1920x1280.jpg")))
+        let b = try await h.services.profiles.setProfilePhoto(caller: "u2", photo: .file(Fixture.path("photos/ladybird-2560x1600.jpg")))
         #expect(try await h.services.jobs.wait(try #require(a.photoJob)).state == .pending)
         #expect(try await h.services.jobs.wait(b).state == .pending)
 
         let server = try rulesServer(h, port: port)
-        try h.services.jobs.retry(b)
+        try await h.services.jobs.retry(b)
         #expect(try await h.services.jobs.wait(b).state == .done)
-        let loop = h.services.jobs.startBackgroundSync(every: .milliseconds(200))
-        defer { loop.cancel() }
+        // The runner service (as `photoprep serve` runs it) picks the pending photo up.
         var state = PhotoState.pending
-        for _ in 0..<150 where state != .done {
-            try await Task.sleep(for: .milliseconds(100))
-            state = try #require(try h.services.groups.group(a.group.id)).photoState
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await PhotoJobRunner(jobs: h.services.jobs, mode: .continuous(every: .milliseconds(200))).run() }
+            for _ in 0..<150 where state != .done {
+                try await Task.sleep(for: .milliseconds(100))
+                state = try #require(try await h.services.groups.group(a.group.id)).photoState
+            }
+            group.cancelAll()
         }
         #expect(state == .done)
         let uploads = try FileManager.default.contentsOfDirectory(atPath: server.folder.path).filter { !$0.hasPrefix(".") && !$0.hasSuffix(".info") }
@@ -233,7 +237,8 @@ import TestSupport
         let chunk = 32 * 1024
         let resume = folder.appendingPathComponent("resume")
         let proxy = try FaultProxy(upstream: upstreamPort, faults: ["--pause-after-bytes", String(3 * chunk), "--resume-file", resume.path])
-        let common = ["--data", data.path, "--to", proxy.endpoint, ]
+        // A short lease: the sync takes the dead process's job over 2 s after its last renewal.
+        let common = ["--data", data.path, "--to", proxy.endpoint, "--job-lease", "2"]
         for (id, name) in [("u1", "Ana"), ("u2", "Ben"), ("u3", "Cy")] {
             #expect(try photoprep(["user", "add", id, "--name", name] + common, environment: Self.environment).status == 0)
         }
@@ -245,7 +250,7 @@ import TestSupport
         child.standardOutput = FileHandle.nullDevice
         child.standardError = FileHandle.nullDevice
         try child.run()
-        let reader = try DatabaseQueue(path: database)
+        let reader = try await AppDatabase(path: database)
         var offset = 0
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, offset < 3 * chunk {
@@ -255,20 +260,20 @@ import TestSupport
         kill(child.processIdentifier, SIGKILL)
         child.waitUntilExit()
         _ = FileManager.default.createFile(atPath: resume.path, contents: nil)
-        let killed = try await reader.read { db in try Row.fetchOne(db, sql: "SELECT state, uploadLocation, uploadedBytes FROM photoJob")! }
-        #expect(killed["state"] as String == "uploading", "killed half-way")
-        #expect((killed["uploadLocation"] as String?)?.hasPrefix(proxy.endpoint) == true, "the database knows the upload's location")
-        #expect((killed["uploadedBytes"] as Int) > 0)
+        let killed = try #require(try await reader.all(PhotoJob.self, from: "photoJob").first)
+        #expect(killed.state == .uploading, "killed half-way")
+        #expect(killed.uploadLocation?.hasPrefix(proxy.endpoint) == true, "the database knows the upload's location")
+        #expect(killed.uploadedBytes > 0)
 
         let sync = try photoprep(["sync"] + common, environment: Self.environment)
         #expect(sync.status == 0, "\(sync.stderr)")
         #expect(sync.stdout.contains("1 of 1 pending photos uploaded"), "\(sync.stdout)")
-        let (groups, job) = try await reader.read { db in
-            (try Int.fetchOne(db, sql: "SELECT count(*) FROM chatGroup")!, try Row.fetchOne(db, sql: "SELECT state, url FROM photoJob")!)
-        }
+        let groups = try await reader.count("chatGroup")
+        let job = try #require(try await reader.all(PhotoJob.self, from: "photoJob").first)
         #expect(groups == 1)
-        #expect(job["state"] as String == "done")
-        let stored = try #require(server.stored(job["url"] as String))
+        #expect(job.state == .done)
+        #expect(try await JobStore(database: reader).runs(of: job.id).count == 2, "two holdings: the killed one (its lease expired), then the sync's")
+        let stored = try #require(server.stored(job.url ?? ""))
         #expect(try decodedSize(stored) == (1920, 1280))
         #expect(proxy.requests["POST"] == 1, "the upload was continued, not started again")
         #expect(proxy.dataBytes <= stored.count + chunk, "re-sent \(proxy.dataBytes - stored.count) bytes")
@@ -279,22 +284,22 @@ import TestSupport
     @Test func aReplacedPictureThatCannotBeDeletedIsKeptAndDeletedBySync() async throws {
         let server = try TusServer()
         let proxy = try FaultProxy(upstream: server.port, faults: ["--fail-delete", "3"])
-        let h = try Harness(destination: proxy.endpoint, upload: fixed(256 * 1024))
-        let first = try await h.services.jobs.wait(try h.services.profiles.setProfilePhoto(caller: "u1", photo: .file(Fixture.path("photos/storm-1920x1280.jpg"))))
+        let h = try await Harness(destination: proxy.endpoint, upload: fixed(256 * 1024))
+        let first = try await h.services.jobs.wait(try await h.services.profiles.setProfilePhoto(caller: "u1", photo: .file(Fixture.path("photos/storm-1920x1280.jpg"))))
         let old = try #require(first.url)
-        let second = try await h.services.jobs.wait(try h.services.profiles.setProfilePhoto(caller: "u1", photo: .file(Fixture.path("photos/ladybird-2560x1600.jpg"))))
+        let second = try await h.services.jobs.wait(try await h.services.profiles.setProfilePhoto(caller: "u1", photo: .file(Fixture.path("photos/ladybird-2560x1600.jpg"))))
         #expect(second.state == .done)
-        #expect(try h.services.users.user("u1")?.profilePhotoURL == second.url)
+        #expect(try await h.services.users.user("u1")?.profilePhotoURL == second.url)
         // Three refused DELETEs: the old picture is still there, and the services say so.
         #expect(proxy.requests["DELETE"] == 3)
-        let stale = try h.services.jobs.staleObjects()
+        let stale = try await h.services.jobs.staleObjects()
         #expect(stale.map(\.url) == [old] && stale.first?.caller == "u1" && stale.first?.attempts == 3)
         #expect(stale.first?.error.contains("503") == true, "\(stale)")
         let oldOnServer = old.replacingOccurrences(of: String(proxy.server.port), with: String(server.port))
         #expect(try await download(oldOnServer).isEmpty == false)
 
         await h.services.jobs.sync()
-        #expect(try h.services.jobs.staleObjects().isEmpty)
+        #expect(try await h.services.jobs.staleObjects().isEmpty)
         #expect(proxy.requests["DELETE"] == 4)
         await #expect(throws: (any Error).self) { try await download(oldOnServer) }
         #expect(try await download(try #require(second.url).replacingOccurrences(of: String(proxy.server.port), with: String(server.port))).isEmpty == false)

@@ -16,27 +16,27 @@ struct APIRoutes: Sendable {
 
     func register(on router: Router<ServerContext>) {
         router.get("/openapi.yaml") { _, _ in Self.document() }
-        router.get("/v1/me") { request, context in await answer(request, context) { caller in try me(caller) } }
+        router.get("/v1/me") { request, context in await answer(request, context) { caller in try await me(caller) } }
         router.patch("/v1/me") { request, context in await answer(request, context) { caller in try await updateMe(caller, request) } }
-        router.get("/v1/users") { request, context in await answer(request, context) { caller in try users(caller, request) } }
+        router.get("/v1/users") { request, context in await answer(request, context) { caller in try await users(caller, request) } }
         router.get("/v1/users/:id") { request, context in
-            await answer(request, context) { _ in try user(id: context.parameters.get("id") ?? "") }
+            await answer(request, context) { _ in try await user(id: context.parameters.get("id") ?? "") }
         }
         router.get("/v1/me/photo") { request, context in await answer(request, context) { caller in try await profilePhoto(caller) } }
         router.delete("/v1/me/photo") { request, context in await answer(request, context) { caller in try await deleteProfilePhoto(caller) } }
         router.get("/v1/albums/:album/photos") { request, context in
-            await answer(request, context) { caller in try albumPhotos(caller, album: context.parameters.get("album") ?? "") }
+            await answer(request, context) { caller in try await albumPhotos(caller, album: context.parameters.get("album") ?? "") }
         }
         router.delete("/v1/albums/:album/photos/:photo") { request, context in
             await answer(request, context) { caller in
                 try await deleteAlbumPhoto(caller, album: context.parameters.get("album") ?? "", photo: context.parameters.get("photo") ?? "")
             }
         }
-        router.get("/v1/notifications") { request, context in await answer(request, context) { caller in try notifications(caller, request) } }
+        router.get("/v1/notifications") { request, context in await answer(request, context) { caller in try await notifications(caller, request) } }
         router.post("/v1/groups") { request, context in await answer(request, context) { caller in try await create(caller, request) } }
-        router.get("/v1/groups") { request, context in await answer(request, context) { caller in try groups(caller, request) } }
+        router.get("/v1/groups") { request, context in await answer(request, context) { caller in try await groups(caller, request) } }
         router.get("/v1/groups/:id") { request, context in
-            await answer(request, context) { caller in try group(caller, id: context.parameters.get("id") ?? "") }
+            await answer(request, context) { caller in try await group(caller, id: context.parameters.get("id") ?? "") }
         }
         router.patch("/v1/groups/:id") { request, context in
             await answer(request, context) { caller in try await rename(caller, id: context.parameters.get("id") ?? "", request) }
@@ -45,7 +45,7 @@ struct APIRoutes: Sendable {
             await answer(request, context) { caller in try await changeMembers(caller, id: context.parameters.get("id") ?? "", request) }
         }
         router.get("/v1/groups/:id/messages") { request, context in
-            await answer(request, context) { caller in try messages(caller, id: context.parameters.get("id") ?? "", request) }
+            await answer(request, context) { caller in try await messages(caller, id: context.parameters.get("id") ?? "", request) }
         }
         router.get("/v1/groups/:id/photo") { request, context in
             await answer(request, context) { caller in try await photo(caller, id: context.parameters.get("id") ?? "") }
@@ -54,8 +54,8 @@ struct APIRoutes: Sendable {
 
     // MARK: - Operations
 
-    private func me(_ caller: Caller) throws -> Response {
-        guard let user = try services.users.user(caller.id) else {
+    private func me(_ caller: Caller) async throws -> Response {
+        guard let user = try await services.users.user(caller.id) else {
             throw Problem(.notFound, "unknown-user", "\(caller.id) is not a user of this service yet")
         }
         return try json(.ok, UserBody(user))
@@ -67,35 +67,35 @@ struct APIRoutes: Sendable {
 
     private func updateMe(_ caller: Caller, _ request: Request) async throws -> Response {
         let body: UpdateMe = try await decode(request)
-        guard try services.users.user(caller.id) != nil else {
+        guard try await services.users.user(caller.id) != nil else {
             throw Problem(.notFound, "unknown-user", "\(caller.id) is not a user of this service yet")
         }
-        return try json(.ok, UserBody(try services.users.rename(caller.id, to: body.displayName)))
+        return try json(.ok, UserBody(try await services.users.rename(caller.id, to: body.displayName)))
     }
 
     /// Users by display-name prefix (a participant picker), never the caller, by name then id.
-    private func users(_ caller: Caller, _ request: Request) throws -> Response {
+    private func users(_ caller: Caller, _ request: Request) async throws -> Response {
         let query = request.uri.queryParameters
         let limit = try Self.limit(query.get("limit"))
         var after: User?
         if let cursor = query.get("cursor") {
-            guard let user = try services.users.user(cursor) else { throw Problem(.badRequest, "cursor", "not a cursor this server gave", field: "cursor") }
+            guard let user = try await services.users.user(cursor) else { throw Problem(.badRequest, "cursor", "not a cursor this server gave", field: "cursor") }
             after = user
         }
-        let found = try services.users.search(prefix: query.get("prefix") ?? "", excluding: caller.id, limit: limit, after: after)
+        let found = try await services.users.search(prefix: query.get("prefix") ?? "", excluding: caller.id, limit: limit, after: after)
         return try json(.ok, UserPage(users: found.map(UserBody.init), nextCursor: found.count == limit ? found.last?.id : nil))
     }
 
-    private func user(id: String) throws -> Response {
-        guard let user = try services.users.user(id) else { throw Problem(.notFound, "not-found", "no such user") }
+    private func user(id: String) async throws -> Response {
+        guard let user = try await services.users.user(id) else { throw Problem(.notFound, "not-found", "no such user") }
         return try json(.ok, UserBody(user))
     }
 
     /// The caller's notifications after the id `after`.
-    private func notifications(_ caller: Caller, _ request: Request) throws -> Response {
+    private func notifications(_ caller: Caller, _ request: Request) async throws -> Response {
         let query = request.uri.queryParameters
         let limit = try Self.limit(query.get("limit"))
-        let found = try services.groups.notifications(for: caller.id, after: try Self.after(query.get("after")), limit: limit)
+        let found = try await services.groups.notifications(for: caller.id, after: try Self.after(query.get("after")), limit: limit)
         return try json(.ok, NotificationPage(notifications: found.map(NotificationBody.init), next: found.count == limit ? found.last?.id : nil))
     }
 
@@ -105,19 +105,19 @@ struct APIRoutes: Sendable {
 
     /// Renames the group: its admins only (a member who is not: 403; anyone else: 404).
     private func rename(_ caller: Caller, id: String, _ request: Request) async throws -> Response {
-        _ = try memberGroup(caller, id: id)
+        _ = try await memberGroup(caller, id: id)
         let body: Rename = try await decode(request)
-        try services.groups.rename(caller: caller.id, groupId: id, to: body.name)
-        let (group, members) = try memberGroup(caller, id: id)
+        try await services.groups.rename(caller: caller.id, groupId: id, to: body.name)
+        let (group, members) = try await memberGroup(caller, id: id)
         return try json(.ok, GroupBody(group, members: members))
     }
 
     /// The group's messages (the system message first) after the id `after`; members only.
-    private func messages(_ caller: Caller, id: String, _ request: Request) throws -> Response {
-        _ = try memberGroup(caller, id: id)
+    private func messages(_ caller: Caller, id: String, _ request: Request) async throws -> Response {
+        _ = try await memberGroup(caller, id: id)
         let query = request.uri.queryParameters
         let limit = try Self.limit(query.get("limit"))
-        let found = try services.groups.messages(of: id, after: try Self.after(query.get("after")), limit: limit)
+        let found = try await services.groups.messages(of: id, after: try Self.after(query.get("after")), limit: limit)
         return try json(.ok, MessagePage(messages: found.map(MessageBody.init), next: found.count == limit ? found.last?.id : nil))
     }
 
@@ -128,16 +128,16 @@ struct APIRoutes: Sendable {
 
     /// Adds and removes members: the group's admins only (a member who is not: 403; anyone else: 404).
     private func changeMembers(_ caller: Caller, id: String, _ request: Request) async throws -> Response {
-        _ = try memberGroup(caller, id: id)
+        _ = try await memberGroup(caller, id: id)
         let body: ChangeMembers = try await decode(request)
-        let members = try services.groups.changeMembers(caller: caller.id, groupId: id, add: body.add ?? [], remove: body.remove ?? [])
-        guard let group = try services.groups.group(id) else { throw Problem(.notFound, "not-found", "no such group") }
+        let members = try await services.groups.changeMembers(caller: caller.id, groupId: id, add: body.add ?? [], remove: body.remove ?? [])
+        guard let group = try await services.groups.group(id) else { throw Problem(.notFound, "not-found", "no such group") }
         return try json(.ok, GroupBody(group, members: members))
     }
 
     /// The caller's profile picture: none, uploading (with the bytes the server acknowledged) or ready.
     private func profilePhoto(_ caller: Caller) async throws -> Response {
-        guard let user = try services.users.user(caller.id) else { throw Problem(.notFound, "unknown-user", "\(caller.id) is not a user of this service yet") }
+        guard let user = try await services.users.user(caller.id) else { throw Problem(.notFound, "unknown-user", "\(caller.id) is not a user of this service yet") }
         let prefix = "profile_images/\(caller.id)/"
         if let uploading = await uploading(url: user.profilePhotoURL, where: { $0.owner == caller.id && $0.key.hasPrefix(prefix) }) {
             return try json(.ok, uploading)
@@ -146,21 +146,21 @@ struct APIRoutes: Sendable {
     }
 
     private func deleteProfilePhoto(_ caller: Caller) async throws -> Response {
-        guard try services.users.user(caller.id) != nil else { throw Problem(.notFound, "unknown-user", "\(caller.id) is not a user of this service yet") }
+        guard try await services.users.user(caller.id) != nil else { throw Problem(.notFound, "unknown-user", "\(caller.id) is not a user of this service yet") }
         try await services.profiles.deleteProfilePhoto(caller: caller.id)
         return Response(status: .noContent)
     }
 
-    private func albumPhotos(_ caller: Caller, album: String) throws -> Response {
-        guard try services.users.user(caller.id) != nil else { return try json(.ok, AlbumPage(photos: [])) }
-        let photos = try services.profiles.albumPhotos(caller: caller.id, album: album)
+    private func albumPhotos(_ caller: Caller, album: String) async throws -> Response {
+        guard try await services.users.user(caller.id) != nil else { return try json(.ok, AlbumPage(photos: [])) }
+        let photos = try await services.profiles.albumPhotos(caller: caller.id, album: album)
         return try json(.ok, AlbumPage(photos: photos.map(AlbumPhotoBody.init)))
     }
 
     /// Deletes one of the caller's album photos (404 for anyone else's, or one in another album).
     private func deleteAlbumPhoto(_ caller: Caller, album: String, photo: String) async throws -> Response {
-        guard try services.users.user(caller.id) != nil else { throw Problem(.notFound, "not-found", "no such photo") }
-        guard try services.profiles.albumPhotos(caller: caller.id, album: album).contains(where: { $0.id == photo }) else {
+        guard try await services.users.user(caller.id) != nil else { throw Problem(.notFound, "not-found", "no such photo") }
+        guard try await services.profiles.albumPhotos(caller: caller.id, album: album).contains(where: { $0.id == photo }) else {
             throw Problem(.notFound, "not-found", "no such photo")
         }
         try await services.profiles.deleteAlbumPhoto(caller: caller.id, photoId: photo)
@@ -193,11 +193,11 @@ struct APIRoutes: Sendable {
             guard !key.isEmpty, key.utf8.count <= 255 else { throw Problem(.badRequest, "idempotency-key", "Idempotency-Key must be 1–255 bytes") }
             id = Self.uuid(from: "\(caller.id)\n\(key)")
         }
-        let created = try services.groups.createGroup(creator: caller.id, name: body.name, participants: body.participants, id: id)
+        let created = try await services.groups.createGroup(creator: caller.id, name: body.name, participants: body.participants, id: id)
         return try json(.created, GroupBody(created.group, members: created.members), location: "/v1/groups/\(created.group.id)")
     }
 
-    private func groups(_ caller: Caller, _ request: Request) throws -> Response {
+    private func groups(_ caller: Caller, _ request: Request) async throws -> Response {
         let query = request.uri.queryParameters
         let limit = try Self.limit(query.get("limit"))
         var cursor: GroupCursor?
@@ -205,28 +205,29 @@ struct APIRoutes: Sendable {
             guard let parsed = GroupCursor(token: token) else { throw Problem(.badRequest, "cursor", "not a cursor this server gave", field: "cursor") }
             cursor = parsed
         }
-        let page = try services.groups.groups(of: caller.id, limit: limit, after: cursor)
-        let bodies = try page.groups.map { group in GroupBody(group, members: try services.groups.members(of: group.id)) }
+        let page = try await services.groups.groups(of: caller.id, limit: limit, after: cursor)
+        var bodies: [GroupBody] = []
+        for group in page.groups { bodies.append(GroupBody(group, members: try await services.groups.members(of: group.id))) }
         return try json(.ok, GroupPage(groups: bodies, nextCursor: page.nextCursor?.token))
     }
 
     /// The group, if the caller is a member (404 otherwise, as for a group that does not exist).
-    private func memberGroup(_ caller: Caller, id: String) throws -> (ChatGroup, [GroupMember]) {
-        guard let group = try services.groups.group(id) else { throw Problem(.notFound, "not-found", "no such group") }
-        let members = try services.groups.members(of: id)
+    private func memberGroup(_ caller: Caller, id: String) async throws -> (ChatGroup, [GroupMember]) {
+        guard let group = try await services.groups.group(id) else { throw Problem(.notFound, "not-found", "no such group") }
+        let members = try await services.groups.members(of: id)
         guard members.contains(where: { $0.userId == caller.id }) else { throw Problem(.notFound, "not-found", "no such group") }
         return (group, members)
     }
 
-    private func group(_ caller: Caller, id: String) throws -> Response {
-        let (group, members) = try memberGroup(caller, id: id)
+    private func group(_ caller: Caller, id: String) async throws -> Response {
+        let (group, members) = try await memberGroup(caller, id: id)
         return try json(.ok, GroupBody(group, members: members))
     }
 
     /// The group photo's state: none, uploading (with the bytes the server acknowledged), ready (URL) or
     /// failed (reason).
     private func photo(_ caller: Caller, id: String) async throws -> Response {
-        let (group, _) = try memberGroup(caller, id: id)
+        let (group, _) = try await memberGroup(caller, id: id)
         let key = StoragePath.groupPhoto(groupId: group.id).key
         if let uploading = await uploading(url: group.photoURL, where: { $0.key == key }) { return try json(.ok, uploading) }
         return try json(.ok, PhotoBody(group))

@@ -53,7 +53,7 @@ struct ArrivalProcessor: Sendable {
         }
         do {
             try StorageRules.checkUpload(prepared.jpeg, to: path)
-            try arrivals.authorize(caller: upload.owner, writing: path)
+            try await arrivals.authorize(caller: upload.owner, writing: path)
         } catch {
             if case .notAllowed = error { throw Refusal(kind: .notAllowed, description: "\(error)") }
             if case .storage = error { throw Refusal(kind: .unavailable, description: "\(error)") }
@@ -65,7 +65,7 @@ struct ArrivalProcessor: Sendable {
         }
         let url = storage.objectURL(key: path.key) ?? location
         do {
-            try arrivals.record(caller: upload.owner, displayName: upload.ownerName, path: path, url: url)
+            try await arrivals.record(caller: upload.owner, displayName: upload.ownerName, path: path, url: url)
         } catch {
             if case .notAllowed = error { throw Refusal(kind: .notAllowed, description: "\(error)") }
             throw Refusal(kind: .unavailable, description: "\(error)")

@@ -75,7 +75,7 @@ struct TusRoutes: Sendable {
         let path: StoragePath
         do {
             path = try StoragePath(key: key)
-            try arrivals.authorize(caller: caller.id, writing: path)
+            try await arrivals.authorize(caller: caller.id, writing: path)
         } catch {
             if case .storage = error { return refuse(.serviceUnavailable, "\(error)", reason: "storage") }
             return refuse(.forbidden, "\(error)", reason: "path")

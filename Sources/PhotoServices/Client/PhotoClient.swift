@@ -1,5 +1,5 @@
 public import Foundation
-import GRDB
+import SQLKit
 import NIOHTTP1
 import PhotoPrep
 public import PhotoUpload
@@ -11,7 +11,7 @@ public import PhotoUpload
 /// SQLite file in `folder` and sent by `sync()` — in this process or, after a restart, in the next:
 ///
 /// ```swift
-/// let client = try PhotoClient(server: URL(string: "https://photos.example.com")!, folder: appSupport,
+/// let client = try await PhotoClient(server: URL(string: "https://photos.example.com")!, folder: appSupport,
 ///                              token: { keychain.idToken })
 /// let group = try await client.createGroup(name: "Hiking", participants: ["u2", "u3"], photo: .file("summit.jpg"))
 /// if let reason = group.pending { show("will be created when online: \(reason)") }
@@ -39,8 +39,8 @@ public final class PhotoClient: Sendable {
     ///   - token: the signed-in user's current JWT (asked before every request, so a refreshed one is used).
     public init(
         server: URL, folder: URL, upload: UploadConfiguration = UploadConfiguration(), requestTimeout: Duration = .seconds(10),
-        token: @escaping @Sendable () -> String?
-    ) throws(ServiceError) {
+        lease: Duration = .seconds(30), token: @escaping @Sendable () -> String?
+    ) async throws(ServiceError) {
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         var configuration = upload
         configuration.keepsFinishedInJournal = true
@@ -56,9 +56,9 @@ public final class PhotoClient: Sendable {
         self.server = server
         self.api = api
         self.token = token
-        database = try AppDatabase(path: folder.appendingPathComponent("client.sqlite").path)
+        database = try await AppDatabase(path: folder.appendingPathComponent("client.sqlite").path)
         jobs = PhotoJobs(
-            database: database, uploader: uploader, staging: folder.appendingPathComponent("staging"),
+            database: database, uploader: uploader, staging: folder.appendingPathComponent("staging"), lease: lease,
             credentials: { _ in token().map { "Bearer \($0)" } },
             photoURL: { job, location in
                 // The upload's location is the server's; the photo's URL is what the server stored.
@@ -110,12 +110,12 @@ public final class PhotoClient: Sendable {
             id: groupId, name: name, participants: others, photoJob: job?.id, state: .pending, error: nil, attempts: 0, createdAt: now,
             updatedAt: now)
         do {
-            try database.write { db in
-                if let existing = try PendingGroup.fetchOne(db, key: groupId) {
+            try await database.write { db in
+                if let existing = try await db.select().columns("*").from("pendingGroup").where("id", .equal, groupId).first(decoding: PendingGroup.self) {
                     throw ServiceError.invalidState("group \(groupId) was created here already (\(existing.state.rawValue))")
                 }
-                try pending.insert(db)
-                try job?.insert(db)
+                try await db.insert(into: "pendingGroup").model(pending).run()
+                if let job { try await JobStore.insert(job, db) }
             }
         } catch {
             if let job { try? FileManager.default.removeItem(atPath: job.originalPath) }
@@ -125,9 +125,9 @@ public final class PhotoClient: Sendable {
         switch sent.state {
         case .refused:
             // Refused at once: nothing exists, nothing is kept.
-            try database.write { db in
-                _ = try PendingGroup.deleteOne(db, key: groupId)
-                if let job { _ = try PhotoJob.deleteOne(db, key: job.id) }
+            try await database.write { db in
+                try await db.delete(from: "pendingGroup").where("id", .equal, groupId).run()
+                if let job { try await JobStore.delete(job.id, db) }
             }
             if let job { try? FileManager.default.removeItem(atPath: job.originalPath) }
             throw .rejected(sent.error ?? "refused")
@@ -162,51 +162,57 @@ public final class PhotoClient: Sendable {
         let now = Date()
         switch step {
         case .created:
-            try database.write { db in
-                try db.execute(
-                    sql: "UPDATE pendingGroup SET state = 'created', error = NULL, attempts = attempts + 1, updatedAt = ? WHERE id = ?",
-                    arguments: [now, group.id])
-                try db.execute(sql: "UPDATE photoJob SET waitsFor = NULL, updatedAt = ? WHERE waitsFor = ?", arguments: [now, group.id])
+            try await database.write { db in
+                try await Self.answered(group.id, state: .created, error: nil, now: now, db)
+                try await JobStore.release(waitingFor: group.id, db)
             }
             if let job = group.photoJob { jobs.start(job) }
             return Sent(state: .created, name: created?.name ?? group.name, members: created?.members.map(\.userId))
         case .refused(let reason):
             let reason = "the server refused group \(group.id): \(reason)"
-            try database.write { db in
-                try db.execute(
-                    sql: "UPDATE pendingGroup SET state = 'refused', error = ?, attempts = attempts + 1, updatedAt = ? WHERE id = ?",
-                    arguments: [reason, now, group.id])
-                try db.execute(
-                    sql: "UPDATE photoJob SET state = 'failed', error = ?, updatedAt = ? WHERE waitsFor = ?", arguments: [reason, now, group.id])
+            try await database.write { db in
+                try await Self.answered(group.id, state: .refused, error: reason, now: now, db)
+                try await JobStore.fail(waitingFor: group.id, reason: reason, db)
             }
             return Sent(state: .refused, name: group.name, error: reason)
         case .keepPending(let reason):
-            try database.write { db in
-                try db.execute(
-                    sql: "UPDATE pendingGroup SET error = ?, attempts = attempts + 1, updatedAt = ? WHERE id = ?", arguments: [reason, now, group.id])
-            }
+            try await database.write { db in try await Self.answered(group.id, state: .pending, error: reason, now: now, db) }
             return Sent(state: .pending, name: group.name, error: reason)
         }
     }
 
+    /// Records one more attempt at sending the creation, and how it stands.
+    private static func answered(_ id: String, state: PendingGroup.State, error: String?, now: Date, _ db: any SQLDatabase) async throws {
+        try await db.update("pendingGroup").set("state", to: state.rawValue).set("error", to: error.map { SQLBind($0) } ?? SQLLiteral.null)
+            .set("attempts", to: SQLBinaryExpression(SQLColumn("attempts"), .add, SQLLiteral.numeric("1"))).set("updatedAt", to: now)
+            .where("id", .equal, id).run()
+    }
+
     /// The creations not yet answered by the server, and those it refused, oldest first.
-    public func pendingGroups() throws(ServiceError) -> [PendingGroup] {
-        try database.read { db in try PendingGroup.filter(sql: "state != 'created'").order(sql: "createdAt, id").fetchAll(db) }
+    public func pendingGroups() async throws(ServiceError) -> [PendingGroup] {
+        try await pendingGroups(.notEqual, .created)
+    }
+
+    private func pendingGroups(_ op: SQLBinaryOperator, _ state: PendingGroup.State) async throws(ServiceError) -> [PendingGroup] {
+        try await database.read { db in
+            try await db.select().columns("*").from("pendingGroup").where("state", op, state.rawValue).orderBy("createdAt").orderBy("id")
+                .all(decoding: PendingGroup.self)
+        }
     }
 
     /// Replaces a group's photo (the server lets only its admins).
     @discardableResult
-    public func setGroupPhoto(groupId: String, photo: PhotoInput) throws(ServiceError) -> String {
+    public func setGroupPhoto(groupId: String, photo: PhotoInput) async throws(ServiceError) -> String {
         let groupId = try StorageRules.validated(groupId, "group id")
-        return try jobs.submit(kind: .group, caller: try me(), subject: groupId, path: .groupPhoto(groupId: groupId), preset: .group, photo: photo)
+        return try await jobs.submit(kind: .group, caller: try me(), subject: groupId, path: .groupPhoto(groupId: groupId), preset: .group, photo: photo)
     }
 
     /// Sets the signed-in user's profile picture (`profile_images/{me}/{id}.jpg`).
     @discardableResult
-    public func setProfilePhoto(_ photo: PhotoInput) throws(ServiceError) -> String {
+    public func setProfilePhoto(_ photo: PhotoInput) async throws(ServiceError) -> String {
         let me = try me()
         let path = StoragePath.profileImage(userId: me, file: "\(UUID().uuidString.lowercased()).jpg")
-        return try jobs.submit(kind: .profile, caller: me, subject: me, path: path, preset: .profile, photo: photo)
+        return try await jobs.submit(kind: .profile, caller: me, subject: me, path: path, preset: .profile, photo: photo)
     }
 
     // MARK: - Sync
@@ -223,14 +229,17 @@ public final class PhotoClient: Sendable {
     /// wait for the next sync), then uploads the photos that can go: those of groups the server has
     /// now, and any left pending or half-way by an earlier process.
     public func sync() async -> SyncReport {
-        let waiting = (try? database.read { db in try PendingGroup.filter(sql: "state = 'pending'").order(sql: "createdAt, id").fetchAll(db) }) ?? []
+        let waiting = (try? await pendingGroups(.equal, .pending)) ?? []
         var sent: [String] = []
         for group in waiting {
             sent.append(group.id)
             guard let outcome = try? await send(group), outcome.state != .pending else { break }
         }
         let photos = await jobs.sync()
-        let groups = (try? database.read { db in try PendingGroup.fetchAll(db, keys: sent) }) ?? []
+        let ids = sent
+        let groups = (try? await database.read { db in
+            try await db.select().columns("*").from("pendingGroup").where("id", .in, ids).all(decoding: PendingGroup.self)
+        }) ?? []
         return SyncReport(groups: sent.compactMap { id in groups.first { $0.id == id } }, photos: photos)
     }
 }

@@ -1,14 +1,14 @@
 import Foundation
-import GRDB
 import PhotoPrep
 public import PhotoUpload
 import PhotoFiles
+import SQLKit
 import Synchronization
 
 /// What happens to one photo on its way to storage. Every stream ends with exactly one terminal
 /// event: `finished`, `pending` (the destination is unreachable; `sync()` tries again), `failed` or
 /// `cancelled`.
-public enum PhotoJobEvent: Sendable, Equatable {
+public enum PhotoJobEvent: Sendable, Hashable {
     case preparing
     /// Bytes the destination acknowledged.
     case progress(UploadProgress)
@@ -29,10 +29,12 @@ public enum PhotoJobEvent: Sendable, Equatable {
 
 /// Runs the photo jobs: prepare (once; retries re-use the prepared bytes), check the storage rules,
 /// upload resumably, then record the result and its effect (group photo, profile picture, album
-/// photo) in one transaction. Jobs live in SQLite, so a new process continues them with `sync()`;
-/// a job is claimed by one process at a time (`host:pid` + a lease), so it is uploaded once.
+/// photo) in one transaction. The jobs live in the database (`JobStore`): a runner holds one under a
+/// lease it renews while it works, so it is uploaded by one runner at a time — on this machine or any
+/// other sharing the database — and a job whose runner vanished is taken over once its lease ran out.
+/// What a job does is `PhotoJobMachine`'s decision; this does the I/O.
 public final class PhotoJobs: Sendable {
-    let database: AppDatabase
+    public let store: JobStore
     let uploader: Uploader
     let staging: URL
     /// The `Authorization` header for a user's uploads (nil: none).
@@ -40,34 +42,39 @@ public final class PhotoJobs: Sendable {
     /// The photo's URL once its upload finished at `location` (a server that stores the photo
     /// elsewhere says where); nil: the upload's location is the photo's URL.
     let photoURL: (@Sendable (PhotoJob, String) async -> String)?
-    let owner: String
-    /// A claim not renewed for this long is taken over (its process is gone or stuck).
-    static let lease: TimeInterval = 60
+    /// This runner's id in leases and runs: random, not a process or a host.
+    public let runner = "runner-" + UUID().uuidString.lowercased()
+    /// How long a claim lasts unless renewed (renewed every third of it while the job runs).
+    public let lease: Duration
     private let running = Mutex<[String: Running]>([:])
+    private let stopping = Mutex(false)
 
+    /// A job running here: who listens, and how to reach its upload.
     private struct Running {
         var task: Task<Void, Never>?
         var upload: UploadTask?
         var cancelRequested = false
+        var stopRequested = false
+        var leaseLost = false
         var subscribers: [UUID: AsyncStream<PhotoJobEvent>.Continuation] = [:]
     }
 
     init(
-        database: AppDatabase, uploader: Uploader, staging: URL, credentials: @escaping @Sendable (String) -> String?,
+        database: AppDatabase, uploader: Uploader, staging: URL, lease: Duration, credentials: @escaping @Sendable (String) -> String?,
         photoURL: (@Sendable (PhotoJob, String) async -> String)? = nil
     ) {
-        self.database = database
+        store = JobStore(database: database)
         self.uploader = uploader
         self.staging = staging
+        self.lease = lease
         self.credentials = credentials
         self.photoURL = photoURL
-        owner = "\(ProcessInfo.processInfo.hostName):\(getpid())"
     }
 
     // MARK: - Observing and controlling
 
-    /// The job's events from now on; a job that is not running yields its outcome and ends.
-    public func events(_ id: String) -> AsyncStream<PhotoJobEvent> {
+    /// The job's events from now on; a job that is not running here yields its recorded outcome and ends.
+    public func events(_ id: String) async -> AsyncStream<PhotoJobEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: PhotoJobEvent.self, bufferingPolicy: .unbounded)
         let subscribed = running.withLock { jobs -> Bool in
             guard jobs[id] != nil else { return false }
@@ -75,7 +82,7 @@ public final class PhotoJobs: Sendable {
             return true
         }
         if !subscribed {
-            if let job = try? record(id) { continuation.yield(Self.outcome(of: job)) }
+            if let job = try? await store.job(id) { continuation.yield(Self.outcome(of: job)) }
             continuation.finish()
         }
         return stream
@@ -85,69 +92,82 @@ public final class PhotoJobs: Sendable {
     @discardableResult
     public func wait(_ id: String) async throws(ServiceError) -> PhotoJob {
         if let task = running.withLock({ $0[id]?.task }) { await task.value }
-        return try record(id)
+        return try await record(id)
     }
 
     /// Stops the job: its partial upload is deleted; the photo is marked cancelled (`retry` restarts it).
     public func cancel(_ id: String) async throws(ServiceError) {
-        let upload = running.withLock { jobs -> UploadTask?? in
+        let running = running.withLock { jobs -> (task: Task<Void, Never>?, upload: UploadTask?)? in
             guard jobs[id] != nil else { return nil }
             jobs[id]!.cancelRequested = true
-            if jobs[id]!.upload == nil { jobs[id]!.task?.cancel() }
-            return .some(jobs[id]!.upload)
+            return (jobs[id]!.task, jobs[id]!.upload)
         }
-        if let upload {
-            upload?.cancel()
-            try await wait(id)
+        if let running {
+            running.upload?.cancel()
+            await running.task?.value
             return
         }
-        let job = try record(id)
+        let job = try await record(id)
         guard [.pending, .failed].contains(job.state) else { return }
-        try finish(job, state: .cancelled, error: nil, url: nil)
+        try await store.end(job, runner: nil, state: .cancelled, error: nil)
     }
 
     /// Starts a failed, cancelled or pending job again, re-using its prepared bytes and its resumable upload.
-    public func retry(_ id: String) throws(ServiceError) {
-        let job = try record(id)
+    public func retry(_ id: String) async throws(ServiceError) {
+        let job = try await record(id)
         guard job.state != .done else { throw .invalidState("the photo of job \(id) is already uploaded") }
         if running.withLock({ $0[id] != nil }) { return }
-        try database.write { db in
-            try db.execute(sql: "UPDATE photoJob SET state = 'pending', error = NULL, updatedAt = ? WHERE id = ?", arguments: [Date(), id])
-            try Self.mirror(job.kind, subject: job.subject, state: .pending, error: nil, url: nil, db: db)
-        }
+        try await store.reopen(job)
         start(id)
     }
 
-    /// Runs every unfinished job (pending, or uploading in a process that is gone), also those a
-    /// previous process left, and waits for them. Returns the jobs' states afterwards.
+    /// Runs every unfinished job (pending, or uploading under a lease that ran out), also those a
+    /// previous process left, and waits for them; a job another runner holds is waited for until it
+    /// ends or its lease runs out (then it is taken over). Returns the jobs' states afterwards.
     @discardableResult
     public func sync() async -> [PhotoJob] {
-        for stale in (try? staleObjects()) ?? [] { await deleteStale(stale.url, caller: stale.caller, attempts: 1) }
-        let ids = (try? database.read { db in
-            try String.fetchAll(
-                db, sql: "SELECT id FROM photoJob WHERE state IN ('pending', 'uploading') AND waitsFor IS NULL ORDER BY createdAt")
-        }) ?? []
-        for id in ids { start(id) }
+        for stale in (try? await store.staleObjects()) ?? [] { await deleteStale(stale.url, caller: stale.caller, attempts: 1) }
+        var seen: [String] = []
+        while !stopping.withLock({ $0 }) {
+            // Runnable ones, and those already running here (a submission, a group just released).
+            let here = running.withLock { Array($0.keys) }
+            let ids = (((try? await store.runnable()) ?? []) + here.sorted()).reduce(into: [String]()) { ids, id in
+                if !seen.contains(id), !ids.contains(id) { ids.append(id) }
+            }
+            let held = ((try? await store.heldByOthers(than: runner)) ?? []).filter { !seen.contains($0.id) }
+            if ids.isEmpty && held.isEmpty { break }
+            await withTaskGroup(of: Void.self) { group in
+                for id in ids {
+                    // One started here already (a submission) is waited for; the others run as children.
+                    let runsHere = running.withLock { $0[id] != nil }
+                    group.addTask { [self] in
+                        if runsHere { _ = try? await wait(id) } else { await runHere(id) }
+                    }
+                }
+            }
+            seen += ids
+            if ids.isEmpty, let soonest = held.map(\.until).min() {
+                // Held elsewhere: look again when the first lease would run out (or sooner, if it ends).
+                let delay = min(max(soonest.timeIntervalSinceNow, 0.05), lease.timeInterval / 3)
+                try? await Task.sleep(for: .milliseconds(Int(delay * 1000) + 10))
+                if Task.isCancelled { break }
+            }
+        }
         var jobs: [PhotoJob] = []
-        for id in ids {
-            if let job = try? await wait(id) { jobs.append(job) }
+        for id in seen {
+            if let job = try? await store.job(id) { jobs.append(job) }
         }
         return jobs
     }
 
-    /// Calls `sync()` every `interval` until the returned task is cancelled.
-    public func startBackgroundSync(every interval: Duration) -> Task<Void, Never> {
-        Task { [self] in
-            while !Task.isCancelled {
-                await sync()
-                try? await Task.sleep(for: interval)
-            }
-        }
+    /// The jobs that are not done.
+    public func unfinished() async throws(ServiceError) -> [PhotoJob] {
+        try await store.unfinished()
     }
 
-    /// The jobs that are not done.
-    public func unfinished() throws(ServiceError) -> [PhotoJob] {
-        try database.read { db in try PhotoJob.filter(sql: "state != 'done'").order(sql: "createdAt").fetchAll(db) }
+    /// Objects that should be gone but could not be deleted yet, with why.
+    public func staleObjects() async throws(ServiceError) -> [StaleObject] {
+        try await store.staleObjects()
     }
 
     // MARK: - Running
@@ -156,13 +176,13 @@ public final class PhotoJobs: Sendable {
     /// belongs to), and starts it. Nothing is kept when the transaction fails.
     func submit(
         kind: PhotoJob.Kind, caller: String, subject: String, path: StoragePath, preset: PrepareOptions.Preset, photo: PhotoInput,
-        also: (Database) throws -> Void = { _ in }
-    ) throws(ServiceError) -> String {
+        also: @escaping @Sendable (any SQLDatabase) async throws -> Void = { _ in }
+    ) async throws(ServiceError) -> String {
         let job = try newJob(kind: kind, caller: caller, subject: subject, path: path, preset: preset, original: try photo.load(), staging: staging)
         do {
-            try database.write { db in
-                try also(db)
-                try job.insert(db)
+            try await store.database.write { db in
+                try await also(db)
+                try await JobStore.insert(job, db)
             }
         } catch {
             try? FileManager.default.removeItem(atPath: job.originalPath)
@@ -172,152 +192,149 @@ public final class PhotoJobs: Sendable {
         return job.id
     }
 
-    /// Starts the job in the background unless it runs here already.
+    /// Runs the job in a task of its own unless it runs here already. The task belongs to this object:
+    /// `wait`, `cancel` and `stopAll` reach it, and its outcome is recorded and sent to every subscriber.
     func start(_ id: String) {
+        guard !stopping.withLock({ $0 }) else { return }
         let started = running.withLock { jobs -> Bool in
             guard jobs[id] == nil else { return false }
             jobs[id] = Running()
             return true
         }
         guard started else { return }
-        let task = Task.detached { [self] in
-            // Not ours to run (another process holds it, or it ended already): its recorded state.
-            let outcome = await run(id) ?? (try? record(id)).map(Self.outcome(of:))
-            let subscribers = running.withLock { jobs in jobs.removeValue(forKey: id)?.subscribers.values.map { $0 } ?? [] }
-            for subscriber in subscribers {
-                if let outcome { subscriber.yield(outcome) }
-                subscriber.finish()
-            }
-        }
+        let task = Task { [self] in await runHere(id) }
         running.withLock { $0[id]?.task = task }
+    }
+
+    /// Runs the job in the current task (registered so that `events`, `cancel` and `stopAll` reach it).
+    func runHere(_ id: String) async {
+        running.withLock { jobs in if jobs[id] == nil { jobs[id] = Running() } }
+        // Not ours to run (another runner holds it, or it ended already): its recorded state.
+        var outcome = await run(id)
+        if outcome == nil { outcome = (try? await record(id)).map(Self.outcome(of:)) }
+        let subscribers = running.withLock { jobs in jobs.removeValue(forKey: id)?.subscribers.values.map { $0 } ?? [] }
+        for subscriber in subscribers {
+            if let outcome { subscriber.yield(outcome) }
+            subscriber.finish()
+        }
+    }
+
+    /// Graceful shutdown: no job starts any more; every job running here pauses its upload and is left
+    /// pending, to be resumed by any runner where it stopped. Returns at once; the jobs end shortly.
+    public func requestStop() {
+        stopping.withLock { $0 = true }
+        let uploads = running.withLock { jobs -> [UploadTask] in
+            for id in jobs.keys { jobs[id]!.stopRequested = true }
+            return jobs.values.compactMap(\.upload)
+        }
+        for upload in uploads { upload.pause() }
     }
 
     private func emit(_ id: String, _ event: PhotoJobEvent) {
         for subscriber in running.withLock({ $0[id]?.subscribers.values.map { $0 } ?? [] }) { subscriber.yield(event) }
     }
 
-    /// Claims, prepares, uploads and records one job; returns the terminal event (nil: not ours to run).
+    /// Claims the job and drives it through `PhotoJobMachine`; returns the terminal event (nil: not ours to run).
     private func run(_ id: String) async -> PhotoJobEvent? {
-        guard var job = try? claim(id) else { return nil }
-        do {
-            if job.preparedPath == nil {
-                emit(id, .preparing)
-                job.preparedPath = try prepare(job)
-                try database.write { db in try job.update(db) }
-            }
-            // The original (EXIF, GPS, serials) is not kept a moment longer than needed: retries use
-            // the prepared bytes, which carry no metadata.
-            try? FileManager.default.removeItem(atPath: job.originalPath)
-        } catch {
-            if running.withLock({ $0[id]?.cancelRequested ?? false }) {
-                try? finish(job, state: .cancelled, error: nil, url: nil)
-                return .cancelled
-            }
-            try? finish(job, state: .failed, error: error.description, url: nil)
-            if case .unsupportedPhoto = error { try? FileManager.default.removeItem(atPath: job.originalPath) }
-            return .failed(reason: error.description)
-        }
-        let upload = await uploader.upload(
-            .file(job.preparedPath!),
-            request: UploadRequest(key: job.key, contentType: "image/jpeg", metadata: ["job": job.id], authorization: credentials(job.caller)))
-        let cancelNow = running.withLock { jobs -> Bool in
-            jobs[id]?.upload = upload
-            return jobs[id]?.cancelRequested ?? false
-        }
-        if cancelNow { upload.cancel() }
-        // Renew the claim while the upload runs, progress or not (backoff can last minutes).
-        let heartbeat = Task { [self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(Self.lease / 6))
-                try? database.write { db in
-                    try db.execute(sql: "UPDATE photoJob SET claimedAt = ? WHERE id = ? AND claimedBy = ?", arguments: [Date(), id, owner])
+        guard let claimed = try? await store.claim(id, runner: runner, lease: lease) else { return nil }
+        var job = claimed
+        var machine = PhotoJobMachine()
+        // The lease is renewed while the job runs, progress or not (backoff can last minutes). When
+        // another runner has it (this one stalled past its lease), the upload pauses and the job is let go.
+        return await withTaskGroup(of: Void.self) { group -> PhotoJobEvent? in
+            group.addTask { [self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: lease / 3)
+                    if Task.isCancelled { break }
+                    if let lost = try? await store.renew([id], runner: runner, lease: lease), lost.contains(id) {
+                        let upload = running.withLock { jobs in
+                            jobs[id]?.leaseLost = true
+                            return jobs[id]?.upload
+                        }
+                        upload?.pause()
+                        break
+                    }
                 }
             }
-        }
-        defer { heartbeat.cancel() }
-        var lastBeat = Date.distantPast
-        for await event in upload.events {
-            switch event {
-            case .started(let location):
-                // Where the upload is, as the uploader says (its journal is its own business).
-                try? database.write { db in
-                    try db.execute(
-                        sql: "UPDATE photoJob SET uploadLocation = ? WHERE id = ? AND claimedBy = ?", arguments: [location, id, owner])
+            defer { group.cancelAll() }
+            var pending = machine.handle(.claimed(preparedPath: job.preparedPath))
+            var upload: UploadTask?
+            var uploadEvents: AsyncStream<UploadEvent>.AsyncIterator?
+            var told = (cancel: false, stop: false, lost: false)
+            while true {
+                // What was asked from outside (cancel, stop, the lease lost) goes to the machine once each.
+                let asked = running.withLock { ($0[id]?.cancelRequested ?? false, $0[id]?.stopRequested ?? false, $0[id]?.leaseLost ?? false) }
+                if asked.0, !told.cancel { told.cancel = true; pending += machine.handle(.cancelRequested) }
+                if asked.1, !told.stop { told.stop = true; pending += machine.handle(.stopRequested) }
+                if asked.2, !told.lost { told.lost = true; pending += machine.handle(.leaseLost) }
+                if pending.isEmpty {
+                    guard var iterator = uploadEvents, let event = await iterator.next() else { return nil }
+                    uploadEvents = iterator
+                    pending = machine.handle(.upload(event, at: Date()))
+                    continue
                 }
-            case .progress(let progress):
-                emit(id, .progress(progress))
-                // The bytes the destination acknowledged, at most once a second.
-                guard progress.acknowledged > 0, Date().timeIntervalSince(lastBeat) >= 1 || progress.acknowledged == progress.total else { break }
-                lastBeat = Date()
-                try? database.write { db in
-                    try db.execute(
-                        sql: "UPDATE photoJob SET uploadedBytes = ? WHERE id = ? AND claimedBy = ?", arguments: [progress.acknowledged, id, owner])
-                }
-            case .finished(let location):
-                let url = await photoURL?(job, location) ?? location
-                do {
-                    let replaced = try complete(job, url: url)
+                let action = pending.removeFirst()
+                switch action {
+                case .emit(let event):
+                    emit(id, event)
+                case .prepare:
+                    do throws(ServiceError) {
+                        let path = try await prepare(job)
+                        job.preparedPath = path
+                        pending += machine.handle(.prepared(path: path))
+                    } catch {
+                        let unsupported = if case .unsupportedPhoto = error { true } else { false }
+                        pending += machine.handle(.prepareFailed(reason: error.description, unsupported: unsupported))
+                    }
+                case .savePrepared(let path):
+                    try? await store.saveProgress(id, runner: runner, preparedPath: path)
+                case .deleteOriginal:
+                    try? FileManager.default.removeItem(atPath: job.originalPath)
+                case .startUpload(let path):
+                    let task = await uploader.upload(
+                        .file(path),
+                        request: UploadRequest(key: job.key, contentType: "image/jpeg", metadata: ["job": job.id], authorization: credentials(job.caller)))
+                    upload = task
+                    uploadEvents = task.events.makeAsyncIterator()
+                    // A cancel or stop asked meanwhile reaches the upload through the machine (the loop's next turn).
+                    running.withLock { $0[id]?.upload = task }
+                case .saveLocation(let location):
+                    // Where the upload is, as the uploader says (its journal is its own business).
+                    try? await store.saveProgress(id, runner: runner, location: location)
+                case .saveUploadedBytes(let bytes):
+                    try? await store.saveProgress(id, runner: runner, uploadedBytes: bytes)
+                case .cancelUpload:
+                    upload?.cancel()
+                case .pauseUpload:
+                    upload?.pause()
+                case .record(let location):
+                    let url = await photoURL?(job, location) ?? location
+                    let size = job.preparedPath.flatMap { Path.size(of: $0) }.map { Int64($0) }
+                    do {
+                        let (recorded, replaced) = try await store.complete(job, runner: runner, url: url, size: size)
+                        pending += machine.handle(recorded ? .recorded(url: url, replaced: replaced) : .notRecorded)
+                    } catch {
+                        pending += machine.handle(.recordFailed(reason: "\(error)"))
+                    }
+                case .forgetUpload:
                     uploader.journal?.remove(destination: uploader.destination, key: job.key)
+                    try? FileManager.default.removeItem(atPath: job.originalPath)
+                    if let prepared = job.preparedPath { try? FileManager.default.removeItem(atPath: prepared) }
+                case .deleteReplaced(let url):
                     // The profile points at the new picture already: deleting the old one leaves no broken window.
-                    if let replaced { await deleteStale(replaced, caller: job.caller) }
-                    return .finished(url: url)
-                } catch {
-                    try? finish(job, state: .pending, error: error.description, url: nil)
-                    return .pending(reason: error.description)
+                    await deleteStale(url, caller: job.caller)
+                case .end(let state, let error):
+                    try? await store.end(job, runner: runner, state: state, error: error)
+                case .finish(let event):
+                    return event
                 }
-            case .failed(let error):
-                // The destination stayed unreachable (or kept failing) for the whole retry budget:
-                // keep the job pending for `sync()`. Anything else needs a decision: failed.
-                let state: PhotoState = error.isTransient ? .pending : .failed
-                try? finish(job, state: state, error: error.description, url: nil)
-                return state == .pending ? .pending(reason: error.description) : .failed(reason: error.description)
-            case .cancelled:
-                try? finish(job, state: .cancelled, error: nil, url: nil)
-                return .cancelled
-            case .retrying(let retry):
-                emit(id, .retrying(retry))
-            case .paused:
-                break
             }
         }
-        return nil
-    }
-
-    /// Takes the job for this process when it is pending, or uploading under a claim that lapsed
-    /// (its process died: same host and no such pid, or no heartbeat within the lease).
-    private func claim(_ id: String) throws(ServiceError) -> PhotoJob? {
-        try database.write { db -> PhotoJob? in
-            guard var job = try PhotoJob.fetchOne(db, key: id), job.waitsFor == nil else { return nil }
-            switch job.state {
-            case .pending:
-                break
-            case .uploading:
-                guard job.claimedBy == owner || claimLapsed(job) else { return nil }
-            default:
-                return nil
-            }
-            job.state = .uploading
-            job.claimedBy = owner
-            job.claimedAt = Date()
-            job.attempts += 1
-            job.updatedAt = Date()
-            try job.update(db)
-            try Self.mirror(job.kind, subject: job.subject, state: .uploading, error: nil, url: nil, db: db)
-            return job
-        }
-    }
-
-    private func claimLapsed(_ job: PhotoJob) -> Bool {
-        guard let claimedBy = job.claimedBy, let claimedAt = job.claimedAt else { return true }
-        if Date().timeIntervalSince(claimedAt) > Self.lease { return true }
-        let parts = claimedBy.split(separator: ":")
-        guard parts.count == 2, String(parts[0]) == ProcessInfo.processInfo.hostName, let pid = Int32(parts[1]) else { return false }
-        return kill(pid, 0) != 0 && errno == ESRCH
     }
 
     /// Prepares the staged original with the job's preset, checks the storage rules and stages the
-    /// JPEG (written atomically); returns its path.
-    private func prepare(_ job: PhotoJob) throws(ServiceError) -> String {
+    /// JPEG (written atomically); returns its path. The pipeline's CPU work runs off the caller's task.
+    private func prepare(_ job: PhotoJob) async throws(ServiceError) -> String {
         guard let preset = PrepareOptions.Preset(rawValue: job.preset) else { throw .invalidState("unknown preset \(job.preset)") }
         let prepared: PreparedPhoto
         do {
@@ -331,80 +348,21 @@ public final class PhotoJobs: Sendable {
         return path
     }
 
-    /// The upload finished: record the URL and its effect in one transaction, then tidy up. Returns the
-    /// profile picture it replaced (to be deleted).
-    private func complete(_ job: PhotoJob, url: String) throws(ServiceError) -> String? {
-        let replaced: String? = try database.write { db -> String? in
-            var replaced: String?
-            if job.kind == .profile, let user = try User.fetchOne(db, key: job.caller), let old = user.profilePhotoURL, old != url {
-                replaced = old
-            }
-            let size = job.preparedPath.flatMap { (try? FileManager.default.attributesOfItem(atPath: $0))?[.size] as? Int64 }
-            try db.execute(
-                sql: """
-                    UPDATE photoJob SET state = 'done', url = ?, error = NULL, claimedBy = NULL, updatedAt = ?,
-                    uploadedBytes = coalesce(?, uploadedBytes) WHERE id = ?
-                    """,
-                arguments: [url, Date(), size, job.id])
-            try Self.mirror(job.kind, subject: job.subject, state: .done, error: nil, url: url, db: db)
-            if job.kind == .profile {
-                try db.execute(
-                    sql: "UPDATE user SET profilePhotoURL = ?, profilePhotoKey = ? WHERE id = ?", arguments: [url, job.key, job.caller])
-            }
-            return replaced
-        }
-        try? FileManager.default.removeItem(atPath: job.originalPath)
-        if let prepared = job.preparedPath { try? FileManager.default.removeItem(atPath: prepared) }
-        return replaced
-    }
-
-    /// Deletes an object that should be gone, trying three times; one that still cannot be deleted is
-    /// recorded (`staleObjects()`), and `sync()` tries again.
+    /// Deletes an object that should be gone, trying `attempts` times; one that still cannot be deleted
+    /// is recorded (`staleObjects()`), and `sync()` tries again.
     func deleteStale(_ url: String, caller: String, attempts: Int = 3) async {
         var failure = ""
         for attempt in 1...attempts {
             do {
                 try await uploader.delete(url, authorization: credentials(caller))
-                _ = try? database.write { db in try StaleObject.deleteOne(db, key: url) }
+                try? await store.forgetStale(url)
                 return
             } catch {
                 failure = error.description
                 if attempt < attempts { try? await Task.sleep(for: .milliseconds(200 * attempt)) }
             }
         }
-        try? database.write { db in
-            let tried = try StaleObject.fetchOne(db, key: url)?.attempts ?? 0
-            try StaleObject(url: url, caller: caller, error: failure, attempts: tried + attempts, updatedAt: Date()).save(db)
-        }
-    }
-
-    /// Objects that should be gone but could not be deleted yet, with why.
-    public func staleObjects() throws(ServiceError) -> [StaleObject] {
-        try database.read { db in try StaleObject.order(sql: "updatedAt").fetchAll(db) }
-    }
-
-    /// Records a non-successful end (or a cancellation) and releases the claim.
-    private func finish(_ job: PhotoJob, state: PhotoState, error: String?, url: String?) throws(ServiceError) {
-        try database.write { db in
-            try db.execute(
-                sql: "UPDATE photoJob SET state = ?, error = ?, claimedBy = NULL, updatedAt = ? WHERE id = ?",
-                arguments: [state, error, Date(), job.id])
-            try Self.mirror(job.kind, subject: job.subject, state: state, error: error, url: url, db: db)
-        }
-    }
-
-    /// Shows the job's state on what it belongs to: the group's photo state, the album photo's state.
-    static func mirror(_ kind: PhotoJob.Kind, subject: String, state: PhotoState, error: String?, url: String?, db: Database) throws {
-        switch kind {
-        case .group:
-            try db.execute(
-                sql: "UPDATE chatGroup SET photoState = ?, photoError = ?, photoURL = coalesce(?, photoURL), updatedAt = ? WHERE id = ?",
-                arguments: [state, error, url, Date(), subject])
-        case .album:
-            try db.execute(sql: "UPDATE albumPhoto SET state = ?, url = coalesce(?, url) WHERE id = ?", arguments: [state, url, subject])
-        case .profile:
-            break
-        }
+        try? await store.keepStale(url, caller: caller, error: failure, attempts: attempts)
     }
 
     /// The terminal event that describes the job's recorded state.
@@ -413,14 +371,14 @@ public final class PhotoJobs: Sendable {
         case .done: .finished(url: job.url ?? "")
         case .failed: .failed(reason: job.error ?? "failed")
         case .cancelled: .cancelled
-        case .uploading: .pending(reason: "being uploaded by \(job.claimedBy ?? "another process")")
+        case .uploading: .pending(reason: "being uploaded by \(job.leaseOwner ?? "another runner")")
         case .pending, .none:
             .pending(reason: job.error ?? job.waitsFor.map { "waiting until the server has group \($0)" } ?? "waiting to be uploaded")
         }
     }
 
-    func record(_ id: String) throws(ServiceError) -> PhotoJob {
-        guard let job = try database.read({ db in try PhotoJob.fetchOne(db, key: id) }) else { throw .notFound("photo job \(id)") }
+    func record(_ id: String) async throws(ServiceError) -> PhotoJob {
+        guard let job = try await store.job(id) else { throw .notFound("photo job \(id)") }
         return job
     }
 }

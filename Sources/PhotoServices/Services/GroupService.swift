@@ -1,5 +1,5 @@
 public import Foundation
-import GRDB
+import SQLKit
 import PhotoPrep
 
 /// Group creation and the group photo.
@@ -26,11 +26,11 @@ public struct GroupService: Sendable {
     /// (`photoJob` nil, nothing written); created by someone else, the call is refused.
     public func createGroup(
         creator: String, name: String, participants: [String], photo: PhotoInput? = nil, id: String? = nil
-    ) throws(ServiceError) -> Created {
+    ) async throws(ServiceError) -> Created {
         let (name, others, groupId) = try GroupRules.creation(creator: creator, name: name, participants: participants, id: id)
-        if id != nil, let existing = try database.read({ db in try ChatGroup.fetchOne(db, key: groupId) }) {
+        if id != nil, let existing = try await group(groupId) {
             guard existing.createdBy == creator else { throw .notAllowed("group \(groupId) exists and was created by someone else") }
-            return Created(group: existing, members: try members(of: groupId), photoJob: nil)
+            return Created(group: existing, members: try await members(of: groupId), photoJob: nil)
         }
         let original = try photo?.load()
         let job = try original.map { bytes throws(ServiceError) in
@@ -38,28 +38,27 @@ public struct GroupService: Sendable {
         }
         let created: Created
         do {
-            created = try database.write { db in
-                try db.requireUsers([creator])
-                try db.requireUsers(others)
-                let creatorName = try User.fetchOne(db, key: creator)!.displayName
+            created = try await database.write { db in
+                try await Users.require([creator], db)
+                try await Users.require(others, db)
+                let creatorName = try await Users.find(creator, db)!.displayName
                 let now = Date()
                 let group = ChatGroup(
                     id: groupId, name: name, createdBy: creator, photoURL: nil, photoState: job == nil ? .none : .pending, photoError: nil,
                     createdAt: now, updatedAt: now)
-                try group.insert(db)
+                try await db.insert(into: "chatGroup").model(group).run()
                 let members = [GroupMember(groupId: groupId, userId: creator, isAdmin: true)]
                     + others.map { GroupMember(groupId: groupId, userId: $0, isAdmin: false) }
-                for member in members { try member.insert(db) }
-                var message = Message(
+                try await db.insert(into: "groupMember").models(members).run()
+                let message = Message(
                     id: nil, groupId: groupId, sender: "system", text: GroupRules.createdMessage(creatorName: creatorName), isSystem: true,
                     createdAt: now)
-                try message.insert(db)
-                for user in others {
-                    var notification = Notification(
-                        id: nil, userId: user, groupId: groupId, kind: "groupCreated", deepLink: "photoprep://groups/\(groupId)", createdAt: now)
-                    try notification.insert(db)
+                try await db.insert(into: "message").model(message).run()
+                let notifications = others.map { user in
+                    Notification(id: nil, userId: user, groupId: groupId, kind: "groupCreated", deepLink: "photoprep://groups/\(groupId)", createdAt: now)
                 }
-                try job?.insert(db)
+                if !notifications.isEmpty { try await db.insert(into: "notification").models(notifications).run() }
+                if let job { try await JobStore.insert(job, db) }
                 return Created(group: group, members: members, photoJob: job?.id)
             }
         } catch {
@@ -72,115 +71,141 @@ public struct GroupService: Sendable {
 
     /// Replaces the group's photo; only its admins may.
     @discardableResult
-    public func setPhoto(caller: String, groupId: String, photo: PhotoInput) throws(ServiceError) -> String {
+    public func setPhoto(caller: String, groupId: String, photo: PhotoInput) async throws(ServiceError) -> String {
         let path = StoragePath.groupPhoto(groupId: try StorageRules.validated(groupId, "group id"))
-        try authorize(caller: caller, path: path)
-        return try jobs.submit(kind: .group, caller: caller, subject: groupId, path: path, preset: .group, photo: photo) { db in
-            try PhotoJobs.mirror(.group, subject: groupId, state: .pending, error: nil, url: nil, db: db)
+        try await authorize(caller: caller, path: path)
+        return try await jobs.submit(kind: .group, caller: caller, subject: groupId, path: path, preset: .group, photo: photo) { db in
+            try await JobStore.mirror(.group, subject: groupId, state: .pending, error: nil, url: nil, db)
         }
     }
 
     /// Renames the group; only its admins may.
-    public func rename(caller: String, groupId: String, to name: String) throws(ServiceError) {
+    public func rename(caller: String, groupId: String, to name: String) async throws(ServiceError) {
         let name = try GroupRules.normalizedName(name)
-        try database.write { db in
-            try db.requireUsers([caller])
-            guard try isAdmin(caller, of: groupId, db) else { throw ServiceError.notAllowed("only the admins of group \(groupId) rename it") }
-            try db.execute(sql: "UPDATE chatGroup SET name = ?, updatedAt = ? WHERE id = ?", arguments: [name, Date(), groupId])
+        try await database.write { db in
+            try await Users.require([caller], db)
+            guard try await Users.isAdmin(caller, of: groupId, db) else { throw ServiceError.notAllowed("only the admins of group \(groupId) rename it") }
+            try await db.update("chatGroup").set("name", to: name).set("updatedAt", to: Date()).where("id", .equal, groupId).run()
         }
     }
 
     /// Adds and removes members; the group's admins only. Added users must be known; the group keeps at
     /// most 256 members and at least one admin. Returns the members afterwards.
     @discardableResult
-    public func changeMembers(caller: String, groupId: String, add: [String], remove: [String]) throws(ServiceError) -> [GroupMember] {
+    public func changeMembers(caller: String, groupId: String, add: [String], remove: [String]) async throws(ServiceError) -> [GroupMember] {
         for id in add + remove { _ = try StorageRules.validated(id, "user id") }
-        return try database.write { db in
-            try db.requireUsers([caller])
-            guard try isAdmin(caller, of: groupId, db) else { throw ServiceError.notAllowed("only the admins of group \(groupId) change its members") }
+        return try await database.write { db in
+            try await Users.require([caller], db)
+            guard try await Users.isAdmin(caller, of: groupId, db) else {
+                throw ServiceError.notAllowed("only the admins of group \(groupId) change its members")
+            }
             var seen = Set<String>()
             let added = add.filter { seen.insert($0).inserted && !remove.contains($0) }
-            try db.requireUsers(added)
-            for user in added where try !GroupMember.exists(db, key: ["groupId": groupId, "userId": user]) {
-                try GroupMember(groupId: groupId, userId: user, isAdmin: false).insert(db)
-            }
-            for user in Set(remove) { _ = try GroupMember.deleteOne(db, key: ["groupId": groupId, "userId": user]) }
-            let members = try GroupMember.filter(sql: "groupId = ?", arguments: [groupId]).fetchAll(db)
+            try await Users.require(added, db)
+            let current = Set(try await Self.members(of: groupId, db).map(\.userId))
+            let new = added.filter { !current.contains($0) }.map { GroupMember(groupId: groupId, userId: $0, isAdmin: false) }
+            if !new.isEmpty { try await db.insert(into: "groupMember").models(new).run() }
+            if !remove.isEmpty { try await db.delete(from: "groupMember").where("groupId", .equal, groupId).where("userId", .in, Array(Set(remove))).run() }
+            let members = try await Self.members(of: groupId, db)
             guard members.count <= GroupRules.maxMembers else { throw ServiceError.tooManyMembers(members.count) }
             guard members.contains(where: \.isAdmin) else { throw ServiceError.invalidState("a group keeps at least one admin") }
-            try db.execute(sql: "UPDATE chatGroup SET updatedAt = ? WHERE id = ?", arguments: [Date(), groupId])
+            try await db.update("chatGroup").set("updatedAt", to: Date()).where("id", .equal, groupId).run()
             return members
         }
     }
 
     /// The rules for writing `path`, checked against the database: a known caller, an admin of the group.
-    func authorize(caller: String, path: StoragePath) throws(ServiceError) {
-        try database.read { db in
-            try db.requireUsers([caller])
-            if case .groupPhoto(let group) = path, try !ChatGroup.exists(db, key: group) { throw ServiceError.notFound("group \(group)") }
-            try StorageRules.authorize(caller: caller, writing: path) { group in try isAdmin(caller, of: group, db) }
+    func authorize(caller: String, path: StoragePath) async throws(ServiceError) {
+        let admin = try await database.read { db -> Bool in
+            try await Users.require([caller], db)
+            guard case .groupPhoto(let group) = path else { return false }
+            guard try await db.select().column("id").from("chatGroup").where("id", .equal, group).first() != nil else {
+                throw ServiceError.notFound("group \(group)")
+            }
+            return try await Users.isAdmin(caller, of: group, db)
         }
+        try StorageRules.authorize(caller: caller, writing: path) { _ in admin }
     }
 
     /// The groups `user` is a member of, newest activity first (`updatedAt`, then id), at most `limit`,
     /// starting after `cursor` (the `nextCursor` of the previous page).
-    public func groups(of user: String, limit: Int = 50, after cursor: GroupCursor? = nil) throws(ServiceError) -> (groups: [ChatGroup], nextCursor: GroupCursor?) {
+    public func groups(of user: String, limit: Int = 50, after cursor: GroupCursor? = nil) async throws(ServiceError) -> (
+        groups: [ChatGroup], nextCursor: GroupCursor?
+    ) {
         let limit = max(1, min(limit, 200))
-        let groups = try database.read { db in
-            var sql = "SELECT chatGroup.* FROM chatGroup JOIN groupMember ON groupMember.groupId = chatGroup.id WHERE groupMember.userId = ?"
-            var arguments: StatementArguments = [user]
+        let sqlite = database.kind == .sqlite
+        let rows = try await database.read { db in
+            var query = db.select().columns(SQLColumn(SQLLiteral.all, table: SQLIdentifier("chatGroup"))).from("chatGroup")
+                .join("groupMember", on: SQLColumn("groupId", table: "groupMember"), .equal, SQLColumn("id", table: "chatGroup"))
+                .where(SQLColumn("userId", table: "groupMember"), .equal, SQLBind(user))
             if let cursor {
-                sql += " AND (chatGroup.updatedAt < ? OR (chatGroup.updatedAt = ? AND chatGroup.id < ?))"
-                arguments += [cursor.updatedAt, cursor.updatedAt, cursor.id]
+                let updatedAt = SQLColumn("updatedAt", table: "chatGroup")
+                // SQLite holds seconds since 1970 (compared as they are); PostgreSQL microseconds.
+                let position = sqlite ? SQLBind(cursor.seconds) : SQLBind(cursor.updatedAt)
+                query = query.where { page in
+                    page.where(updatedAt, .lessThan, position)
+                        .orWhere { $0.where(updatedAt, .equal, position).where(SQLColumn("id", table: "chatGroup"), .lessThan, SQLBind(cursor.id)) }
+                }
             }
-            sql += " ORDER BY chatGroup.updatedAt DESC, chatGroup.id DESC LIMIT ?"
-            arguments += [limit + 1]
-            return try ChatGroup.fetchAll(db, sql: sql, arguments: arguments)
+            return try await query.orderBy(SQLOrderBy(expression: SQLColumn("updatedAt", table: "chatGroup"), direction: SQLDirection.descending))
+                .orderBy(SQLOrderBy(expression: SQLColumn("id", table: "chatGroup"), direction: SQLDirection.descending)).limit(limit + 1).all()
+                .map { row in
+                    (try row.decode(model: ChatGroup.self),
+                     sqlite ? try row.decode(column: "updatedAt", as: Double.self) : try row.decode(column: "updatedAt", as: Date.self).timeIntervalSince1970)
+                }
         }
-        let page = Array(groups.prefix(limit))
-        return (page, groups.count > limit ? page.last.map { GroupCursor(updatedAt: $0.updatedAt, id: $0.id) } : nil)
+        let page = Array(rows.prefix(limit))
+        return (page.map(\.0), rows.count > limit ? page.last.map { GroupCursor(seconds: $0.1, id: $0.0.id) } : nil)
     }
 
-    public func group(_ id: String) throws(ServiceError) -> ChatGroup? {
-        try database.read { db in try ChatGroup.fetchOne(db, key: id) }
+    public func group(_ id: String) async throws(ServiceError) -> ChatGroup? {
+        try await database.read { db in try await db.select().columns("*").from("chatGroup").where("id", .equal, id).first(decoding: ChatGroup.self) }
     }
 
-    public func members(of id: String) throws(ServiceError) -> [GroupMember] {
-        try database.read { db in try GroupMember.filter(sql: "groupId = ?", arguments: [id]).fetchAll(db) }
+    public func members(of id: String) async throws(ServiceError) -> [GroupMember] {
+        try await database.read { db in try await Self.members(of: id, db) }
+    }
+
+    /// The admins first, each part by user id.
+    static func members(of id: String, _ db: any SQLDatabase) async throws -> [GroupMember] {
+        try await db.select().columns("*").from("groupMember").where("groupId", .equal, id).orderBy("isAdmin", .descending).orderBy("userId")
+            .all(decoding: GroupMember.self)
     }
 
     /// The group's messages in order, after message id `after` (0: from the first), at most `limit`.
-    public func messages(of id: String, after: Int64 = 0, limit: Int = .max) throws(ServiceError) -> [Message] {
-        try database.read { db in
-            try Message.filter(sql: "groupId = ? AND id > ?", arguments: [id, after]).order(sql: "id").limit(max(1, limit)).fetchAll(db)
+    public func messages(of id: String, after: Int64 = 0, limit: Int = .max) async throws(ServiceError) -> [Message] {
+        try await database.read { db in
+            try await db.select().columns("*").from("message").where("groupId", .equal, id).where("id", .greaterThan, after)
+                .orderBy("id").limit(max(1, min(limit, 1 << 31))).all(decoding: Message.self)
         }
     }
 
     /// The user's notifications in order, after notification id `after`, at most `limit`.
-    public func notifications(for userId: String, after: Int64 = 0, limit: Int = .max) throws(ServiceError) -> [Notification] {
-        try database.read { db in
-            try Notification.filter(sql: "userId = ? AND id > ?", arguments: [userId, after]).order(sql: "id").limit(max(1, limit)).fetchAll(db)
+    public func notifications(for userId: String, after: Int64 = 0, limit: Int = .max) async throws(ServiceError) -> [Notification] {
+        try await database.read { db in
+            try await db.select().columns("*").from("notification").where("userId", .equal, userId).where("id", .greaterThan, after)
+                .orderBy("id").limit(max(1, min(limit, 1 << 31))).all(decoding: Notification.self)
         }
     }
 }
 
-func isAdmin(_ user: String, of group: String, _ db: Database) throws -> Bool {
-    try Bool.fetchOne(db, sql: "SELECT isAdmin FROM groupMember WHERE groupId = ? AND userId = ?", arguments: [group, user]) ?? false
-}
 
 /// Where a page of a user's groups ends: opaque to clients (`token`), stable while groups change.
 public struct GroupCursor: Sendable, Equatable {
-    public var updatedAt: Date
+    /// The last group's `updatedAt` in seconds since 1970, exactly as the database holds it (a `Date`
+    /// between the two can change its last bit, and the next page would repeat the last group).
+    var seconds: Double
     public var id: String
+    public var updatedAt: Date { Date(timeIntervalSince1970: seconds) }
 
     /// The cursor as a URL-safe string.
     public var token: String {
-        Data("\(updatedAt.timeIntervalSince1970)|\(id)".utf8).base64EncodedString()
+        Data("\(seconds)|\(id)".utf8).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
-    public init(updatedAt: Date, id: String) {
-        self.updatedAt = updatedAt
+    init(seconds: Double, id: String) {
+        self.seconds = seconds
         self.id = id
     }
 
@@ -189,7 +214,7 @@ public struct GroupCursor: Sendable, Equatable {
         guard let data = Data(base64URL: token), let text = String(data: data, encoding: .utf8) else { return nil }
         let parts = text.split(separator: "|", maxSplits: 1)
         guard parts.count == 2, let seconds = Double(parts[0]), seconds.isFinite else { return nil }
-        self.init(updatedAt: Date(timeIntervalSince1970: seconds), id: String(parts[1]))
+        self.init(seconds: seconds, id: String(parts[1]))
     }
 }
 

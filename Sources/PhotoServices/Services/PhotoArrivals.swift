@@ -1,5 +1,5 @@
 public import Foundation
-import GRDB
+import SQLKit
 
 /// Photos that arrived at the server: who may write where (read from the services' store), and what a
 /// stored photo changes — the group's photo, the user's profile picture, an album photo — recorded in
@@ -13,39 +13,38 @@ public struct PhotoArrivals: Sendable {
 
     /// May `caller` write `path`? The same `StorageRules.authorize` the services apply before uploading,
     /// with group admins read from the database.
-    public func authorize(caller: String, writing path: StoragePath) throws(ServiceError) {
-        try StorageRules.authorize(caller: caller, writing: path) { group in
-            try database.read { db in
-                try Bool.fetchOne(db, sql: "SELECT isAdmin FROM groupMember WHERE groupId = ? AND userId = ?", arguments: [group, caller]) ?? false
-            }
+    public func authorize(caller: String, writing path: StoragePath) async throws(ServiceError) {
+        var admin = false
+        if case .groupPhoto(let group) = path {
+            admin = try await database.read { db in try await Users.isAdmin(caller, of: group, db) }
         }
+        try StorageRules.authorize(caller: caller, writing: path) { _ in admin }
     }
 
     /// Records the stored photo's effect. The caller is added as a user when the store does not know
     /// them yet (their id comes from a verified token; `displayName` from its `name` claim, if any).
     /// The group photo is re-checked inside the transaction: an admin removed meanwhile changes nothing.
-    public func record(caller: String, displayName: String?, path: StoragePath, url: String, at date: Date = Date()) throws(ServiceError) {
+    public func record(caller: String, displayName: String?, path: StoragePath, url: String, at date: Date = Date()) async throws(ServiceError) {
         let name = displayName.flatMap { try? NameRules.displayName($0) } ?? caller
-        try database.write { db in
-            if try !User.exists(db, key: caller) { try User(id: caller, displayName: name).insert(db) }
+        try await database.write { db in
+            if try await Users.find(caller, db) == nil { try await db.insert(into: "user").model(User(id: caller, displayName: name)).run() }
             switch path {
             case .groupPhoto(let group):
-                let admin = try Bool.fetchOne(
-                    db, sql: "SELECT isAdmin FROM groupMember WHERE groupId = ? AND userId = ?", arguments: [group, caller]) ?? false
-                guard admin else { throw ServiceError.notAllowed("only the admins of group \(group) change its photo") }
-                try db.execute(
-                    sql: "UPDATE chatGroup SET photoURL = ?, photoState = 'done', photoError = NULL, updatedAt = ? WHERE id = ?",
-                    arguments: [url, date, group])
+                guard try await Users.isAdmin(caller, of: group, db) else {
+                    throw ServiceError.notAllowed("only the admins of group \(group) change its photo")
+                }
+                try await db.update("chatGroup").set("photoURL", to: url).set("photoState", to: PhotoState.done.rawValue)
+                    .set("photoError", to: SQLLiteral.null).set("updatedAt", to: date).where("id", .equal, group).run()
             case .profileImage:
-                try db.execute(sql: "UPDATE user SET profilePhotoURL = ?, profilePhotoKey = ? WHERE id = ?", arguments: [url, path.key, caller])
+                try await db.update("user").set("profilePhotoURL", to: url).set("profilePhotoKey", to: path.key).where("id", .equal, caller).run()
             case .userPhoto(let user, let album, _):
                 // The same key again replaces that album photo; a new key is a new photo.
-                if let id = try String.fetchOne(db, sql: "SELECT id FROM albumPhoto WHERE key = ?", arguments: [path.key]) {
-                    try db.execute(sql: "UPDATE albumPhoto SET url = ?, state = 'done' WHERE id = ?", arguments: [url, id])
+                if let id = try await db.select().column("id").from("albumPhoto").where("key", .equal, path.key).first(decodingColumn: "id", as: String.self) {
+                    try await db.update("albumPhoto").set("url", to: url).set("state", to: PhotoState.done.rawValue).where("id", .equal, id).run()
                 } else {
-                    try AlbumPhoto(
-                        id: UUID().uuidString.lowercased(), userId: user, album: album, key: path.key, url: url, state: .done, createdAt: date
-                    ).insert(db)
+                    let photo = AlbumPhoto(
+                        id: UUID().uuidString.lowercased(), userId: user, album: album, key: path.key, url: url, state: .done, createdAt: date)
+                    try await db.insert(into: "albumPhoto").model(photo).run()
                 }
             }
         }

@@ -1,5 +1,5 @@
 public import Foundation
-import GRDB
+import SQLKit
 import PhotoPrep
 public import PhotoUpload
 import PhotoFiles
@@ -10,7 +10,7 @@ import PhotoFiles
 /// let services = try PhotoServices(folder: dataFolder, destination: "file:///srv/storage")
 /// let created = try await services.groups.createGroup(
 ///     creator: "u1", name: "Hiking", participants: ["u2", "u3"], photo: .file("summit.jpg"))
-/// for await event in services.jobs.events(created.photoJob!) { print(event) }
+/// for await event in await services.jobs.events(created.photoJob!) { print(event) }
 /// ```
 public final class PhotoServices: Sendable {
     public let database: AppDatabase
@@ -25,9 +25,11 @@ public final class PhotoServices: Sendable {
     ///   - stateFolder: staged photos and the upload journal live here.
     ///   - environment: where an `s3://` destination finds its settings (nil: the process environment).
     ///   - credentials: the `Authorization` header for a user's uploads (e.g. `Bearer <token>`).
+    ///   - lease: how long a photo job stays with its runner unless renewed: after a crash, how long until
+    ///     another runner (any process, any machine) takes it over.
     public init(
         database: AppDatabase, destination: String, stateFolder: URL, upload: UploadConfiguration = UploadConfiguration(),
-        environment: [String: String]? = nil, credentials: @escaping @Sendable (String) -> String? = { _ in nil }
+        environment: [String: String]? = nil, lease: Duration = .seconds(30), credentials: @escaping @Sendable (String) -> String? = { _ in nil }
     ) throws(ServiceError) {
         // Owner-only: staged photos and the journal of uploads in flight are nobody else's business.
         try? FileManager.default.createDirectory(at: stateFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -42,16 +44,17 @@ public final class PhotoServices: Sendable {
             throw .invalidState("\(error)")
         }
         self.database = database
-        jobs = PhotoJobs(database: database, uploader: uploader, staging: stateFolder.appendingPathComponent("staging"), credentials: credentials)
+        jobs = PhotoJobs(
+            database: database, uploader: uploader, staging: stateFolder.appendingPathComponent("staging"), lease: lease, credentials: credentials)
         users = UserDirectory(database: database)
         groups = GroupService(database: database, jobs: jobs)
         profiles = ProfileService(database: database, jobs: jobs)
     }
 
     /// The embedded defaults in one folder: `app.sqlite`, the local store `storage/`, and the state.
-    public convenience init(folder: URL, destination: String? = nil, credentials: @escaping @Sendable (String) -> String? = { _ in nil }) throws(ServiceError) {
+    public convenience init(folder: URL, destination: String? = nil, credentials: @escaping @Sendable (String) -> String? = { _ in nil }) async throws(ServiceError) {
         try self.init(
-            database: AppDatabase(path: folder.appendingPathComponent("app.sqlite").path),
+            database: await AppDatabase(path: folder.appendingPathComponent("app.sqlite").path),
             destination: destination ?? folder.appendingPathComponent("storage").absoluteString,
             stateFolder: folder.appendingPathComponent("state"), credentials: credentials)
     }
@@ -89,67 +92,90 @@ public struct UserDirectory: Sendable {
 
     /// Adds (or renames) a user.
     @discardableResult
-    public func add(id: String, displayName: String, email: String? = nil) throws(ServiceError) -> User {
+    public func add(id: String, displayName: String, email: String? = nil) async throws(ServiceError) -> User {
         let id = try StorageRules.validated(id, "user id")
         let displayName = try NameRules.displayName(displayName)
-        return try database.write { db in
-            if var user = try User.fetchOne(db, key: id) {
+        return try await database.write { db in
+            if var user = try await Users.find(id, db) {
                 user.displayName = displayName
                 user.email = email ?? user.email
-                try user.update(db)
+                try await db.update("user").set("displayName", to: user.displayName).set("email", to: user.email).where("id", .equal, id).run()
                 return user
             }
             let user = User(id: id, displayName: displayName, email: email)
-            try user.insert(db)
+            try await db.insert(into: "user").model(user).run()
             return user
         }
     }
 
-    public func user(_ id: String) throws(ServiceError) -> User? {
-        try database.read { db in try User.fetchOne(db, key: id) }
+    public func user(_ id: String) async throws(ServiceError) -> User? {
+        try await database.read { db in try await Users.find(id, db) }
     }
 
     /// Changes a known user's display name (the same rules as `add`).
     @discardableResult
-    public func rename(_ id: String, to displayName: String) throws(ServiceError) -> User {
+    public func rename(_ id: String, to displayName: String) async throws(ServiceError) -> User {
         let displayName = try NameRules.displayName(displayName)
-        return try database.write { db in
-            guard var user = try User.fetchOne(db, key: id) else { throw ServiceError.notFound("user \(id)") }
+        return try await database.write { db in
+            guard var user = try await Users.find(id, db) else { throw ServiceError.notFound("user \(id)") }
             user.displayName = displayName
-            try user.update(db)
+            try await db.update("user").set("displayName", to: displayName).where("id", .equal, id).run()
             return user
         }
     }
 
     /// Users whose display name starts with `prefix` (ignoring ASCII case), never `excluding` (the caller),
     /// by name (ignoring ASCII case) then id, at most `limit`, after the user `after` (the last one of the previous page).
-    public func search(prefix: String, excluding: String, limit: Int = 50, after: User? = nil) throws(ServiceError) -> [User] {
+    public func search(prefix: String, excluding: String, limit: Int = 50, after: User? = nil) async throws(ServiceError) -> [User] {
         let limit = max(1, min(limit, 200))
-        let pattern = prefix.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+        let pattern = prefix.lowercasedASCII.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
             .replacingOccurrences(of: "_", with: "\\_") + "%"
-        return try database.read { db in
-            var sql = "SELECT * FROM user WHERE displayName LIKE ? ESCAPE '\\' AND id != ?"
-            var arguments: StatementArguments = [pattern, excluding]
+        // lower() on both databases folds ASCII only here (SQLite's always; PostgreSQL's in the C locale the
+        // cluster is made with), and LIKE on the folded name is the same on both.
+        let name = SQLFunction("lower", args: SQLColumn("displayName"))
+        let matches: SQLQueryString = "\(bind: pattern) ESCAPE '\\'"
+        return try await database.read { db in
+            var query = db.select().columns("*").from("user")
+                .where(SQLBinaryExpression(name, .like, matches))
+                .where("id", .notEqual, excluding)
             if let after {
-                sql += " AND (displayName > ? COLLATE NOCASE OR (displayName = ? COLLATE NOCASE AND id > ?))"
-                arguments += [after.displayName, after.displayName, after.id]
+                let afterName = after.displayName.lowercasedASCII
+                query = query.where { page in
+                    page.where(name, .greaterThan, SQLBind(afterName))
+                        .orWhere { $0.where(name, .equal, SQLBind(afterName)).where("id", .greaterThan, after.id) }
+                }
             }
-            sql += " ORDER BY displayName COLLATE NOCASE, id LIMIT ?"
-            arguments += [limit]
-            return try User.fetchAll(db, sql: sql, arguments: arguments)
+            return try await query.orderBy(name).orderBy("id").limit(limit).all(decoding: User.self)
         }
     }
 }
 
-extension Database {
+/// User lookups inside other services' transactions.
+enum Users {
+    static func find(_ id: String, _ db: any SQLDatabase) async throws -> User? {
+        try await db.select().columns("*").from("user").where("id", .equal, id).first(decoding: User.self)
+    }
+
     /// Every id in `ids` names a known user; the unknown ones are listed in the error.
-    func requireUsers(_ ids: [String]) throws {
-        var unknown: [String] = []
-        for id in ids where try !User.exists(self, key: id) { unknown.append(id) }
+    static func require(_ ids: [String], _ db: any SQLDatabase) async throws {
+        guard !ids.isEmpty else { return }
+        let known = Set(try await db.select().column("id").from("user").where("id", .in, ids).all(decodingColumn: "id", as: String.self))
+        let unknown = ids.filter { !known.contains($0) }
         guard unknown.isEmpty else { throw ServiceError.unknownUsers(unknown) }
+    }
+
+    static func isAdmin(_ user: String, of group: String, _ db: any SQLDatabase) async throws -> Bool {
+        try await db.select().column("isAdmin").from("groupMember").where("groupId", .equal, group).where("userId", .equal, user)
+            .first(decodingColumn: "isAdmin", as: Bool.self) ?? false
     }
 }
 
+extension String {
+    /// A-Z to a-z, nothing else: what both databases' `lower()` does here.
+    var lowercasedASCII: String {
+        String(unicodeScalars.map { (65...90).contains($0.value) ? Character(Unicode.Scalar($0.value + 32)!) : Character($0) })
+    }
+}
 
 /// Stages the caller's photo and the job that will prepare and upload it.
 func newJob(
@@ -164,6 +190,6 @@ func newJob(
     let now = Date()
     return PhotoJob(
         id: id, kind: kind, caller: caller, subject: subject, key: path.key, preset: preset.rawValue, originalPath: originalPath,
-        preparedPath: nil, state: .pending, error: nil, attempts: 0, url: nil, uploadLocation: nil, uploadedBytes: 0, waitsFor: waitsFor, claimedBy: nil,
-        claimedAt: nil, createdAt: now, updatedAt: now)
+        preparedPath: nil, state: .pending, error: nil, attempts: 0, url: nil, uploadLocation: nil, uploadedBytes: 0, waitsFor: waitsFor, leaseOwner: nil,
+        leaseExpiresAt: nil, createdAt: now, updatedAt: now)
 }

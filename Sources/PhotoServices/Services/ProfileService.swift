@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+import SQLKit
 import PhotoPrep
 import PhotoUpload
 
@@ -12,69 +12,69 @@ public struct ProfileService: Sendable {
     /// The profile points at the new picture only once it is uploaded; the one it replaces is deleted
     /// afterwards. Returns the photo job.
     @discardableResult
-    public func setProfilePhoto(caller: String, photo: PhotoInput) throws(ServiceError) -> String {
+    public func setProfilePhoto(caller: String, photo: PhotoInput) async throws(ServiceError) -> String {
         let id = UUID().uuidString.lowercased()
         let path = StoragePath.profileImage(userId: try StorageRules.validated(caller, "user id"), file: "\(id).jpg")
-        return try enqueue(kind: .profile, caller: caller, subject: caller, path: path, preset: .profile, photo: photo)
+        return try await enqueue(kind: .profile, caller: caller, subject: caller, path: path, preset: .profile, photo: photo)
     }
 
     /// Removes the caller's profile picture: the profile first, then the stored picture.
     public func deleteProfilePhoto(caller: String) async throws(ServiceError) {
-        let url = try database.write { db -> String? in
-            try db.requireUsers([caller])
-            let url = try String.fetchOne(db, sql: "SELECT profilePhotoURL FROM user WHERE id = ?", arguments: [caller])
-            try db.execute(sql: "UPDATE user SET profilePhotoURL = NULL, profilePhotoKey = NULL WHERE id = ?", arguments: [caller])
+        let url = try await database.write { db -> String? in
+            try await Users.require([caller], db)
+            let url = try await Users.find(caller, db)?.profilePhotoURL
+            try await db.update("user").set("profilePhotoURL", to: SQLLiteral.null).set("profilePhotoKey", to: SQLLiteral.null)
+                .where("id", .equal, caller).run()
             return url
         }
         if let url { try await deleteObject(url, caller: caller) }
     }
 
     /// Adds a photo to one of the caller's albums (`photo` preset, `user_photos/{userId}/{album}/{photoId}.jpg`).
-    public func addAlbumPhoto(caller: String, album: String, photo: PhotoInput) throws(ServiceError) -> (photo: AlbumPhoto, job: String) {
+    public func addAlbumPhoto(caller: String, album: String, photo: PhotoInput) async throws(ServiceError) -> (photo: AlbumPhoto, job: String) {
         let photoId = UUID().uuidString.lowercased()
         let path = StoragePath.userPhoto(
             userId: try StorageRules.validated(caller, "user id"), album: try StorageRules.validated(album, "album"), file: "\(photoId).jpg")
         let record = AlbumPhoto(id: photoId, userId: caller, album: album, key: path.key, url: nil, state: .pending, createdAt: Date())
-        let job = try enqueue(kind: .album, caller: caller, subject: photoId, path: path, preset: .photo, photo: photo) { db in
-            try record.insert(db)
+        let job = try await enqueue(kind: .album, caller: caller, subject: photoId, path: path, preset: .photo, photo: photo) { db in
+            try await db.insert(into: "albumPhoto").model(record).run()
         }
         return (record, job)
     }
 
     /// The caller's photos in an album, oldest first (with their upload state).
-    public func albumPhotos(caller: String, album: String) throws(ServiceError) -> [AlbumPhoto] {
-        try database.read { db in
-            try db.requireUsers([caller])
-            return try AlbumPhoto.filter(sql: "userId = ? AND album = ?", arguments: [caller, album]).order(sql: "createdAt, id").fetchAll(db)
+    public func albumPhotos(caller: String, album: String) async throws(ServiceError) -> [AlbumPhoto] {
+        try await database.read { db in
+            try await Users.require([caller], db)
+            return try await db.select().columns("*").from("albumPhoto").where("userId", .equal, caller).where("album", .equal, album)
+                .orderBy("createdAt").orderBy("id").all(decoding: AlbumPhoto.self)
         }
     }
 
     /// Deletes one of the caller's album photos: its upload stops, the record and the stored object go.
     public func deleteAlbumPhoto(caller: String, photoId: String) async throws(ServiceError) {
-        let photo = try database.read { db -> AlbumPhoto in
-            try db.requireUsers([caller])
-            guard let photo = try AlbumPhoto.fetchOne(db, key: photoId) else { throw ServiceError.notFound("album photo \(photoId)") }
+        let photo = try await database.read { db -> AlbumPhoto in
+            try await Users.require([caller], db)
+            guard let photo = try await db.select().columns("*").from("albumPhoto").where("id", .equal, photoId).first(decoding: AlbumPhoto.self)
+            else { throw ServiceError.notFound("album photo \(photoId)") }
             guard photo.userId == caller else { throw ServiceError.notAllowed("\(caller) may not delete \(photo.key)") }
             return photo
         }
-        let job = try database.read { db in
-            try String.fetchOne(db, sql: "SELECT id FROM photoJob WHERE kind = 'album' AND subject = ?", arguments: [photoId])
-        }
-        if let job { try await jobs.cancel(job) }
-        try database.write { db in
-            _ = try AlbumPhoto.deleteOne(db, key: photoId)
-            try db.execute(sql: "DELETE FROM photoJob WHERE kind = 'album' AND subject = ?", arguments: [photoId])
+        if let job = try await jobs.store.albumJob(photo: photoId) { try await jobs.cancel(job) }
+        try await database.write { db in
+            try await db.delete(from: "albumPhoto").where("id", .equal, photoId).run()
+            try await JobStore.deleteAlbumJobs(photo: photoId, db)
         }
         if let url = photo.url { try await deleteObject(url, caller: caller) }
     }
 
     private func enqueue(
         kind: PhotoJob.Kind, caller: String, subject: String, path: StoragePath, preset: PrepareOptions.Preset, photo: PhotoInput,
-        also: (Database) throws -> Void = { _ in }
-    ) throws(ServiceError) -> String {
-        try database.read { db in try db.requireUsers([caller]) }
+        also: @escaping @Sendable (any SQLDatabase) async throws -> Void = { _ in }
+    ) async throws(ServiceError) -> String {
+        try await database.read { db in try await Users.require([caller], db) }
         try StorageRules.authorize(caller: caller, writing: path) { _ in false }
-        return try jobs.submit(kind: kind, caller: caller, subject: subject, path: path, preset: preset, photo: photo, also: also)
+        return try await jobs.submit(kind: kind, caller: caller, subject: subject, path: path, preset: preset, photo: photo, also: also)
     }
 
     private func deleteObject(_ url: String, caller: String) async throws(ServiceError) {

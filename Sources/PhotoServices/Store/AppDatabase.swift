@@ -1,168 +1,186 @@
 import Foundation
-public import GRDB
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresKit
+public import SQLKit
+import SQLiteKit
 
-/// The services' SQLite database (GRDB): users, groups and their members, messages, notifications,
-/// album photos and the photo uploads in flight. Schema changes are migrations, from the first version on.
-public struct AppDatabase: Sendable {
-    public let writer: any DatabaseWriter
+/// The services' database: users, groups and their members, messages, notifications, album photos and
+/// the photo jobs. One schema and one set of migrations (`Schema`) on either store:
+///
+/// - **SQLite**, the embedded default: one file, for one machine (several processes may share it).
+/// - **PostgreSQL**, to scale out: several `photoprep serve` instances share one database.
+///
+/// Every query goes through SQLKit's builders, which speak both dialects.
+///
+/// ```swift
+/// let database = try await AppDatabase.open("postgres://photoprep@db.internal/photoprep")  // or a file path
+/// let user = try await database.read { db in try await db.select().columns("*").from("user").first(decoding: User.self) }
+/// ```
+public final class AppDatabase: Sendable {
+    public enum Kind: String, Sendable {
+        case sqlite, postgres
+    }
 
-    /// A database file (WAL mode, so readers never block the writer; several processes may share it).
+    public let kind: Kind
+    /// Where it is, for messages: the file, or the PostgreSQL URL without its password.
+    public let location: String
+    private let pool: ConnectionPool<Connection>
+
+    /// One open connection, to either store.
+    struct Connection: Sendable {
+        let sql: any SQLDatabase
+        let isUsable: @Sendable () -> Bool
+        let close: @Sendable () -> Void
+    }
+
+    /// Opens (and migrates) the database at `location`: a `postgres://` (or `postgresql://`) URL, or a path
+    /// to an SQLite file.
+    public static func open(_ location: String) async throws(ServiceError) -> AppDatabase {
+        if location.hasPrefix("postgres://") || location.hasPrefix("postgresql://") {
+            return try await AppDatabase(postgres: location)
+        }
+        return try await AppDatabase(path: location)
+    }
+
+    /// An SQLite file (WAL mode, so readers never block the writer; several processes may share it).
     /// A new file is created owner-only (0600, in a new folder 0700; SQLite gives its WAL and shared-memory
     /// files the database's mode): it holds users, groups and messages.
-    public init(path: String) throws(ServiceError) {
+    public convenience init(path: String) async throws(ServiceError) {
         do {
             try FileManager.default.createDirectory(
                 at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true,
                 attributes: [.posixPermissions: 0o700])
-            let fd = open(path, O_WRONLY | O_CREAT, 0o600)
-            if fd >= 0 { close(fd) }
-            var configuration = Configuration()
-            configuration.busyMode = .timeout(10)
-            try self.init(writer: DatabasePool(path: path, configuration: configuration))
-        } catch let error as ServiceError {
-            throw error
         } catch {
-            throw .storage("\(path): \(error)")
+            throw .storage("\(path): \(error.localizedDescription)")
+        }
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT, 0o600)
+        if fd >= 0 { Glibc.close(fd) }
+        try await self.init(kind: .sqlite, location: path, limit: 1) {
+            let connection = try await SQLiteConnection.open(storage: .file(path: path))
+            do {
+                let sql = connection.sql(queryLogLevel: nil)
+                // Waits up to 10 s for another process's write instead of failing at once (or spinning).
+                try await sql.raw("PRAGMA busy_timeout = 10000").run()
+                try await sql.raw("PRAGMA journal_mode = WAL").run()
+                try await sql.raw("PRAGMA foreign_keys = ON").run()
+                return Self.connection(sql, isUsable: { true }, close: { _ = connection.close().always { _ in _ = connection } })
+            } catch {
+                try? await connection.close()
+                throw error
+            }
         }
     }
 
-    /// An in-memory database, for fast tests and throwaway demos.
-    public static func inMemory() throws(ServiceError) -> AppDatabase {
-        do { return try AppDatabase(writer: DatabaseQueue()) } catch { throw .storage("\(error)") }
+    /// An in-memory SQLite database, for fast tests and throwaway demos (gone with this object).
+    public static func inMemory() async throws(ServiceError) -> AppDatabase {
+        try await AppDatabase(kind: .sqlite, location: ":memory:", limit: 1) {
+            let connection = try await SQLiteConnection.open(storage: .memory)
+            try await connection.sql(queryLogLevel: nil).raw("PRAGMA foreign_keys = ON").run()
+            return Self.connection(connection.sql(queryLogLevel: nil), isUsable: { true }, close: { _ = connection.close().always { _ in _ = connection } })
+        }
     }
 
-    init(writer: any DatabaseWriter) throws(ServiceError) {
-        self.writer = writer
-        do { try Self.migrator.migrate(writer) } catch { throw .storage("migrating the schema: \(error)") }
-    }
-
-    /// Runs `body` in a read transaction; SQLite's errors become `ServiceError.storage`.
-    public func read<T>(_ body: (Database) throws -> T) throws(ServiceError) -> T {
+    /// A PostgreSQL database, e.g. `postgres://user:password@host:5432/name` (`?sslmode=disable` or
+    /// `require`; a `unix-socket` query names a socket path instead of host and port). The schema is
+    /// migrated under an advisory lock, so instances started together migrate once.
+    public convenience init(postgres url: String, connections: Int = 8) async throws(ServiceError) {
+        let configuration: SQLPostgresConfiguration
         do {
-            return try writer.read(body)
-        } catch let error as ServiceError {
-            throw error
+            configuration = try SQLPostgresConfiguration(url: url)
         } catch {
-            throw .storage("\(error)")
+            throw .storage("\(Self.redacted(url)): not a PostgreSQL URL (\(error))")
+        }
+        let logger = Logger(label: "photoprep.database")
+        let ids = Counter()
+        try await self.init(kind: .postgres, location: Self.redacted(url), limit: connections) {
+            let connection = try await PostgresConnection.connect(
+                on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration.coreConfiguration, id: ids.next(), logger: logger)
+            return Self.connection(
+                connection.sql(queryLogLevel: nil), isUsable: { !connection.isClosed },
+                close: { _ = connection.close().always { _ in _ = connection } })
         }
     }
 
-    /// Runs `body` in a write transaction (all or nothing), keeping the `ServiceError`s it throws.
-    public func write<T>(_ body: (Database) throws -> T) throws(ServiceError) -> T {
+    private init(kind: Kind, location: String, limit: Int, connect: @escaping @Sendable () async throws -> Connection) async throws(ServiceError) {
+        self.kind = kind
+        self.location = location
+        pool = ConnectionPool(limit: limit, connect: connect, isUsable: { $0.isUsable() }, close: { $0.close() })
         do {
-            return try writer.write(body)
-        } catch let error as ServiceError {
-            throw error
+            try await write { db in try await Schema.migrate(db, kind: kind) }
         } catch {
-            throw .storage("\(error)")
+            await pool.shutdown()
+            throw .storage("\(location): migrating the schema: \(error)")
         }
     }
 
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
-            try db.create(table: "user") { t in
-                t.primaryKey("id", .text)
-                t.column("displayName", .text).notNull()
-                t.column("email", .text)
-                t.column("profilePhotoURL", .text)
-                t.column("profilePhotoKey", .text)
-                t.column("createdAt", .datetime).notNull()
+    deinit {
+        let pool = self.pool
+        // Closing only hands the connections back to their event loops; nothing is waited for or lost.
+        Task { await pool.shutdown() }
+    }
+
+    private static func connection(_ sql: any SQLDatabase, isUsable: @escaping @Sendable () -> Bool, close: @escaping @Sendable () -> Void) -> Connection {
+        Connection(sql: sql, isUsable: isUsable, close: close)
+    }
+
+    /// Closes the connections (those in use close when their transaction ends).
+    public func close() async {
+        await pool.shutdown()
+    }
+
+    /// Runs `body` in a read transaction: what it reads is one consistent state.
+    public func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws(ServiceError) -> T {
+        try await transaction(begin: kind == .sqlite ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+    }
+
+    /// Runs `body` in a write transaction: all or nothing. On SQLite the write lock is taken at the start
+    /// (`BEGIN IMMEDIATE`), so two processes never both read, then fail to write.
+    public func write<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws(ServiceError) -> T {
+        try await transaction(begin: kind == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN", body)
+    }
+
+    private func transaction<T: Sendable>(begin: String, _ body: @Sendable (any SQLDatabase) async throws -> T) async throws(ServiceError) -> T {
+        do {
+            return try await pool.withConnection { connection in
+                let db = connection.sql
+                try await db.raw(SQLQueryString(begin)).run()
+                do {
+                    let result = try await body(db)
+                    try await db.raw("COMMIT").run()
+                    return result
+                } catch {
+                    try? await db.raw("ROLLBACK").run()
+                    throw error
+                }
             }
-            try db.create(table: "chatGroup") { t in
-                t.primaryKey("id", .text)
-                t.column("name", .text).notNull()
-                t.column("createdBy", .text).notNull().references("user")
-                t.column("photoURL", .text)
-                t.column("photoState", .text).notNull()  // none, pending, uploading, done, failed, cancelled
-                t.column("photoError", .text)
-                t.column("createdAt", .datetime).notNull()
-                t.column("updatedAt", .datetime).notNull()
-            }
-            try db.create(table: "groupMember") { t in
-                t.column("groupId", .text).notNull().references("chatGroup", onDelete: .cascade)
-                t.column("userId", .text).notNull().references("user")
-                t.column("isAdmin", .boolean).notNull()
-                t.primaryKey(["groupId", "userId"])
-            }
-            try db.create(table: "message") { t in
-                t.autoIncrementedPrimaryKey("id")
-                t.column("groupId", .text).notNull().references("chatGroup", onDelete: .cascade)
-                t.column("sender", .text).notNull()
-                t.column("text", .text).notNull()
-                t.column("isSystem", .boolean).notNull()
-                t.column("createdAt", .datetime).notNull()
-            }
-            try db.create(table: "notification") { t in
-                t.autoIncrementedPrimaryKey("id")
-                t.column("userId", .text).notNull().references("user")
-                t.column("groupId", .text).notNull().references("chatGroup", onDelete: .cascade)
-                t.column("kind", .text).notNull()
-                t.column("deepLink", .text).notNull()
-                t.column("createdAt", .datetime).notNull()
-            }
-            try db.create(table: "albumPhoto") { t in
-                t.primaryKey("id", .text)
-                t.column("userId", .text).notNull().references("user")
-                t.column("album", .text).notNull()
-                t.column("key", .text).notNull()
-                t.column("url", .text)
-                t.column("state", .text).notNull()
-                t.column("createdAt", .datetime).notNull()
-            }
-            try db.create(table: "photoJob") { t in
-                t.primaryKey("id", .text)
-                t.column("kind", .text).notNull()  // group, profile, album
-                t.column("caller", .text).notNull()
-                t.column("subject", .text).notNull()  // group id, user id or album photo id
-                t.column("key", .text).notNull()
-                t.column("preset", .text).notNull()
-                t.column("originalPath", .text).notNull()
-                t.column("preparedPath", .text)
-                t.column("state", .text).notNull().indexed()
-                t.column("error", .text)
-                t.column("attempts", .integer).notNull()
-                t.column("url", .text)
-                t.column("claimedBy", .text)
-                t.column("claimedAt", .datetime)
-                t.column("createdAt", .datetime).notNull()
-                t.column("updatedAt", .datetime).notNull()
-            }
+        } catch let error as ServiceError {
+            throw error
+        } catch {
+            throw .storage("\(location): \(Self.describe(error))")
         }
-        migrator.registerMigration("v2: upload resume state") { db in
-            // Where each photo's upload stands (the tus upload URL and the bytes the server acknowledged),
-            // next to the job; the uploader's journal holds the same for resuming.
-            try db.alter(table: "photoJob") { t in
-                t.add(column: "uploadLocation", .text)
-                t.add(column: "uploadedBytes", .integer).notNull().defaults(to: 0)
-            }
+    }
+
+    /// The database's own words (PostgreSQL's server message, SQLite's message), not a type dump.
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? PSQLError {
+            return error.serverInfo?[.message] ?? "\(error.code)"
         }
-        migrator.registerMigration("v3: offline-first client") { db in
-            // A client of `photoprep serve` keeps the groups it created while the server was unreachable,
-            // and holds their photos back until the server has the group.
-            try db.create(table: "pendingGroup") { t in
-                t.primaryKey("id", .text)
-                t.column("name", .text).notNull()
-                t.column("participants", .text).notNull()  // JSON array of user ids
-                t.column("photoJob", .text)
-                t.column("state", .text).notNull().indexed()  // pending, created, refused
-                t.column("error", .text)
-                t.column("attempts", .integer).notNull()
-                t.column("createdAt", .datetime).notNull()
-                t.column("updatedAt", .datetime).notNull()
-            }
-            try db.alter(table: "photoJob") { t in t.add(column: "waitsFor", .text) }
-        }
-        migrator.registerMigration("v4: stale objects") { db in
-            // Stored objects that should be gone (a replaced profile picture) but could not be deleted yet.
-            try db.create(table: "staleObject") { t in
-                t.primaryKey("url", .text)
-                t.column("caller", .text).notNull()
-                t.column("error", .text).notNull()
-                t.column("attempts", .integer).notNull()
-                t.column("updatedAt", .datetime).notNull()
-            }
-        }
-        return migrator
+        return String(describing: error)
+    }
+
+    /// The URL without its password.
+    static func redacted(_ url: String) -> String {
+        guard var components = URLComponents(string: url), components.password != nil else { return url }
+        components.password = "…"
+        return components.string ?? url
+    }
+
+    private final class Counter: Sendable {
+        private let value = Mutex(0)
+        func next() -> Int { value.withLock { $0 += 1; return $0 } }
     }
 }
+
+import Synchronization

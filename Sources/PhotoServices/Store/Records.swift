@@ -1,7 +1,6 @@
 public import Foundation
-public import GRDB
 
-public struct User: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+public struct User: Codable, Sendable, Equatable {
     public var id: String
     public var displayName: String
     public var email: String?
@@ -18,7 +17,7 @@ public struct User: Codable, Sendable, Equatable, FetchableRecord, PersistableRe
 }
 
 /// The state of a photo on its way to storage.
-public enum PhotoState: String, Codable, Sendable, DatabaseValueConvertible {
+public enum PhotoState: String, Codable, Sendable {
     /// No photo.
     case none
     /// Waiting to be prepared and uploaded (also: the destination was unreachable; `sync()` retries).
@@ -31,8 +30,7 @@ public enum PhotoState: String, Codable, Sendable, DatabaseValueConvertible {
 }
 
 /// A group chat. (`Group` is taken by Swift's concurrency; the table is `chatGroup`.)
-public struct ChatGroup: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
-    public static let databaseTableName = "chatGroup"
+public struct ChatGroup: Codable, Sendable, Equatable {
     public var id: String
     public var name: String
     public var createdBy: String
@@ -43,24 +41,22 @@ public struct ChatGroup: Codable, Sendable, Equatable, FetchableRecord, Persista
     public var updatedAt: Date
 }
 
-public struct GroupMember: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+public struct GroupMember: Codable, Sendable, Equatable {
     public var groupId: String
     public var userId: String
     public var isAdmin: Bool
 }
 
-public struct Message: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
+public struct Message: Codable, Sendable, Equatable {
     public var id: Int64?
     public var groupId: String
     public var sender: String
     public var text: String
     public var isSystem: Bool
     public var createdAt: Date
-
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }
 
-public struct Notification: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
+public struct Notification: Codable, Sendable, Equatable {
     public var id: Int64?
     public var userId: String
     public var groupId: String
@@ -68,11 +64,9 @@ public struct Notification: Codable, Sendable, Equatable, FetchableRecord, Mutab
     /// Opens the group in the app, e.g. `photoprep://groups/{groupId}`.
     public var deepLink: String
     public var createdAt: Date
-
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }
 
-public struct AlbumPhoto: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+public struct AlbumPhoto: Codable, Sendable, Equatable {
     public var id: String
     public var userId: String
     public var album: String
@@ -83,8 +77,8 @@ public struct AlbumPhoto: Codable, Sendable, Equatable, FetchableRecord, Persist
 }
 
 /// A photo being prepared and uploaded, persisted so that it survives a restart.
-public struct PhotoJob: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
-    public enum Kind: String, Codable, Sendable, DatabaseValueConvertible {
+public struct PhotoJob: Codable, Sendable, Equatable {
+    public enum Kind: String, Codable, Sendable {
         case group, profile, album
     }
 
@@ -111,16 +105,17 @@ public struct PhotoJob: Codable, Sendable, Equatable, FetchableRecord, Persistab
     /// The pending group creation (its id) this photo waits for: a client does not upload a group's
     /// photo before the server has the group. Nil: ready to run.
     public var waitsFor: String? = nil
-    /// `host:pid` of the process uploading it, and when it last said so.
-    public var claimedBy: String?
-    public var claimedAt: Date?
+    /// The runner holding the job (a random id per runner, not a process or a host) and when its lease
+    /// ends unless renewed; a job whose lease ran out is taken over by any runner.
+    public var leaseOwner: String?
+    public var leaseExpiresAt: Date?
     public var createdAt: Date
     public var updatedAt: Date
 }
 
 /// A stored object that should be gone — a replaced profile picture — but whose deletion failed; `sync()`
 /// tries again.
-public struct StaleObject: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+public struct StaleObject: Codable, Sendable, Equatable {
     public var url: String
     /// Whose credentials delete it.
     public var caller: String

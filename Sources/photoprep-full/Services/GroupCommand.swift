@@ -47,7 +47,7 @@ struct GroupCommand: AsyncParsableCommand {
         @OptionGroup var service: ServiceOptions
 
         func run() async throws {
-            if let client = try service.client() {
+            if let client = try await service.client() {
                 guard caller == nil else { throw CommandFailure(message: "--as: with --server the token names the signed-in user") }
                 let group = try await serviceCall {
                     try await client.createGroup(name: name, participants: participants, photo: photo.map { .file($0) })
@@ -70,10 +70,10 @@ struct GroupCommand: AsyncParsableCommand {
                 if await follow([(job, "group photo")], in: client.jobs, json: service.json) > 0 { throw ExitCode(1) }
                 return
             }
-            let services = try service.services()
+            let services = try await service.services()
             let caller = try service.caller(caller)
-            let created = try serviceCall {
-                try services.groups.createGroup(creator: caller, name: name, participants: participants, photo: photo.map { .file($0) })
+            let created = try await serviceCall {
+                try await services.groups.createGroup(creator: caller, name: name, participants: participants, photo: photo.map { .file($0) })
             }
             if service.json {
                 printJSONLine(GroupLine(group: created.group.id, name: created.group.name, members: created.members.map(\.userId), photoJob: created.photoJob))
@@ -100,15 +100,15 @@ struct GroupCommand: AsyncParsableCommand {
         @OptionGroup var service: ServiceOptions
 
         func run() async throws {
-            if let client = try service.client() {
+            if let client = try await service.client() {
                 guard caller == nil else { throw CommandFailure(message: "--as: with --server the token names the signed-in user") }
-                let job = try serviceCall { try client.setGroupPhoto(groupId: group, photo: .file(photo)) }
+                let job = try await serviceCall { try await client.setGroupPhoto(groupId: group, photo: .file(photo)) }
                 if await follow([(job, "group photo")], in: client.jobs, json: service.json) > 0 { throw ExitCode(1) }
                 return
             }
-            let services = try service.services()
+            let services = try await service.services()
             let caller = try service.caller(caller)
-            let job = try serviceCall { try services.groups.setPhoto(caller: caller, groupId: group, photo: .file(photo)) }
+            let job = try await serviceCall { try await services.groups.setPhoto(caller: caller, groupId: group, photo: .file(photo)) }
             if await follow([(job, "group photo")], in: services.jobs, json: service.json) > 0 { throw ExitCode(1) }
         }
     }

@@ -23,15 +23,15 @@ struct ProfileCommand: AsyncParsableCommand {
         @OptionGroup var service: ServiceOptions
 
         func run() async throws {
-            if let client = try service.client() {
+            if let client = try await service.client() {
                 guard caller == nil else { throw CommandFailure(message: "--as: with --server the token names the signed-in user") }
-                let job = try serviceCall { try client.setProfilePhoto(.file(photo)) }
+                let job = try await serviceCall { try await client.setProfilePhoto(.file(photo)) }
                 if await follow([(job, "profile photo")], in: client.jobs, json: service.json) > 0 { throw ExitCode(1) }
                 return
             }
-            let services = try service.services()
+            let services = try await service.services()
             let caller = try service.caller(caller)
-            let job = try serviceCall { try services.profiles.setProfilePhoto(caller: caller, photo: .file(photo)) }
+            let job = try await serviceCall { try await services.profiles.setProfilePhoto(caller: caller, photo: .file(photo)) }
             if await follow([(job, "profile photo")], in: services.jobs, json: service.json) > 0 { throw ExitCode(1) }
         }
     }
@@ -45,7 +45,7 @@ struct ProfileCommand: AsyncParsableCommand {
         @OptionGroup var service: ServiceOptions
 
         func run() async throws {
-            let services = try service.services()
+            let services = try await service.services()
             do {
                 try await services.profiles.deleteProfilePhoto(caller: caller)
             } catch {
@@ -70,9 +70,10 @@ struct ProfileCommand: AsyncParsableCommand {
         @OptionGroup var service: ServiceOptions
 
         func run() async throws {
-            let services = try service.services()
-            let jobs = try photos.map { photo in
-                try serviceCall { (try services.profiles.addAlbumPhoto(caller: caller, album: album, photo: .file(photo)).job, photo) }
+            let services = try await service.services()
+            var jobs: [(id: String, label: String)] = []
+            for photo in photos {
+                jobs.append(try await serviceCall { (try await services.profiles.addAlbumPhoto(caller: caller, album: album, photo: .file(photo)).job, photo) })
             }
             if await follow(jobs, in: services.jobs, json: service.json) > 0 { throw ExitCode(1) }
         }
@@ -90,8 +91,8 @@ struct ProfileCommand: AsyncParsableCommand {
         @OptionGroup var service: ServiceOptions
 
         func run() async throws {
-            let services = try service.services()
-            for photo in try serviceCall({ try services.profiles.albumPhotos(caller: caller, album: album) }) {
+            let services = try await service.services()
+            for photo in try await serviceCall({ try await services.profiles.albumPhotos(caller: caller, album: album) }) {
                 print("\(photo.id)  \(photo.state.rawValue)  \(photo.url ?? "-")")
             }
         }

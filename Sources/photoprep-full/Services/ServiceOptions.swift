@@ -9,6 +9,16 @@ struct ServiceOptions: ParsableArguments {
     @Option(help: "The services' folder: app.sqlite, the local store storage/ and state/ (staged photos, upload journal).")
     var data: String = "photoprep-data"
 
+    @Option(help: ArgumentHelp(
+        "The services' database: a postgres:// URL (shared by several servers) or an SQLite file (env PHOTOPREP_DATABASE; default DATA/app.sqlite).",
+        valueName: "url-or-file"))
+    var database: String?
+
+    @Option(help: ArgumentHelp(
+        "Seconds a photo job stays with the process running it unless renewed: after a crash, how long until another process takes it over.",
+        visibility: .hidden))
+    var jobLease: Double = 30
+
     @Option(help: "Where photos go: a tus endpoint (http(s)://…), an S3 bucket (s3://…) or a folder (file:///…). Default: DATA/storage.")
     var to: String?
 
@@ -30,16 +40,22 @@ struct ServiceOptions: ParsableArguments {
     /// Past `--retry-seconds` of an unreachable destination, a photo stays pending for `photoprep sync`.
     @OptionGroup var transfer: TransferOptions
 
-    func services() throws -> PhotoServices {
+    func services() async throws -> PhotoServices {
         guard server == nil else { throw CommandFailure(message: "this command works on the embedded services (--data); it has no --server mode") }
         let folder = URL(fileURLWithPath: data)
         let token = try token()
-        return try PhotoServices(
-            database: AppDatabase(path: folder.appendingPathComponent("app.sqlite").path),
-            destination: to ?? folder.appendingPathComponent("storage").standardizedFileURL.absoluteString,
-            stateFolder: folder.appendingPathComponent("state"), upload: transfer.configuration, environment: transfer.s3.environment,
-            credentials: { _ in token.map { "Bearer \($0)" } })
+        let location = database ?? ProcessInfo.processInfo.environment["PHOTOPREP_DATABASE"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? folder.appendingPathComponent("app.sqlite").path
+        return try await serviceCall {
+            try PhotoServices(
+                database: await AppDatabase.open(location),
+                destination: to ?? folder.appendingPathComponent("storage").standardizedFileURL.absoluteString,
+                stateFolder: folder.appendingPathComponent("state"), upload: transfer.configuration, environment: transfer.s3.environment,
+                lease: lease, credentials: { _ in token.map { "Bearer \($0)" } })
+        }
     }
+
+    var lease: Duration { .milliseconds(Int(max(jobLease, 0.5) * 1000)) }
 
     /// The signed-in user for the embedded services (`--as`); with `--server` the token says who calls.
     func caller(_ given: String?) throws -> String {
@@ -48,7 +64,7 @@ struct ServiceOptions: ParsableArguments {
     }
 
     /// The remote mode's client when `--server` is given (nil: the embedded services).
-    func client() throws -> PhotoClient? {
+    func client() async throws -> PhotoClient? {
         guard let server else { return nil }
         guard let url = URL(string: server), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
             throw CommandFailure(message: "--server \(server): not an http(s) URL")
@@ -57,9 +73,12 @@ struct ServiceOptions: ParsableArguments {
         guard let token = try token() else {
             throw CommandFailure(message: "--server needs the signed-in user's token: PHOTOPREP_TOKEN or --token-file")
         }
-        return try PhotoClient(
-            server: url, folder: URL(fileURLWithPath: data), upload: transfer.configuration,
-            requestTimeout: .seconds(transfer.requestTimeout), token: { token })
+        guard database == nil else { throw CommandFailure(message: "--database is for the embedded services; with --server the client keeps DATA/client.sqlite") }
+        return try await serviceCall {
+            try await PhotoClient(
+                server: url, folder: URL(fileURLWithPath: data), upload: transfer.configuration,
+                requestTimeout: .seconds(transfer.requestTimeout), lease: lease, token: { token })
+        }
     }
 
     /// The token from `--token-file` or `PHOTOPREP_TOKEN` (nil: none given).
@@ -84,7 +103,7 @@ func follow(_ jobs: [(id: String, label: String)], in photoJobs: PhotoJobs, json
     let live = !json && isatty(STDERR_FILENO) == 1
     var unfinished = 0
     for (id, label) in jobs {
-        for await event in photoJobs.events(id) {
+        for await event in await photoJobs.events(id) {
             if event.isTerminal, !event.isFinished { unfinished += 1 }
             if json {
                 printJSONLine(JobLine(job: id, label: label, event: event))

@@ -1,7 +1,10 @@
 import ArgumentParser
 import PhotoBatch
 import Foundation
+import Logging
 import PhotoServices
+import ServiceLifecycle
+import UnixSignals
 
 struct SyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -22,12 +25,12 @@ struct SyncCommand: AsyncParsableCommand {
     @OptionGroup var service: ServiceOptions
 
     func run() async throws {
-        if let client = try service.client() {
-            try retry(client.jobs)
-            let before = try pendingCount(client.jobs)
+        if let client = try await service.client() {
+            try await retry(client.jobs)
+            let before = try await pendingCount(client.jobs)
             let synced = await client.sync()
             let sentIds = Set(synced.groups.map(\.id))
-            let unsent = try serviceCall { try client.pendingGroups() }.filter { $0.state == .pending && !sentIds.contains($0.id) }
+            let unsent = try await serviceCall { try await client.pendingGroups() }.filter { $0.state == .pending && !sentIds.contains($0.id) }
             var left = unsent.count
             for group in synced.groups {
                 let label = "group \(group.id) \"\(group.name)\""
@@ -40,7 +43,7 @@ struct SyncCommand: AsyncParsableCommand {
                 }
                 if group.state != .created { left += 1 }
             }
-            left += report(synced.photos, before: before) + reportStale(client.jobs)
+            left += report(synced.photos, before: before) + (await reportStale(client.jobs))
             if !service.json {
                 let created = synced.groups.filter { $0.state == .created }.count
                 print("\(created) of \(synced.groups.count + unsent.count) pending groups created")
@@ -48,16 +51,28 @@ struct SyncCommand: AsyncParsableCommand {
             if left > 0 { throw ExitCode(1) }
             return
         }
-        let services = try service.services()
-        try retry(services.jobs)
-        let before = try pendingCount(services.jobs)
-        let left = report(await services.jobs.sync(), before: before) + reportStale(services.jobs)
+        let services = try await service.services()
+        try await retry(services.jobs)
+        let waiting = try await serviceCall { try await services.jobs.unfinished() }.filter { $0.state == .pending || $0.state == .uploading }
+        // The job runner as a service until nothing is left; SIGTERM or SIGINT pause the uploads and keep
+        // every job resumable (the next sync, or any server's runner, continues it where it stopped).
+        let runner = PhotoJobRunner(jobs: services.jobs, mode: .untilIdle)
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: runner, successTerminationBehavior: .gracefullyShutdownGroup)],
+                gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: Logger(label: "photoprep.sync")))
+        try await group.run()
+        var after: [PhotoJob] = []
+        for job in waiting {
+            if let now = try await serviceCall({ try await services.jobs.store.job(job.id) }) { after.append(now) }
+        }
+        let left = report(after, before: waiting.count) + (await reportStale(services.jobs))
         if left > 0 { throw ExitCode(1) }
     }
 
     /// Objects that should be gone (replaced profile pictures) and could not be deleted: said, kept for the next sync.
-    private func reportStale(_ jobs: PhotoJobs) -> Int {
-        let stale = (try? jobs.staleObjects()) ?? []
+    private func reportStale(_ jobs: PhotoJobs) async -> Int {
+        let stale = (try? await jobs.staleObjects()) ?? []
         for object in stale {
             StandardStream.error.write(
                 "replaced picture \(object.url) not deleted yet (\(object.attempts) attempts): \(object.error) — the next sync tries again\n")
@@ -65,15 +80,15 @@ struct SyncCommand: AsyncParsableCommand {
         return stale.count
     }
 
-    private func retry(_ jobs: PhotoJobs) throws {
+    private func retry(_ jobs: PhotoJobs) async throws {
         guard retryFailed else { return }
-        for job in try serviceCall({ try jobs.unfinished() }) where job.state == .failed || job.state == .cancelled {
-            try serviceCall { try jobs.retry(job.id) }
+        for job in try await serviceCall({ try await jobs.unfinished() }) where job.state == .failed || job.state == .cancelled {
+            try await serviceCall { try await jobs.retry(job.id) }
         }
     }
 
-    private func pendingCount(_ jobs: PhotoJobs) throws -> Int {
-        try serviceCall { try jobs.unfinished() }.filter { $0.state == .pending || $0.state == .uploading }.count
+    private func pendingCount(_ jobs: PhotoJobs) async throws -> Int {
+        try await serviceCall { try await jobs.unfinished() }.filter { $0.state == .pending || $0.state == .uploading }.count
     }
 
     /// Prints each photo's outcome; returns how many are not uploaded.

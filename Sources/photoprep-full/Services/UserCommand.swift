@@ -21,8 +21,8 @@ struct UserCommand: AsyncParsableCommand {
         @OptionGroup var service: ServiceOptions
 
         func run() async throws {
-            let services = try service.services()
-            let user = try serviceCall { try services.users.add(id: id, displayName: name, email: email) }
+            let services = try await service.services()
+            let user = try await serviceCall { try await services.users.add(id: id, displayName: name, email: email) }
             print("user \(user.id) (\(user.displayName))")
         }
     }

@@ -1,0 +1,159 @@
+import Foundation
+import SQLKit
+
+/// The schema, as migrations run in order on SQLite and PostgreSQL alike (SQLKit's schema builders
+/// speak both). Each runs once, in the transaction that records it in `schemaMigration`. Add a new one
+/// at the end; never change one that shipped.
+enum Schema {
+    struct Migration: Sendable {
+        let name: String
+        let run: @Sendable (any SQLDatabase) async throws -> Void
+    }
+
+    static let migrations: [Migration] = [
+        Migration(name: "v1: users, groups, messages, notifications, album photos, photo jobs", run: v1),
+        Migration(name: "v2: offline-first client", run: v2),
+        Migration(name: "v3: stale objects", run: v3),
+        Migration(name: "v4: photo job runs", run: v4),
+    ]
+
+    static func migrate(_ db: any SQLDatabase, kind: AppDatabase.Kind) async throws {
+        if kind == .postgres {
+            // Instances started together: one migrates, the others wait here and find it done.
+            try await db.raw("SELECT pg_advisory_xact_lock(7270818)").run()
+        }
+        try await db.create(table: "schemaMigration").ifNotExists()
+            .column("name", type: .text, .primaryKey(autoIncrement: false))
+            .column("appliedAt", type: .timestamp, .notNull)
+            .run()
+        let applied = Set(try await db.select().column("name").from("schemaMigration").all(decodingColumn: "name", as: String.self))
+        for migration in migrations where !applied.contains(migration.name) {
+            try await migration.run(db)
+            try await db.insert(into: "schemaMigration").columns("name", "appliedAt").values(SQLBind(migration.name), SQLBind(Date())).run()
+        }
+    }
+
+    static let boolean = SQLDataType.custom(SQLRaw("BOOLEAN"))
+
+    private static func v1(_ db: any SQLDatabase) async throws {
+        try await db.create(table: "user")
+            .column("id", type: .text, .primaryKey(autoIncrement: false))
+            .column("displayName", type: .text, .notNull)
+            .column("email", type: .text)
+            .column("profilePhotoURL", type: .text)
+            .column("profilePhotoKey", type: .text)
+            .column("createdAt", type: .timestamp, .notNull)
+            .run()
+        try await db.create(table: "chatGroup")
+            .column("id", type: .text, .primaryKey(autoIncrement: false))
+            .column("name", type: .text, .notNull)
+            .column("createdBy", type: .text, .notNull, .references("user", "id"))
+            .column("photoURL", type: .text)
+            .column("photoState", type: .text, .notNull)  // none, pending, uploading, done, failed, cancelled
+            .column("photoError", type: .text)
+            .column("createdAt", type: .timestamp, .notNull)
+            .column("updatedAt", type: .timestamp, .notNull)
+            .run()
+        try await db.create(table: "groupMember")
+            .column("groupId", type: .text, .notNull, .references("chatGroup", "id", onDelete: .cascade))
+            .column("userId", type: .text, .notNull, .references("user", "id"))
+            .column("isAdmin", type: boolean, .notNull)
+            .primaryKey("groupId", "userId")
+            .run()
+        try await db.create(index: "groupMember_userId").on("groupMember").column("userId").run()
+        try await db.create(table: "message")
+            .column("id", type: .bigint, .primaryKey(autoIncrement: true))
+            .column("groupId", type: .text, .notNull, .references("chatGroup", "id", onDelete: .cascade))
+            .column("sender", type: .text, .notNull)
+            .column("text", type: .text, .notNull)
+            .column("isSystem", type: boolean, .notNull)
+            .column("createdAt", type: .timestamp, .notNull)
+            .run()
+        try await db.create(index: "message_groupId").on("message").column("groupId").run()
+        try await db.create(table: "notification")
+            .column("id", type: .bigint, .primaryKey(autoIncrement: true))
+            .column("userId", type: .text, .notNull, .references("user", "id"))
+            .column("groupId", type: .text, .notNull, .references("chatGroup", "id", onDelete: .cascade))
+            .column("kind", type: .text, .notNull)
+            .column("deepLink", type: .text, .notNull)
+            .column("createdAt", type: .timestamp, .notNull)
+            .run()
+        try await db.create(index: "notification_userId").on("notification").column("userId").run()
+        try await db.create(table: "albumPhoto")
+            .column("id", type: .text, .primaryKey(autoIncrement: false))
+            .column("userId", type: .text, .notNull, .references("user", "id"))
+            .column("album", type: .text, .notNull)
+            .column("key", type: .text, .notNull)
+            .column("url", type: .text)
+            .column("state", type: .text, .notNull)
+            .column("createdAt", type: .timestamp, .notNull)
+            .run()
+        try await db.create(index: "albumPhoto_key").on("albumPhoto").column("key").run()
+        try await db.create(table: "photoJob")
+            .column("id", type: .text, .primaryKey(autoIncrement: false))
+            .column("kind", type: .text, .notNull)  // group, profile, album
+            .column("caller", type: .text, .notNull)
+            .column("subject", type: .text, .notNull)  // group id, user id or album photo id
+            .column("key", type: .text, .notNull)
+            .column("preset", type: .text, .notNull)
+            .column("originalPath", type: .text, .notNull)
+            .column("preparedPath", type: .text)
+            .column("state", type: .text, .notNull)
+            .column("error", type: .text)
+            .column("attempts", type: .bigint, .notNull)
+            .column("url", type: .text)
+            // Where the upload stands at the destination (the uploader's `.started(location:)`) and the
+            // bytes it acknowledged.
+            .column("uploadLocation", type: .text)
+            .column("uploadedBytes", type: .bigint, .notNull)
+            // Who runs it (a runner's random id) and until when, unless renewed: a lease, not a process id.
+            .column("leaseOwner", type: .text)
+            .column("leaseExpiresAt", type: .timestamp)
+            .column("createdAt", type: .timestamp, .notNull)
+            .column("updatedAt", type: .timestamp, .notNull)
+            .run()
+        try await db.create(index: "photoJob_state").on("photoJob").column("state").run()
+    }
+
+    private static func v2(_ db: any SQLDatabase) async throws {
+        // A client of `photoprep serve` keeps the groups it created while the server was unreachable,
+        // and holds their photos back until the server has the group.
+        try await db.create(table: "pendingGroup")
+            .column("id", type: .text, .primaryKey(autoIncrement: false))
+            .column("name", type: .text, .notNull)
+            .column("participants", type: .text, .notNull)  // JSON array of user ids
+            .column("photoJob", type: .text)
+            .column("state", type: .text, .notNull)  // pending, created, refused
+            .column("error", type: .text)
+            .column("attempts", type: .bigint, .notNull)
+            .column("createdAt", type: .timestamp, .notNull)
+            .column("updatedAt", type: .timestamp, .notNull)
+            .run()
+        try await db.alter(table: "photoJob").column("waitsFor", type: .text).run()
+    }
+
+    private static func v3(_ db: any SQLDatabase) async throws {
+        // Stored objects that should be gone (a replaced profile picture) but could not be deleted yet.
+        try await db.create(table: "staleObject")
+            .column("url", type: .text, .primaryKey(autoIncrement: false))
+            .column("caller", type: .text, .notNull)
+            .column("error", type: .text, .notNull)
+            .column("attempts", type: .bigint, .notNull)
+            .column("updatedAt", type: .timestamp, .notNull)
+            .run()
+    }
+
+    private static func v4(_ db: any SQLDatabase) async throws {
+        // Every time a runner held a job: who, from when to when, how it ended. "No job runs twice at
+        // once" is checked against this history.
+        try await db.create(table: "photoJobRun")
+            .column("id", type: .bigint, .primaryKey(autoIncrement: true))
+            .column("job", type: .text, .notNull, .references("photoJob", "id", onDelete: .cascade))
+            .column("runner", type: .text, .notNull)
+            .column("startedAt", type: .timestamp, .notNull)
+            .column("endedAt", type: .timestamp)
+            .column("outcome", type: .text)
+            .run()
+        try await db.create(index: "photoJobRun_job").on("photoJobRun").column("job").run()
+    }
+}

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The whole test suite, then the services' tests again on PostgreSQL (a throwaway cluster the tests start
+# themselves on 127.0.0.1 with Debian's postgresql binaries). Run scripts/install-deps.sh --test first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+swift test "$@"
+PHOTOPREP_TEST_DATABASE=postgres swift test --skip-build --filter PhotoServicesTests
