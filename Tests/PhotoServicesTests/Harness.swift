@@ -36,7 +36,7 @@ struct Harness {
         if PostgresCluster.selected {
             let file = folder.appendingPathComponent("postgres-url")
             if let url = try? String(contentsOf: file, encoding: .utf8) { return try await AppDatabase(postgres: url) }
-            let url = try PostgresCluster.shared().newDatabase()
+            let url = try await PostgresCluster.shared().newDatabase()
             try url.write(to: file, atomically: true, encoding: .utf8)
             return try await AppDatabase(postgres: url)
         }

@@ -50,6 +50,6 @@ import TestSupport
         #expect(try Self.mode(prepared) == 0o600)
         #expect(try Self.mode(staging) == 0o700)
         #expect(try Self.mode(h.folder.appendingPathComponent("state").path) == 0o700)
-        #expect(try Self.mode(h.databasePath) == 0o600)
+        if h.services.database.kind == .sqlite { #expect(try Self.mode(h.databasePath) == 0o600) }
     }
 }

@@ -12,6 +12,10 @@ import TestSupport
     /// The command takes the signed-in user's token from the environment (never a command-line argument).
     static let environment = ["PHOTOPREP_TOKEN": TestTokens.hs256(sub: "u1")]
 
+    /// The Python rules server reads group admins from the services' SQLite file: the tests that use it run
+    /// on SQLite only (the services' own rules run on both databases in the other suites).
+    static let rulesServerReadsSQLite: Comment = "the Python rules server reads the SQLite file"
+
     func rulesServer(_ h: Harness, port: Int? = nil) throws -> TuspyServer {
         try TuspyServer(app: "rules_app", environment: ["RULES_SECRET": Self.secret, "RULES_DB": h.databasePath], port: port)
     }
@@ -32,7 +36,7 @@ import TestSupport
         return c
     }
 
-    @Test func theGroupPhotoGoesToTheServerUnderTheRules() async throws {
+    @Test(.enabled(if: !PostgresCluster.selected, Self.rulesServerReadsSQLite)) func theGroupPhotoGoesToTheServerUnderTheRules() async throws {
         let folder = try temporaryFolder()
         let port = ServerProcess.freePort()
         let h = try await Harness(destination: "http://127.0.0.1:\(port)/files/", upload: fixed(256 * 1024, retry: .seconds(120)), folder: folder)
@@ -63,7 +67,7 @@ import TestSupport
 
     /// Requests the services would never send, forged with the uploader: the server refuses each,
     /// as the service-side rules do, and the client reports it clearly.
-    @Test func forgedRequestsAreRefusedByTheServerToo() async throws {
+    @Test(.enabled(if: !PostgresCluster.selected, Self.rulesServerReadsSQLite)) func forgedRequestsAreRefusedByTheServerToo() async throws {
         let h = try await Harness()
         let server = try rulesServer(h)
         let created = try await h.services.groups.createGroup(creator: "u1", name: "g", participants: ["u2", "u3"])
@@ -108,7 +112,7 @@ import TestSupport
         #expect(server.stored(location) == jpeg)
     }
 
-    @Test func aCancelledPhotoIsRetriedWithoutRecreatingTheGroup() async throws {
+    @Test(.enabled(if: !PostgresCluster.selected, Self.rulesServerReadsSQLite)) func aCancelledPhotoIsRetriedWithoutRecreatingTheGroup() async throws {
         let folder = try temporaryFolder()
         let upstreamPort = ServerProcess.freePort()
         let server = try TuspyServer(app: "rules_app", environment: ["RULES_SECRET": Self.secret, "RULES_DB": folder.appendingPathComponent("app.sqlite").path], port: upstreamPort)
@@ -141,7 +145,7 @@ import TestSupport
         #expect(try decodedSize(stored) == (1920, 1280))
     }
 
-    @Test func aServerDownAtCreationGetsThePhotoLaterBySync() async throws {
+    @Test(.enabled(if: !PostgresCluster.selected, Self.rulesServerReadsSQLite)) func aServerDownAtCreationGetsThePhotoLaterBySync() async throws {
         let folder = try temporaryFolder()
         let port = ServerProcess.freePort()  // nothing listens here yet
         let h = try await Harness(destination: "http://127.0.0.1:\(port)/files/", upload: fixed(256 * 1024, retry: .seconds(1)), folder: folder)
@@ -164,7 +168,7 @@ import TestSupport
     }
 
     /// The background loop picks a pending photo up once the server is back; an explicit `retry()` does too.
-    @Test func theBackgroundLoopAndRetryUploadPendingPhotos() async throws {
+    @Test(.enabled(if: !PostgresCluster.selected, Self.rulesServerReadsSQLite)) func theBackgroundLoopAndRetryUploadPendingPhotos() async throws {
         let folder = try temporaryFolder()
         let port = ServerProcess.freePort()
         let h = try await Harness(destination: "http://127.0.0.1:\(port)/files/", upload: fixed(256 * 1024, retry: .milliseconds(300)), folder: folder)

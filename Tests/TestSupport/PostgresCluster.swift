@@ -18,11 +18,13 @@ public final class PostgresCluster: Sendable {
 
     private static let started = Mutex<Result<PostgresCluster, any Error>?>(nil)
 
-    /// The cluster of this process, started on first use.
-    public static func shared() throws -> PostgresCluster {
-        try started.withLock { started in
-            if started == nil { started = Result { try PostgresCluster() } }
-            return try started!.get()
+    /// The cluster of this process, started on first use (on a thread of its own: starting it blocks).
+    public static func shared() async throws -> PostgresCluster {
+        try await onThread {
+            try started.withLock { started in
+                if started == nil { started = Result { try PostgresCluster() } }
+                return try started!.get()
+            }
         }
     }
 
@@ -59,9 +61,12 @@ public final class PostgresCluster: Sendable {
     nonisolated(unsafe) private static var stopAtExit: (String, String, Bool)?
 
     /// A new, empty database on the cluster; its URL.
-    public func newDatabase() throws -> String {
+    public func newDatabase() async throws -> String {
         let name = "photoprep_\(getpid())_\(databases.withLock { $0 += 1; return $0 })"
-        try Self.run("\(bin)/psql", ["-h", "127.0.0.1", "-p", String(port), "-U", "photoprep", "-d", "postgres", "-q", "-c", "CREATE DATABASE \(name)"])
+        let (bin, port) = (self.bin, self.port)
+        try await onThread {
+            try Self.run("\(bin)/psql", ["-h", "127.0.0.1", "-p", String(port), "-U", "photoprep", "-d", "postgres", "-q", "-c", "CREATE DATABASE \(name)"])
+        }
         return url(name)
     }
 
@@ -75,19 +80,28 @@ public final class PostgresCluster: Sendable {
         }
     }
 
+    /// Runs a tool and waits for it (posix_spawn + waitpid: the server `pg_ctl` leaves running must hold
+    /// no pipe of ours, and nothing else may reap the child first).
     @discardableResult
     static func run(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard process.terminationStatus == 0 else { throw Failure("\(executable) \(arguments.joined(separator: " ")): \(text)") }
+        let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("photoprep-pg-\(UUID().uuidString).out").path
+        defer { unlink(outputPath) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw Failure("\(executable): cannot start: \(String(cString: strerror(spawned)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        let exited = status & 0x7f == 0 && (status >> 8) & 0xff == 0
+        guard exited else { throw Failure("\(executable) \(arguments.joined(separator: " ")): \(text)") }
         return text
     }
 

@@ -24,6 +24,10 @@ public struct UploadProgress: Sendable, Hashable, Codable {
     public var sent: Int64
     public var total: Int64
 
+    public init(acknowledged: Int64, sent: Int64, total: Int64) {
+        (self.acknowledged, self.sent, self.total) = (acknowledged, sent, total)
+    }
+
     /// `acknowledged / total`, 1 for an empty upload.
     public var fraction: Double { total == 0 ? 1 : Double(acknowledged) / Double(total) }
 }
