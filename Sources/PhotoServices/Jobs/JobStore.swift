@@ -39,11 +39,7 @@ public struct JobStore: Sendable {
     /// not waiting for a group the server does not have yet.
     func runnable(at now: Date = Date()) async throws(ServiceError) -> [String] {
         try await database.read { db in
-            try await db.select().column("id").from("photoJob").where("waitsFor", .is, SQLLiteral.null)
-                .where { claimable in
-                    claimable.where("state", .equal, PhotoState.pending.rawValue)
-                        .orWhere { $0.where("state", .equal, PhotoState.uploading.rawValue).where("leaseExpiresAt", .lessThan, now) }
-                }
+            try await Self.claimable(db.select().column("id").from("photoJob"), at: now)
                 .orderBy("createdAt").orderBy("id").all(decodingColumn: "id", as: String.self)
         }
     }
@@ -55,6 +51,14 @@ public struct JobStore: Sendable {
                 .where("state", .equal, PhotoState.uploading.rawValue).where("leaseExpiresAt", .greaterThanOrEqual, now)
                 .where("leaseOwner", .notEqual, runner)
                 .all().map { row in (try row.decode(column: "id", as: String.self), try row.decode(column: "leaseExpiresAt", as: Date.self)) }
+        }
+    }
+
+    /// Jobs a runner may take at `now`: not waiting for a group, and pending or held under a lease that ran out.
+    private static func claimable(_ query: SQLSelectBuilder, at now: Date) -> SQLSelectBuilder {
+        query.where("waitsFor", .is, SQLLiteral.null).where { claimable in
+            claimable.where("state", .equal, PhotoState.pending.rawValue)
+                .orWhere { $0.where("state", .equal, PhotoState.uploading.rawValue).where("leaseExpiresAt", .lessThan, now) }
         }
     }
 
@@ -89,12 +93,7 @@ public struct JobStore: Sendable {
     /// at this moment), or nil when there is none.
     func claimNext(runner: String, lease: Duration, at now: Date = Date()) async throws(ServiceError) -> PhotoJob? {
         try await database.write { db in
-            var query = db.select().columns("*").from("photoJob").where("waitsFor", .is, SQLLiteral.null)
-                .where { claimable in
-                    claimable.where("state", .equal, PhotoState.pending.rawValue)
-                        .orWhere { $0.where("state", .equal, PhotoState.uploading.rawValue).where("leaseExpiresAt", .lessThan, now) }
-                }
-                .orderBy("createdAt").orderBy("id").limit(1)
+            var query = Self.claimable(db.select().columns("*").from("photoJob"), at: now).orderBy("createdAt").orderBy("id").limit(1)
             if database.kind == .postgres { query = query.lockingClause(SQLRaw("FOR UPDATE SKIP LOCKED")) }
             guard let job = try await query.first(decoding: PhotoJob.self) else { return nil }
             return try await Self.take(job, runner: runner, lease: lease, now: now, db)
@@ -171,9 +170,7 @@ public struct JobStore: Sendable {
             else { return (false, nil) }
             var replaced: String?
             if job.kind == .profile {
-                let old = try await db.select().column("profilePhotoURL").from("user").where("id", .equal, job.caller)
-                    .first().flatMap { try $0.decodeNil(column: "profilePhotoURL") ? nil : $0.decode(column: "profilePhotoURL", as: String.self) }
-                if let old, old != url { replaced = old }
+                if let old = try await Users.find(job.caller, db)?.profilePhotoURL, old != url { replaced = old }
                 try await db.update("user").set("profilePhotoURL", to: url).set("profilePhotoKey", to: job.key).where("id", .equal, job.caller).run()
             }
             var update = db.update("photoJob").set("state", to: PhotoState.done.rawValue).set("url", to: url)

@@ -263,10 +263,12 @@ public final class PhotoJobs: Sendable {
             var told = (cancel: false, stop: false, lost: false)
             while true {
                 // What was asked from outside (cancel, stop, the lease lost) goes to the machine once each.
-                let asked = running.withLock { ($0[id]?.cancelRequested ?? false, $0[id]?.stopRequested ?? false, $0[id]?.leaseLost ?? false) }
-                if asked.0, !told.cancel { told.cancel = true; pending += machine.handle(.cancelRequested) }
-                if asked.1, !told.stop { told.stop = true; pending += machine.handle(.stopRequested) }
-                if asked.2, !told.lost { told.lost = true; pending += machine.handle(.leaseLost) }
+                let asked = running.withLock { jobs in
+                    (cancel: jobs[id]?.cancelRequested ?? false, stop: jobs[id]?.stopRequested ?? false, lost: jobs[id]?.leaseLost ?? false)
+                }
+                if asked.cancel, !told.cancel { told.cancel = true; pending += machine.handle(.cancelRequested) }
+                if asked.stop, !told.stop { told.stop = true; pending += machine.handle(.stopRequested) }
+                if asked.lost, !told.lost { told.lost = true; pending += machine.handle(.leaseLost) }
                 if pending.isEmpty {
                     guard var iterator = uploadEvents, let event = await iterator.next() else { return nil }
                     uploadEvents = iterator

@@ -5,6 +5,7 @@ import NIOPosix
 import PostgresKit
 public import SQLKit
 import SQLiteKit
+import Synchronization
 
 /// The services' database: users, groups and their members, messages, notifications, album photos and
 /// the photo jobs. One schema and one set of migrations (`Schema`) on either store:
@@ -65,7 +66,7 @@ public final class AppDatabase: Sendable {
                 try await sql.raw("PRAGMA busy_timeout = 10000").run()
                 try await sql.raw("PRAGMA journal_mode = WAL").run()
                 try await sql.raw("PRAGMA foreign_keys = ON").run()
-                return Self.connection(sql, isUsable: { true }, close: { _ = connection.close().always { _ in _ = connection } })
+                return Connection(sql: sql, isUsable: { true }, close: { _ = connection.close().always { _ in _ = connection } })
             } catch {
                 try? await connection.close()
                 throw error
@@ -78,7 +79,7 @@ public final class AppDatabase: Sendable {
         try await AppDatabase(kind: .sqlite, location: ":memory:", limit: 1) {
             let connection = try await SQLiteConnection.open(storage: .memory)
             try await connection.sql(queryLogLevel: nil).raw("PRAGMA foreign_keys = ON").run()
-            return Self.connection(connection.sql(queryLogLevel: nil), isUsable: { true }, close: { _ = connection.close().always { _ in _ = connection } })
+            return Connection(sql: connection.sql(queryLogLevel: nil), isUsable: { true }, close: { _ = connection.close().always { _ in _ = connection } })
         }
     }
 
@@ -97,8 +98,8 @@ public final class AppDatabase: Sendable {
         try await self.init(kind: .postgres, location: Self.redacted(url), limit: connections) {
             let connection = try await PostgresConnection.connect(
                 on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration.coreConfiguration, id: ids.next(), logger: logger)
-            return Self.connection(
-                connection.sql(queryLogLevel: nil), isUsable: { !connection.isClosed },
+            return Connection(
+                sql: connection.sql(queryLogLevel: nil), isUsable: { !connection.isClosed },
                 close: { _ = connection.close().always { _ in _ = connection } })
         }
     }
@@ -119,10 +120,6 @@ public final class AppDatabase: Sendable {
         let pool = self.pool
         // Closing only hands the connections back to their event loops; nothing is waited for or lost.
         Task { await pool.shutdown() }
-    }
-
-    private static func connection(_ sql: any SQLDatabase, isUsable: @escaping @Sendable () -> Bool, close: @escaping @Sendable () -> Void) -> Connection {
-        Connection(sql: sql, isUsable: isUsable, close: close)
     }
 
     /// Closes the connections (those in use close when their transaction ends).
@@ -183,4 +180,3 @@ public final class AppDatabase: Sendable {
     }
 }
 
-import Synchronization
