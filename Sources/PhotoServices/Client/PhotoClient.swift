@@ -183,7 +183,7 @@ public final class PhotoClient: Sendable {
 
     /// Records one more attempt at sending the creation, and how it stands.
     private static func answered(_ id: String, state: PendingGroup.State, error: String?, now: Date, _ db: any SQLDatabase) async throws {
-        try await db.update("pendingGroup").set("state", to: state.rawValue).set("error", to: error.map { SQLBind($0) } ?? SQLLiteral.null)
+        try await db.update("pendingGroup").set("state", to: state.rawValue).set("error", to: bindOrNull(error))
             .set("attempts", to: SQLBinaryExpression(SQLColumn("attempts"), .add, SQLLiteral.numeric("1"))).set("updatedAt", to: now)
             .where("id", .equal, id).run()
     }

@@ -188,7 +188,7 @@ public struct JobStore: Sendable {
     /// `runner`, only while that runner holds the job.
     func end(_ job: PhotoJob, runner: String?, state: PhotoState, error: String?, at now: Date = Date()) async throws(ServiceError) {
         try await database.write { db in
-            var update = db.update("photoJob").set("state", to: state.rawValue).set("error", to: error.map { SQLBind($0) } ?? SQLLiteral.null)
+            var update = db.update("photoJob").set("state", to: state.rawValue).set("error", to: bindOrNull(error))
                 .set("leaseOwner", to: SQLLiteral.null).set("leaseExpiresAt", to: SQLLiteral.null).set("updatedAt", to: now)
                 .where("id", .equal, job.id)
             if let runner { update = update.where("leaseOwner", .equal, runner) }
@@ -218,7 +218,7 @@ public struct JobStore: Sendable {
         switch kind {
         case .group:
             var update = db.update("chatGroup").set("photoState", to: state.rawValue)
-                .set("photoError", to: error.map { SQLBind($0) } ?? SQLLiteral.null).set("updatedAt", to: Date())
+                .set("photoError", to: bindOrNull(error)).set("updatedAt", to: Date())
             if let url { update = update.set("photoURL", to: url) }
             try await update.where("id", .equal, subject).run()
         case .album:

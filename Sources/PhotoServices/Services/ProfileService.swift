@@ -21,8 +21,8 @@ public struct ProfileService: Sendable {
     /// Removes the caller's profile picture: the profile first, then the stored picture.
     public func deleteProfilePhoto(caller: String) async throws(ServiceError) {
         let url = try await database.write { db -> String? in
-            try await Users.require([caller], db)
-            let url = try await Users.find(caller, db)?.profilePhotoURL
+            guard let user = try await Users.find(caller, db) else { throw ServiceError.unknownUsers([caller]) }
+            let url = user.profilePhotoURL
             try await db.update("user").set("profilePhotoURL", to: SQLLiteral.null).set("profilePhotoKey", to: SQLLiteral.null)
                 .where("id", .equal, caller).run()
             return url

@@ -157,3 +157,8 @@ enum Schema {
         try await db.create(index: "photoJobRun_job").on("photoJobRun").column("job").run()
     }
 }
+
+/// A value bound as itself, or SQL `NULL` when nil (what `set(_:to:)` needs to clear a column on both databases).
+func bindOrNull(_ value: String?) -> any SQLExpression {
+    value.map { SQLBind($0) } ?? SQLLiteral.null
+}
