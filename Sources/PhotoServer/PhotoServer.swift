@@ -88,7 +88,7 @@ public struct PhotoServer: Sendable {
         let metrics = ServerMetrics()
         let arrivals = PhotoArrivals(database: database)
         routes = TusRoutes(
-            store: try TusUploadStore(folder: configuration.data.appendingPathComponent("uploads"), io: io),
+            store: try Self.partialUploads(configuration, database: database, io: io),
             authenticator: authenticator, arrivals: arrivals,
             processor: ArrivalProcessor(arrivals: arrivals, storage: storage, cpu: cpu, metrics: metrics),
             metrics: metrics, expiry: configuration.uploadExpiry,
@@ -101,6 +101,18 @@ public struct PhotoServer: Sendable {
             environment: configuration.environment, lease: configuration.jobLease)
         self.cpu = cpu
         self.io = io
+    }
+
+    /// Where uploads in progress are kept: with PostgreSQL and an `s3://` storage — the deployment on
+    /// several machines — in the shared database and bucket, so that any instance continues any upload;
+    /// otherwise in the data folder.
+    static func partialUploads(_ configuration: Configuration, database: AppDatabase, io: NIOThreadPool) throws -> any PartialUploadStore {
+        let folder = configuration.data.appendingPathComponent("uploads")
+        guard database.kind == .postgres, let storage = configuration.storage, storage.hasPrefix("s3://") else {
+            return try LocalUploadStore(folder: folder, io: io)
+        }
+        let bucket = try S3Store(url: storage, environment: configuration.environment ?? ProcessInfo.processInfo.environment)
+        return try SharedUploadStore(database: database, objects: S3Objects(store: bucket), folder: folder, io: io, lease: configuration.jobLease)
     }
 
     /// Serves until SIGTERM or SIGINT (or the task is cancelled). `onRunning` gets the bound port

@@ -41,16 +41,16 @@ import Testing
     }
 
     @Test func uploadIDsNameNoFile() {
-        #expect(TusUploadStore.isValidID(TusUploadStore.newID()))
+        #expect(TusUpload.isValidID(TusUpload.newID()))
         for bad in ["", "../../etc/passwd", String(repeating: "A", count: 32), String(repeating: "a", count: 31), String(repeating: "g", count: 32)] {
-            #expect(!TusUploadStore.isValidID(bad), "\(bad)")
+            #expect(!TusUpload.isValidID(bad), "\(bad)")
         }
     }
 
     @Test func theUploadLifecycle() {
         let now = Date()
         let upload = TusUpload(
-            id: TusUploadStore.newID(), owner: "u1", ownerName: nil, key: "profile_images/u1/me.jpg", length: 1000, metadata: [:],
+            id: TusUpload.newID(), owner: "u1", ownerName: nil, key: "profile_images/u1/me.jpg", length: 1000, metadata: [:],
             createdAt: now, expiresAt: now.addingTimeInterval(60), state: .receiving, url: nil)
         var stored = upload
         stored.state = .stored

@@ -299,3 +299,37 @@ public final class LyingTusServer: @unchecked Sendable {
         try? FileManager.default.removeItem(at: statsFile)
     }
 }
+
+/// The round-robin TCP load balancer in Support/balancer.py, in front of `backends`.
+public final class Balancer: @unchecked Sendable {
+    public let server: ServerProcess
+    let statsFile: URL
+    public var endpoint: String { "http://127.0.0.1:\(server.port)/files/" }
+
+    /// `rate`: client-to-backend bytes per second per connection (nil: as fast as it goes).
+    public init(backends: [Int], rate: Int? = nil) throws {
+        statsFile = FileManager.default.temporaryDirectory.appendingPathComponent("balancer-\(UUID().uuidString).json")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/balancer.py").path
+        let port = ServerProcess.freePort()
+        server = try ServerProcess(
+            port: port, executable: "python3",
+            arguments: [script, String(port)] + backends.map(String.init) + ["--stats", statsFile.path] + (rate.map { ["--rate", String($0)] } ?? []))
+    }
+
+    private func counts(_ name: String) -> [Int: Int] {
+        let values = readStats(statsFile)[name] as? [String: Int] ?? [:]
+        return Dictionary(uniqueKeysWithValues: values.compactMap { key, value in Int(key).map { ($0, value) } })
+    }
+
+    /// Connections handed to each backend (by port) so far.
+    public var connections: [Int: Int] { counts("connections") }
+    /// Connections open to each backend now.
+    public var open: [Int: Int] { counts("open") }
+    /// Bytes forwarded from clients to each backend.
+    public var bytesUp: [Int: Int] { counts("bytes_up") }
+
+    deinit {
+        server.stop()
+        try? FileManager.default.removeItem(at: statsFile)
+    }
+}

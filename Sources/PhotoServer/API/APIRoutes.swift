@@ -12,7 +12,7 @@ import PhotoServices
 struct APIRoutes: Sendable {
     let services: PhotoServices
     let authenticator: Authenticator
-    let store: TusUploadStore
+    let store: any PartialUploadStore
 
     func register(on router: Router<ServerContext>) {
         router.get("/openapi.yaml") { _, _ in Self.document() }

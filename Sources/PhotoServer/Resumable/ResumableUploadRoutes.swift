@@ -66,7 +66,7 @@ struct ResumableUploadRoutes: Sendable {
         else {
             return request.headers[Self.announcedID] == nil ? (request, nil) : (Request(head: head, body: request.body), nil)
         }
-        let id = TusUploadStore.newID()
+        let id = TusUpload.newID()
         announced.add(id)
         head.headerFields[Self.announcedID] = id
         var interim = HTTPResponse(status: .init(code: 104, reasonPhrase: "Upload Resumption Supported"))

@@ -14,7 +14,7 @@ import PhotoServices
 /// from what the client declares. When the last byte arrives, the photo is normalised and stored
 /// before the client is told it is done.
 struct TusRoutes: Sendable {
-    let store: TusUploadStore
+    let store: any PartialUploadStore
     let authenticator: Authenticator
     let arrivals: PhotoArrivals
     let processor: ArrivalProcessor
@@ -94,7 +94,7 @@ struct TusRoutes: Sendable {
                 reason: "quota")
         }
         var upload = TusUpload(
-            id: id ?? TusUploadStore.newID(), owner: caller.id, ownerName: caller.displayName, key: key, length: length, metadata: metadata,
+            id: id ?? TusUpload.newID(), owner: caller.id, ownerName: caller.displayName, key: key, length: length, metadata: metadata,
             createdAt: now, expiresAt: now.addingTimeInterval(expiry), state: .receiving, url: nil)
         do { try await store.create(upload) } catch { return refuse(.internalServerError, "\(error)", reason: "storage") }
         metrics.uploadsInProgress.increment()
@@ -239,8 +239,8 @@ struct TusRoutes: Sendable {
     private func receive(
         _ upload: inout TusUpload, at offset: Int64, _ request: Request, _ context: ServerContext, checksum: Tus.Checksum?
     ) async throws -> Received {
-        let appender: Appender
-        do { appender = try await store.appender(upload.id, at: offset) } catch { return .refused(refuse(.internalServerError, "\(error)", reason: "storage")) }
+        let appender: any UploadAppender
+        do { appender = try await store.appender(upload.id, at: offset, wholeRequest: checksum != nil) } catch { return .refused(refusal(error)) }
         // 16 bytes: enough to recognise JPEG and PNG, and to name what else it is (WebP, HEIC, GIF …).
         let sniffLength = Int(min(16, upload.length))
         let known: [UInt8] = offset > 0 && offset < sniffLength ? await store.head(upload.id, count: Int(offset)) : []
@@ -282,7 +282,7 @@ struct TusRoutes: Sendable {
                 return .refused(refuse(Tus.checksumMismatch, "the body's \(checksum.algorithm.rawValue) checksum does not match Upload-Checksum", reason: "checksum"))
             }
         }
-        do { try await appender.sync() } catch { return .refused(refuse(.internalServerError, "\(error)", reason: "storage")) }
+        do { try await appender.sync() } catch { return .refused(refusal(error)) }
         let newOffset = offset + appender.count
         if !sniffed, newOffset == upload.length, let refused = await refuseUnlessPhoto(head, upload) { return .refused(refused) }
         if UploadLifecycle.received(upload, offset: newOffset, stopping: stopped) == .finish, case .refused(let response) = await finish(&upload) {
@@ -312,7 +312,7 @@ struct TusRoutes: Sendable {
 
     /// Appends the body's buffers one at a time; refuses a body longer than the upload, and (deleting
     /// the upload) one whose first bytes are not a JPEG or PNG.
-    private func read(_ body: RequestBody, into appender: Appender, _ start: BodyReading, _ context: ServerContext) async -> BodyReading.Outcome {
+    private func read(_ body: RequestBody, into appender: any UploadAppender, _ start: BodyReading, _ context: ServerContext) async -> BodyReading.Outcome {
         var state = start
         do {
             for try await buffer in body {
@@ -329,7 +329,7 @@ struct TusRoutes: Sendable {
                     state.sniffed = true
                     if let refused = await refuseUnlessPhoto(state.head, state.upload) { return .refused(refused) }
                 }
-                try await appender.write(buffer)
+                do { try await appender.write(buffer) } catch { return .refused(refusal(error)) }
                 metrics.bytesReceived.increment(by: Int64(buffer.readableBytes))
                 context.log.received(buffer.readableBytes)
             }
@@ -351,30 +351,45 @@ struct TusRoutes: Sendable {
         }
     }
 
-    /// All bytes are here: normalise, store and record the photo (see `ArrivalProcessor`).
+    /// All bytes are here: normalise, store and record the photo (see `ArrivalProcessor`), unless another
+    /// request or instance is doing it right now (423: the client asks again).
     func finish(_ upload: inout TusUpload) async -> Received {
-        do {
-            upload.url = try await processor.finish(upload, file: store.dataPath(upload.id))
-        } catch {
+        let processor = self.processor, arriving = upload
+        let outcome = await store.finishing(upload) { file in
+            do throws(ArrivalProcessor.Refusal) { return .success(try await processor.finish(arriving, file: file)) } catch { return .failure(error) }
+        }
+        switch outcome {
+        case nil:
+            return .refused(refuse(Self.locked, "the upload is being finished", reason: "locked"))
+        case .success(let url):
+            upload.state = .stored
+            upload.url = url
+            metrics.uploadsInProgress.decrement()
+            return .accepted(offset: upload.length)
+        case .failure(let error):
             switch error.kind {
             case .unavailable:
                 var response = refuse(.serviceUnavailable, "\(upload.key): \(error.description)", reason: "storage")
                 response.headers[.retryAfter] = "5"
                 return .refused(response)
             case .unprocessable:
-                await discard(upload)
+                metrics.uploadsInProgress.decrement()
                 return .refused(refuse(.unprocessableContent, "\(upload.key): \(error.description)", reason: "photo"))
             case .notAllowed:
-                await discard(upload)
+                metrics.uploadsInProgress.decrement()
                 return .refused(refuse(.forbidden, "\(upload.key): \(error.description)", reason: "path"))
             }
         }
-        upload.state = .stored
-        // Kept as a record (not its bytes) until it expires, so a client that asks again learns it finished.
-        try? await store.save(upload)
-        await store.dropData(upload.id)
-        metrics.uploadsInProgress.decrement()
-        return .accepted(offset: upload.length)
+    }
+
+    /// What a failing store answers: 409 when another request wrote first (with what the server holds
+    /// now), 400 for an upload in too many pieces, else 500.
+    private func refusal(_ failure: UploadStoreFailure) -> Response {
+        switch failure.kind {
+        case .storage: return refuse(.internalServerError, failure.description, reason: "storage")
+        case .conflict: return refuse(.conflict, failure.description, reason: "offset")
+        case .tooManyPieces: return refuse(.badRequest, failure.description, reason: "protocol")
+        }
     }
 
     private func discard(_ upload: TusUpload) async {

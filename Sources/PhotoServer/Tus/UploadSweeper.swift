@@ -7,7 +7,7 @@ import ServiceLifecycle
 /// past their expiry are deleted, and an upload that holds all its bytes but was never stored (the
 /// server stopped between the last byte and the store) is finished.
 struct UploadSweeper: Service {
-    let store: TusUploadStore
+    let store: any PartialUploadStore
     let metrics: ServerMetrics
     let interval: Duration
     let finish: @Sendable (TusUpload) async -> Void

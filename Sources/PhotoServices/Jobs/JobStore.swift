@@ -292,7 +292,7 @@ public struct PhotoJobRun: Codable, Sendable, Equatable {
 }
 
 extension Duration {
-    var timeInterval: TimeInterval {
+    package var timeInterval: TimeInterval {
         let (seconds, attoseconds) = components
         return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }

@@ -15,6 +15,7 @@ enum Schema {
         Migration(name: "v2: offline-first client", run: v2),
         Migration(name: "v3: stale objects", run: v3),
         Migration(name: "v4: photo job runs", run: v4),
+        Migration(name: "v5: shared partial uploads", run: v5),
     ]
 
     static func migrate(_ db: any SQLDatabase, kind: AppDatabase.Kind) async throws {
@@ -155,6 +156,44 @@ enum Schema {
             .column("outcome", type: .text)
             .run()
         try await db.create(index: "photoJobRun_job").on("photoJobRun").column("job").run()
+    }
+}
+
+extension Schema {
+    fileprivate static func v5(_ db: any SQLDatabase) async throws {
+        // `photoprep serve` on several machines: the tus uploads in progress (their bytes are objects in
+        // the bucket, one per durable piece), and who is finishing one under a lease, with a history.
+        try await db.create(table: "tusUpload")
+            .column("id", type: .text, .primaryKey(autoIncrement: false))
+            .column("owner", type: .text, .notNull)
+            .column("ownerName", type: .text)
+            .column("key", type: .text, .notNull)
+            .column("length", type: .bigint, .notNull)
+            .column("metadata", type: .text, .notNull)  // JSON object
+            .column("createdAt", type: .timestamp, .notNull)
+            .column("expiresAt", type: .timestamp, .notNull)
+            .column("state", type: .text, .notNull)  // receiving, stored
+            .column("url", type: .text)
+            .column("received", type: .bigint, .notNull)  // bytes in durable pieces, from 0 without a gap
+            .column("finishOwner", type: .text)
+            .column("finishLeaseExpiresAt", type: .timestamp)
+            .run()
+        try await db.create(table: "tusUploadPiece")
+            .column("upload", type: .text, .notNull, .references("tusUpload", "id", onDelete: .cascade))
+            .column("start", type: .bigint, .notNull)
+            .column("length", type: .bigint, .notNull)
+            .column("objectKey", type: .text, .notNull)
+            .primaryKey("upload", "start")
+            .run()
+        try await db.create(table: "tusUploadFinish")
+            .column("id", type: .bigint, .primaryKey(autoIncrement: true))
+            .column("upload", type: .text, .notNull)
+            .column("runner", type: .text, .notNull)
+            .column("startedAt", type: .timestamp, .notNull)
+            .column("endedAt", type: .timestamp)
+            .column("outcome", type: .text)
+            .run()
+        try await db.create(index: "tusUploadFinish_upload").on("tusUploadFinish").column("upload").run()
     }
 }
 

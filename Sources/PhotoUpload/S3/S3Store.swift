@@ -98,6 +98,21 @@ public struct S3Store: Sendable {
         return components.url!
     }
 
+    /// The bucket's own URL (for listing it), with a query.
+    func bucketURL(query: String) -> URL {
+        var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false)!
+        let base = components.percentEncodedPath.hasSuffix("/") ? String(components.percentEncodedPath.dropLast()) : components.percentEncodedPath
+        switch addressing {
+        case .path:
+            components.percentEncodedPath = "\(base)/\(SigV4.encode(bucket))/"
+        case .virtual:
+            components.host = "\(bucket).\(components.host ?? "")"
+            components.percentEncodedPath = "\(base)/"
+        }
+        components.percentEncodedQuery = query
+        return components.url!
+    }
+
     /// The key (without the prefix) of an object URL of this store, or nil.
     func key(of location: String) -> String? {
         let base = url(for: "").absoluteString
@@ -133,7 +148,13 @@ public struct S3Store: Sendable {
         _ method: HTTPMethod, key: String, query: String? = nil, headers: [(String, String)] = [], body: [UInt8]? = nil,
         sent: (@Sendable (Int) -> Void)? = nil
     ) -> HTTPClientRequest {
-        let url = url(for: key, query: query)
+        request(method, url: url(for: key, query: query), headers: headers, body: body, sent: sent)
+    }
+
+    /// A signed request to `url` (an object's, or the bucket's).
+    func request(
+        _ method: HTTPMethod, url: URL, headers: [(String, String)] = [], body: [UInt8]? = nil, sent: (@Sendable (Int) -> Void)? = nil
+    ) -> HTTPClientRequest {
         let payloadHash = body.map { hex(sha256($0)) } ?? SigV4.emptyPayloadHash
         var http = HTTPClientRequest(url: url.absoluteString)
         http.method = method

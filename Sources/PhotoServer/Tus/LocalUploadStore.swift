@@ -5,57 +5,22 @@ import PhotoUpload
 import PhotoFiles
 import Synchronization
 
-/// One tus upload the server holds.
-struct TusUpload: Codable, Sendable, Equatable {
-    enum State: String, Codable, Sendable {
-        /// Bytes are arriving (or all arrived and the photo is not stored yet).
-        case receiving
-        /// All bytes arrived, the photo was normalised and stored at `url`.
-        case stored
-    }
-
-    var id: String
-    /// The `sub` of the token that created it: the only caller who may see or change it.
-    var owner: String
-    var ownerName: String?
-    var key: String
-    var length: Int64
-    var metadata: [String: String]
-    var createdAt: Date
-    var expiresAt: Date
-    var state: State
-    var url: String?
-}
-
-/// The uploads on disk, one pair of files each under `folder`: `{id}.info` (JSON, written atomically)
+/// The uploads in the data folder, one pair of files each under `folder`: `{id}.info` (JSON, written atomically)
 /// and `{id}.bin` (the bytes received so far, in order). The offset is the size of `.bin`; a PATCH
 /// is acknowledged only after `fsync`, so an acknowledged byte survives a crash of the server. Blocking
 /// file calls run on the `io` thread pool, never on the cooperative pool. One writer per upload: `lock`.
-final class TusUploadStore: Sendable {
+final class LocalUploadStore: PartialUploadStore {
     let folder: URL
     let io: NIOThreadPool
-    private let locked = Mutex<Set<String>>([])
+    private let locks = UploadLocks()
     /// While a request writes to an upload: the offset its last `fsync` made durable (what HEAD reports;
     /// the file may already hold more that is not flushed yet).
     private let durable = Mutex<[String: Int64]>([:])
-
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
 
     init(folder: URL, io: NIOThreadPool) throws {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         self.folder = folder
         self.io = io
-    }
-
-    /// Upload ids are 32 lower-case hex digits; anything else names no upload (and no file).
-    static func isValidID(_ id: String) -> Bool {
-        id.utf8.count == 32 && id.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
-    }
-
-    static func newID() -> String {
-        (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
     }
 
     func dataPath(_ id: String) -> String { folder.appendingPathComponent("\(id).bin").path }
@@ -64,11 +29,11 @@ final class TusUploadStore: Sendable {
     // MARK: - Records
 
     /// Creates the upload's empty data file, then its record.
-    func create(_ upload: TusUpload) async throws(Failure) {
+    func create(_ upload: TusUpload) async throws(UploadStoreFailure) {
         let data = dataPath(upload.id)
         try await run {
             let fd = open(data, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-            guard fd >= 0 else { throw Failure(description: "\(data): cannot create: \(String(cString: strerror(errno)))") }
+            guard fd >= 0 else { throw UploadStoreFailure(description: "\(data): cannot create: \(String(cString: strerror(errno)))") }
             close(fd)
         }
         try await save(upload)
@@ -76,15 +41,15 @@ final class TusUploadStore: Sendable {
 
     /// Writes the record atomically, and the folder's entries to disk, so a created upload survives a
     /// power cut as well as a crash.
-    func save(_ upload: TusUpload) async throws(Failure) {
+    private func save(_ upload: TusUpload) async throws(UploadStoreFailure) {
         let path = infoPath(upload.id), folder = self.folder.path
         try await run {
             let json = try JSONEncoder().encode(upload)
-            do throws(AtomicFile.WriteError) { try AtomicFile.write([UInt8](json), to: path, permissions: 0o600) } catch { throw Failure(description: error.message) }
+            do throws(AtomicFile.WriteError) { try AtomicFile.write([UInt8](json), to: path, permissions: 0o600) } catch { throw UploadStoreFailure(description: error.message) }
             let fd = open(folder, O_RDONLY | O_DIRECTORY)
             guard fd >= 0, fsync(fd) == 0 else {
                 if fd >= 0 { close(fd) }
-                throw Failure(description: "\(folder): cannot flush the folder: \(String(cString: strerror(errno)))")
+                throw UploadStoreFailure(description: "\(folder): cannot flush the folder: \(String(cString: strerror(errno)))")
             }
             close(fd)
         }
@@ -92,7 +57,7 @@ final class TusUploadStore: Sendable {
 
     /// The upload's record, or nil when there is none (never created, deleted, or expired and swept).
     func upload(_ id: String) async -> TusUpload? {
-        guard Self.isValidID(id) else { return nil }
+        guard TusUpload.isValidID(id) else { return nil }
         let path = infoPath(id)
         return try? await run { () throws -> TusUpload? in
             guard let data = FileManager.default.contents(atPath: path) else { return nil }
@@ -133,11 +98,6 @@ final class TusUploadStore: Sendable {
         }) ?? []
     }
 
-    /// The uploads still receiving bytes and not expired.
-    func unfinished(now: Date = Date()) async -> [TusUpload] {
-        await all().filter { $0.state == .receiving && $0.expiresAt > now }
-    }
-
     /// Removes the upload's files (the record last, so a crash in between leaves a record to sweep).
     func delete(_ id: String) async {
         let data = dataPath(id), info = infoPath(id)
@@ -147,46 +107,60 @@ final class TusUploadStore: Sendable {
         }
     }
 
-    /// Frees the received bytes of a stored upload (its record stays until it expires, so a client
-    /// asking again learns that it finished).
-    func dropData(_ id: String) async {
-        let data = dataPath(id)
-        _ = try? await run { unlink(data) }
+    // MARK: - Finishing
+
+    /// The caller holds the upload's lock, which is all the exclusion one machine needs.
+    func finishing(
+        _ upload: TusUpload, _ store: @Sendable (_ file: String) async -> Result<String, ArrivalProcessor.Refusal>
+    ) async -> Result<String, ArrivalProcessor.Refusal>? {
+        let outcome = await store(dataPath(upload.id))
+        switch outcome {
+        case .success(let url):
+            var stored = upload
+            stored.state = .stored
+            stored.url = url
+            // Kept as a record (not its bytes) until it expires, so a client that asks again learns it finished.
+            try? await save(stored)
+            let data = dataPath(upload.id)
+            _ = try? await run { unlink(data) }
+        case .failure(let refusal) where refusal.kind != .unavailable:
+            await delete(upload.id)
+        case .failure:
+            break
+        }
+        return outcome
     }
 
     // MARK: - One writer at a time
 
-    /// Takes the upload for one request; false when another request holds it.
-    func lock(_ id: String) -> Bool {
-        locked.withLock { $0.insert(id).inserted }
-    }
+    func lock(_ id: String) -> Bool { locks.lock(id) }
 
     func unlock(_ id: String) {
         durable.withLock { $0[id] = nil }
-        _ = locked.withLock { $0.remove(id) }
+        locks.unlock(id)
     }
 
     // MARK: - Appending
 
     /// The data file opened for appending at `offset` (which must be its size).
-    func appender(_ id: String, at offset: Int64) async throws(Failure) -> Appender {
+    func appender(_ id: String, at offset: Int64, wholeRequest: Bool) async throws(UploadStoreFailure) -> any UploadAppender {
         let path = dataPath(id)
         let fd = try await run { () throws -> Int32 in
             let fd = open(path, O_WRONLY)
-            guard fd >= 0 else { throw Failure(description: "\(path): cannot open: \(String(cString: strerror(errno)))") }
+            guard fd >= 0 else { throw UploadStoreFailure(description: "\(path): cannot open: \(String(cString: strerror(errno)))") }
             return fd
         }
         durable.withLock { $0[id] = offset }
-        return Appender(fd: fd, path: path, start: offset, io: io) { [self] flushed in durable.withLock { $0[id] = flushed } }
+        return FileAppender(fd: fd, path: path, start: offset, io: io) { [self] flushed in durable.withLock { $0[id] = flushed } }
     }
 
-    private func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws(Failure) -> T {
+    private func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws(UploadStoreFailure) -> T {
         do {
             return try await io.runIfActive { try body() }
-        } catch let error as Failure {
+        } catch let error as UploadStoreFailure {
             throw error
         } catch {
-            throw Failure(description: "\(error)")
+            throw UploadStoreFailure(description: "\(error)")
         }
     }
 }
@@ -194,7 +168,7 @@ final class TusUploadStore: Sendable {
 /// Writes one request's bytes at the end of an upload's data file. Nothing written counts until
 /// `sync()`; `rollback()` cuts the file back to where this request started (a checksum mismatch, too
 /// many bytes).
-final class Appender: Sendable {
+final class FileAppender: UploadAppender {
     let fd: Int32
     let path: String
     let start: Int64
@@ -216,16 +190,16 @@ final class Appender: Sendable {
     /// Bytes written by this request so far.
     var count: Int64 { written.load(ordering: .relaxed) }
 
-    func write(_ buffer: ByteBuffer) async throws(TusUploadStore.Failure) {
+    func write(_ buffer: ByteBuffer) async throws(UploadStoreFailure) {
         let at = start + count
         let fd = self.fd, path = self.path
         try await run {
-            try buffer.withUnsafeReadableBytes { (bytes: UnsafeRawBufferPointer) throws(TusUploadStore.Failure) in
+            try buffer.withUnsafeReadableBytes { (bytes: UnsafeRawBufferPointer) throws(UploadStoreFailure) in
                 var done = 0
                 while done < bytes.count {
                     let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(at) + off_t(done))
                     if n < 0 && errno == EINTR { continue }
-                    guard n > 0 else { throw TusUploadStore.Failure(description: "\(path): cannot write: \(String(cString: strerror(errno)))") }
+                    guard n > 0 else { throw UploadStoreFailure(description: "\(path): cannot write: \(String(cString: strerror(errno)))") }
                     done += n
                 }
             }
@@ -234,11 +208,11 @@ final class Appender: Sendable {
     }
 
     /// Flushes the written bytes to disk; after this they may be acknowledged.
-    func sync() async throws(TusUploadStore.Failure) {
+    func sync() async throws(UploadStoreFailure) {
         let fd = self.fd, path = self.path
         let offset = start + count
         try await run {
-            guard fsync(fd) == 0 else { throw TusUploadStore.Failure(description: "\(path): cannot flush: \(String(cString: strerror(errno)))") }
+            guard fsync(fd) == 0 else { throw UploadStoreFailure(description: "\(path): cannot flush: \(String(cString: strerror(errno)))") }
         }
         flushed(offset)
     }
@@ -254,13 +228,13 @@ final class Appender: Sendable {
         flushed(start)
     }
 
-    private func run(_ body: @escaping @Sendable () throws -> Void) async throws(TusUploadStore.Failure) {
+    private func run(_ body: @escaping @Sendable () throws -> Void) async throws(UploadStoreFailure) {
         do {
             try await io.runIfActive { try body() }
-        } catch let error as TusUploadStore.Failure {
+        } catch let error as UploadStoreFailure {
             throw error
         } catch {
-            throw TusUploadStore.Failure(description: "\(error)")
+            throw UploadStoreFailure(description: "\(error)")
         }
     }
 }

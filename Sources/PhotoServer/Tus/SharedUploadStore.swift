@@ -1,0 +1,392 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import PhotoServices
+import PhotoUpload
+import SQLKit
+import Synchronization
+
+/// Uploads in progress shared by every instance behind a load balancer: records in the shared database
+/// (`tusUpload`), bytes in the bucket. Each durable piece of an upload is one object,
+/// `partial-uploads/{id}/{start}-{random}`, listed in `tusUploadPiece`; the upload's offset (`received`)
+/// only moves in the transaction that lists a piece, and only from where that piece starts — two requests
+/// racing at one offset (on two instances) cannot both count, and the loser's object is deleted. Like
+/// tusd's s3store, which keeps a short tail as a separate object: S3's multipart parts must be 5 MiB
+/// except the last, and a photo here is under 10 MiB, so nearly every upload would be all tail.
+///
+/// A request's bytes become a piece when it ends, and every `pieceSize` bytes before (unless its checksum
+/// covers the whole body): an instance killed half-way through a large PATCH leaves what it made durable,
+/// and the client's retry continues from there through any instance.
+///
+/// Finishing (normalise, store, record) is held by one instance under a lease renewed while it runs; an
+/// instance that vanished loses it when the lease runs out, and another takes over. Every holding is a
+/// row of `tusUploadFinish` (runner, start, end, outcome), so "never finished twice at once" is checkable.
+final class SharedUploadStore: PartialUploadStore {
+    let database: AppDatabase
+    let objects: S3Objects
+    /// Where the complete bytes are gathered into a file to be prepared (and removed after).
+    let folder: URL
+    let io: NIOThreadPool
+    let lease: Duration
+    /// This instance's id in finishing leases (random: no host names, no process ids).
+    let runner = "serve-" + TusUpload.newID().prefix(12)
+    let pieceSize: Int
+    /// More pieces than this and the upload's PATCHes are refused (each piece is an object and a row).
+    let maxPieces: Int
+    private let locks = UploadLocks()
+
+    init(
+        database: AppDatabase, objects: S3Objects, folder: URL, io: NIOThreadPool, lease: Duration = .seconds(30), pieceSize: Int = 1 << 20,
+        maxPieces: Int = 1000
+    ) throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        self.database = database
+        self.objects = objects
+        self.folder = folder
+        self.io = io
+        self.lease = lease
+        self.pieceSize = pieceSize
+        self.maxPieces = maxPieces
+    }
+
+    /// The row of `tusUpload`.
+    struct Row: Codable {
+        var id: String
+        var owner: String
+        var ownerName: String?
+        var key: String
+        var length: Int64
+        var metadata: String
+        var createdAt: Date
+        var expiresAt: Date
+        var state: String
+        var url: String?
+        var received: Int64
+        var finishOwner: String?
+        var finishLeaseExpiresAt: Date?
+
+        init(_ upload: TusUpload) {
+            id = upload.id
+            owner = upload.owner
+            ownerName = upload.ownerName
+            key = upload.key
+            length = upload.length
+            metadata = String(decoding: (try? JSONEncoder().encode(upload.metadata)) ?? Data("{}".utf8), as: UTF8.self)
+            createdAt = upload.createdAt
+            expiresAt = upload.expiresAt
+            state = upload.state.rawValue
+            url = upload.url
+            received = 0
+        }
+
+        var upload: TusUpload {
+            TusUpload(
+                id: id, owner: owner, ownerName: ownerName, key: key, length: length,
+                metadata: (try? JSONDecoder().decode([String: String].self, from: Data(metadata.utf8))) ?? [:], createdAt: createdAt,
+                expiresAt: expiresAt, state: TusUpload.State(rawValue: state) ?? .receiving, url: url)
+        }
+    }
+
+    struct Piece: Codable {
+        var upload: String
+        var start: Int64
+        var length: Int64
+        var objectKey: String
+    }
+
+    static func piecesPrefix(_ id: String) -> String { "partial-uploads/\(id)/" }
+
+    // MARK: - Records
+
+    func create(_ upload: TusUpload) async throws(UploadStoreFailure) {
+        try await write { db in try await db.insert(into: "tusUpload").model(Row(upload), nilEncodingStrategy: .asNil).run() }
+    }
+
+    func upload(_ id: String) async -> TusUpload? {
+        guard TusUpload.isValidID(id) else { return nil }
+        return try? await database.read { db in try await Self.row(id, db)?.upload }
+    }
+
+    /// `locking`: the row stays locked until the transaction ends (PostgreSQL; SQLite's write
+    /// transaction holds the whole database).
+    private static func row(_ id: String, _ db: any SQLDatabase, locking: Bool = false) async throws -> Row? {
+        var query = db.select().columns("*").from("tusUpload").where("id", .equal, id)
+        if locking { query = query.for(.update) }
+        return try await query.first(decoding: Row.self)
+    }
+
+    func offset(_ id: String) async -> Int64 {
+        (try? await database.read { db in
+            try await db.select().column("received").from("tusUpload").where("id", .equal, id).first(decodingColumn: "received", as: Int64.self)
+        }) ?? 0
+    }
+
+    func head(_ id: String, count: Int) async -> [UInt8] {
+        var bytes: [UInt8] = []
+        for piece in (try? await pieces(of: id)) ?? [] where bytes.count < count {
+            guard let data = try? await objects.get(piece.objectKey) else { break }
+            bytes += data.prefix(count - bytes.count)
+        }
+        return bytes
+    }
+
+    func all() async -> [TusUpload] {
+        (try? await database.read { db in try await db.select().columns("*").from("tusUpload").all(decoding: Row.self).map(\.upload) }) ?? []
+    }
+
+    private func pieces(of id: String) async throws(UploadStoreFailure) -> [Piece] {
+        try await read { db in try await Self.pieces(of: id, db) }
+    }
+
+    private static func pieces(of id: String, _ db: any SQLDatabase) async throws -> [Piece] {
+        try await db.select().columns("*").from("tusUploadPiece").where("upload", .equal, id).orderBy("start").all(decoding: Piece.self)
+    }
+
+    func delete(_ id: String) async {
+        _ = try? await write { db in try await db.delete(from: "tusUpload").where("id", .equal, id).run() }
+        await deleteObjects(of: id)
+    }
+
+    /// Every object under the upload's prefix — its pieces, and any a killed instance put but never listed.
+    private func deleteObjects(of id: String) async {
+        for key in (try? await objects.list(prefix: Self.piecesPrefix(id))) ?? [] {
+            try? await objects.delete(key)
+        }
+    }
+
+    // MARK: - Receiving
+
+    func appender(_ id: String, at offset: Int64, wholeRequest: Bool) async throws(UploadStoreFailure) -> any UploadAppender {
+        PieceAppender(store: self, id: id, start: offset, flushEvery: wholeRequest ? nil : pieceSize)
+    }
+
+    /// Puts `bytes` as the piece at `start`, then lists it — if the upload still holds exactly `start`
+    /// bytes (else another request got there first: the object is deleted, `conflict`).
+    fileprivate func addPiece(_ id: String, at start: Int64, _ bytes: [UInt8]) async throws(UploadStoreFailure) {
+        let key = Self.piecesPrefix(id) + String(format: "%012lld", start) + "-" + TusUpload.newID().prefix(8)
+        do { try await objects.put(key, bytes) } catch { throw UploadStoreFailure(description: "\(error)") }
+        let maxPieces = self.maxPieces
+        let added: Result<Void, UploadStoreFailure>
+        do {
+            added = try await database.write { db -> Result<Void, UploadStoreFailure> in
+                let count = try await db.select().column(SQLFunction("COUNT", args: SQLLiteral.all), as: "n").from("tusUploadPiece")
+                    .where("upload", .equal, id).first(decodingColumn: "n", as: Int.self) ?? 0
+                guard count < maxPieces else {
+                    return .failure(
+                        UploadStoreFailure(
+                            kind: .tooManyPieces, description: "the upload is in \(count) pieces already: send the rest in larger PATCH requests"))
+                }
+                let moved = try await db.update("tusUpload").set("received", to: SQLBind(start + Int64(bytes.count)))
+                    .where("id", .equal, id).where("received", .equal, start).where("state", .equal, TusUpload.State.receiving.rawValue)
+                    .returning("id").all()
+                guard !moved.isEmpty else {
+                    return .failure(UploadStoreFailure(kind: .conflict, description: "another request wrote to the upload at \(start) first"))
+                }
+                try await db.insert(into: "tusUploadPiece").model(Piece(upload: id, start: start, length: Int64(bytes.count), objectKey: key)).run()
+                return .success(())
+            }
+        } catch {
+            try? await objects.delete(key)
+            throw UploadStoreFailure(description: "\(error)")
+        }
+        if case .failure(let failure) = added {
+            try? await objects.delete(key)
+            throw failure
+        }
+    }
+
+    /// Unlists the pieces from `start` on that this request added (the upload held `end`), back to `start`.
+    fileprivate func removePieces(_ id: String, from start: Int64, through end: Int64) async {
+        let removed = try? await database.write { db -> [Piece] in
+            let moved = try await db.update("tusUpload").set("received", to: SQLBind(start)).where("id", .equal, id).where("received", .equal, end)
+                .returning("id").all()
+            guard !moved.isEmpty else { return [] }
+            let pieces = try await Self.pieces(of: id, db).filter { $0.start >= start }
+            try await db.delete(from: "tusUploadPiece").where("upload", .equal, id).where("start", .greaterThanOrEqual, start).run()
+            return pieces
+        }
+        for piece in removed ?? [] { try? await objects.delete(piece.objectKey) }
+    }
+
+    // MARK: - Finishing
+
+    func finishing(
+        _ upload: TusUpload, _ store: @Sendable (_ file: String) async -> Result<String, ArrivalProcessor.Refusal>
+    ) async -> Result<String, ArrivalProcessor.Refusal>? {
+        let claimed: Bool
+        do { claimed = try await claimFinishing(upload.id) } catch { return .failure(.init(kind: .unavailable, description: "\(error)")) }
+        guard claimed else { return nil }
+        let file = folder.appendingPathComponent("\(upload.id)-\(runner).bin").path
+        defer { unlink(file) }
+        let outcome: Result<String, ArrivalProcessor.Refusal>
+        do {
+            try await gather(upload, into: file)
+            outcome = await withTaskGroup(of: Void.self) { group in
+                group.addTask { [self] in
+                    // Renewed every third of the lease while the photo is prepared and stored.
+                    while (try? await Task.sleep(for: lease / 3)) != nil {
+                        _ = try? await write { db in
+                            try await db.update("tusUpload").set("finishLeaseExpiresAt", to: SQLBind(Date() + lease.timeInterval))
+                                .where("id", .equal, upload.id).where("finishOwner", .equal, runner).run()
+                        }
+                    }
+                }
+                let outcome = await store(file)
+                group.cancelAll()
+                return outcome
+            }
+        } catch {
+            outcome = .failure(.init(kind: .unavailable, description: "\(error)"))
+        }
+        let me = runner, locking = database.kind == .postgres
+        // Only while still holding it: a runner that lost its lease records nothing over its successor.
+        let freed = try? await database.write { db -> Bool in
+            guard try await Self.row(upload.id, db, locking: locking)?.finishOwner == me else { return false }
+            let ended = db.update("tusUploadFinish").set("endedAt", to: SQLBind(Date()))
+                .where("upload", .equal, upload.id).where("runner", .equal, me).where("endedAt", .is, SQLLiteral.null)
+            let release = db.update("tusUpload").set("finishOwner", to: SQLLiteral.null).set("finishLeaseExpiresAt", to: SQLLiteral.null)
+                .where("id", .equal, upload.id)
+            switch outcome {
+            case .success(let url):
+                // Stored: the record stays (a client asking again learns it finished), its pieces go.
+                try await ended.set("outcome", to: SQLBind("done")).run()
+                try await release.set("state", to: SQLBind(TusUpload.State.stored.rawValue)).set("url", to: SQLBind(url)).run()
+                try await db.delete(from: "tusUploadPiece").where("upload", .equal, upload.id).run()
+                return true
+            case .failure(let refusal) where refusal.kind == .unavailable:
+                try await ended.set("outcome", to: SQLBind("unavailable: \(refusal.description)")).run()
+                try await release.run()
+                return false
+            case .failure(let refusal):
+                try await ended.set("outcome", to: SQLBind("refused (\(refusal.kind.rawValue)): \(refusal.description)")).run()
+                try await db.delete(from: "tusUpload").where("id", .equal, upload.id).run()
+                return true
+            }
+        }
+        if freed == true { await deleteObjects(of: upload.id) }
+        return outcome
+    }
+
+    /// Takes the finishing of a complete upload: nobody holds it, or its holder's lease ran out (that
+    /// holding ends as `lease expired`). False when it is not complete, already stored, or held.
+    private func claimFinishing(_ id: String, now: Date = Date()) async throws(UploadStoreFailure) -> Bool {
+        let runner = self.runner, lease = self.lease, locking = database.kind == .postgres
+        return try await write { db in
+            guard let row = try await Self.row(id, db, locking: locking), row.state == TusUpload.State.receiving.rawValue, row.received == row.length else {
+                return false
+            }
+            if let holder = row.finishOwner, holder != runner {
+                guard (row.finishLeaseExpiresAt ?? .distantPast) < now else { return false }
+                try await db.update("tusUploadFinish").set("endedAt", to: SQLBind(now)).set("outcome", to: SQLBind("lease expired"))
+                    .where("upload", .equal, id).where("runner", .equal, holder).where("endedAt", .is, SQLLiteral.null).run()
+            }
+            try await db.update("tusUpload").set("finishOwner", to: SQLBind(runner)).set("finishLeaseExpiresAt", to: SQLBind(now + lease.timeInterval))
+                .where("id", .equal, id).run()
+            try await db.insert(into: "tusUploadFinish").columns("upload", "runner", "startedAt").values(SQLBind(id), SQLBind(runner), SQLBind(now)).run()
+            return true
+        }
+    }
+
+    /// The upload's pieces, in order and without a gap, written to `file`.
+    private func gather(_ upload: TusUpload, into file: String) async throws(UploadStoreFailure) {
+        let pieces = try await pieces(of: upload.id)
+        var expected: Int64 = 0
+        for piece in pieces {
+            guard piece.start == expected else { throw UploadStoreFailure(description: "upload \(upload.id): a piece is missing at \(expected)") }
+            expected += piece.length
+        }
+        guard expected == upload.length else { throw UploadStoreFailure(description: "upload \(upload.id): \(expected) of \(upload.length) bytes listed") }
+        let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        guard fd >= 0 else { throw UploadStoreFailure(description: "\(file): cannot create: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        for piece in pieces {
+            let bytes: [UInt8]
+            do { bytes = try await objects.get(piece.objectKey) ?? [] } catch { throw UploadStoreFailure(description: "\(error)") }
+            guard bytes.count == piece.length else { throw UploadStoreFailure(description: "\(piece.objectKey): \(bytes.count) bytes, \(piece.length) listed") }
+            do {
+                try await io.runIfActive {
+                    try bytes.withUnsafeBytes { raw in
+                        var done = 0
+                        while done < raw.count {
+                            let n = Glibc.write(fd, raw.baseAddress! + done, raw.count - done)
+                            if n < 0 && errno == EINTR { continue }
+                            guard n > 0 else { throw UploadStoreFailure(description: "\(file): cannot write: \(String(cString: strerror(errno)))") }
+                            done += n
+                        }
+                    }
+                }
+            } catch let failure as UploadStoreFailure {
+                throw failure
+            } catch {
+                throw UploadStoreFailure(description: "\(error)")
+            }
+        }
+    }
+
+    // MARK: - One writer per upload in this process
+
+    func lock(_ id: String) -> Bool { locks.lock(id) }
+    func unlock(_ id: String) { locks.unlock(id) }
+
+    // MARK: - Database calls
+
+    private func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws(UploadStoreFailure) -> T {
+        do { return try await database.read(body) } catch { throw UploadStoreFailure(description: "\(error)") }
+    }
+
+    private func write<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws(UploadStoreFailure) -> T {
+        do { return try await database.write(body) } catch { throw UploadStoreFailure(description: "\(error)") }
+    }
+}
+
+/// One request's bytes for a `SharedUploadStore`: kept in memory until `sync()`, or until `flushEvery`
+/// bytes are waiting, then made a piece.
+final class PieceAppender: UploadAppender {
+    struct State {
+        var pending: [UInt8] = []
+        /// Bytes of this request already in pieces.
+        var durable: Int64 = 0
+    }
+
+    let store: SharedUploadStore
+    let id: String
+    let start: Int64
+    let flushEvery: Int?
+    private let state = Mutex(State())
+
+    init(store: SharedUploadStore, id: String, start: Int64, flushEvery: Int?) {
+        self.store = store
+        self.id = id
+        self.start = start
+        self.flushEvery = flushEvery
+    }
+
+    var count: Int64 { state.withLock { $0.durable + Int64($0.pending.count) } }
+
+    func write(_ buffer: ByteBuffer) async throws(UploadStoreFailure) {
+        let waiting = state.withLock { state in
+            buffer.withUnsafeReadableBytes { state.pending += $0 }
+            return state.pending.count
+        }
+        if let flushEvery, waiting >= flushEvery { try await sync() }
+    }
+
+    func sync() async throws(UploadStoreFailure) {
+        let (bytes, at) = state.withLock { ($0.pending, start + $0.durable) }
+        guard !bytes.isEmpty else { return }
+        try await store.addPiece(id, at: at, bytes)
+        state.withLock {
+            $0.pending.removeFirst(bytes.count)
+            $0.durable += Int64(bytes.count)
+        }
+    }
+
+    func rollback() async {
+        let durable = state.withLock { state in
+            state.pending = []
+            defer { state.durable = 0 }
+            return state.durable
+        }
+        if durable > 0 { await store.removePieces(id, from: start, through: start + durable) }
+    }
+}

@@ -1,0 +1,199 @@
+import Foundation
+import PhotoServices
+import PhotoUpload
+import SQLKit
+import Testing
+import TestSupport
+
+/// Two `photoprep serve` processes on one PostgreSQL database and one S3 bucket (moto), as behind a load
+/// balancer: uploads in progress live in the database and the bucket, so an upload begun through one
+/// instance continues through the other, and an instance that dies mid-upload or mid-finish loses nothing.
+@Suite struct ServeSharedUploadsTests {
+    struct Instances {
+        let moto: MotoServer
+        let database: AppDatabase
+        let a: PhotoServerProcess
+        let b: PhotoServerProcess
+        let objects: S3Objects
+
+        /// Keys of stored photos (not the pieces of uploads in progress).
+        func photoKeys() async throws -> [String] { try await objects.list(prefix: "").filter { !$0.hasPrefix("partial-uploads/") }.sorted() }
+        func pieceKeys() async throws -> [String] { try await objects.list(prefix: "partial-uploads/") }
+    }
+
+    struct FinishRun: Decodable, Sendable {
+        var upload: String
+        var runner: String
+        var startedAt: Date
+        var endedAt: Date?
+        var outcome: String?
+    }
+
+    /// Finishing leases of 2 s (`--job-lease`), so that a takeover happens within the test.
+    static func start() async throws -> Instances {
+        let moto = try await onThread { try MotoServer() }
+        try await moto.createBucket("photos")
+        let url = try await PostgresCluster.shared().newDatabase()
+        let database = try await AppDatabase(postgres: url)
+        let arguments = ["--database", url, "--to", "s3://photos/prod", "--job-lease", "2"]
+        let (a, b) = try await onThread {
+            (try PhotoServerProcess(arguments: arguments, environment: moto.environment()), try PhotoServerProcess(arguments: arguments, environment: moto.environment()))
+        }
+        let objects = S3Objects(store: try S3Store(url: "s3://photos/prod", environment: moto.environment()))
+        return Instances(moto: moto, database: database, a: a, b: b, objects: objects)
+    }
+
+    static func tus(_ token: String, _ more: [String: String] = [:]) -> [String: String] {
+        ["Tus-Resumable": "1.0.0", "Authorization": "Bearer \(token)"].merging(more) { $1 }
+    }
+
+    /// Created and half sent through A, asked about and finished through B: one stored photo, one
+    /// recorded album photo, no pieces left; a PATCH at a stale offset through A is a 409 with the true offset.
+    @Test func anUploadBegunOnOneInstanceContinuesOnTheOther() async throws {
+        let two = try await Self.start()
+        defer { two.a.stop(); two.b.stop() }
+        let u1 = TestTokens.hs256(sub: "u1", claims: ["name": "Ana"])
+        let photo = try Fixture.bytes("photos/storm-1920x1280.jpg")
+        let key = "user_photos/u1/trip/storm.jpg"
+        let created = try await HTTPExchange.send(
+            "POST", two.a.endpoint,
+            headers: Self.tus(u1, ["Upload-Length": String(photo.count), "Upload-Metadata": "key \(Data(key.utf8).base64EncodedString())"]))
+        #expect(created.status == 201, "\(created.body)")
+        let id = try #require(created.header("Location")?.split(separator: "/").last.map(String.init))
+        let half = photo.count / 2
+        let first = try await HTTPExchange.send(
+            "PATCH", two.a.endpoint + id, headers: Self.tus(u1, ["Upload-Offset": "0", "Content-Type": "application/offset+octet-stream"]),
+            body: Array(photo[..<half]))
+        #expect(first.status == 204 && first.header("Upload-Offset") == String(half), "\(first.status) \(first.body)")
+
+        let head = try await HTTPExchange.send("HEAD", two.b.endpoint + id, headers: Self.tus(u1))
+        #expect(head.status == 200 && head.header("Upload-Offset") == String(half) && head.header("Upload-Length") == String(photo.count))
+        // Another user does not see it on either instance.
+        #expect(try await HTTPExchange.send("HEAD", two.b.endpoint + id, headers: Self.tus(TestTokens.hs256(sub: "u2"))).status == 404)
+        let stale = try await HTTPExchange.send(
+            "PATCH", two.a.endpoint + id, headers: Self.tus(u1, ["Upload-Offset": "0", "Content-Type": "application/offset+octet-stream"]),
+            body: Array(photo[..<10]))
+        #expect(stale.status == 409 && stale.header("Upload-Offset") == String(half))
+
+        let rest = try await HTTPExchange.send(
+            "PATCH", two.b.endpoint + id, headers: Self.tus(u1, ["Upload-Offset": String(half), "Content-Type": "application/offset+octet-stream"]),
+            body: Array(photo[half...]))
+        #expect(rest.status == 204 && rest.header("Upload-Offset") == String(photo.count), "\(rest.status) \(rest.body)")
+        // Asked again through A: finished, all bytes.
+        #expect(try await HTTPExchange.send("HEAD", two.a.endpoint + id, headers: Self.tus(u1)).header("Upload-Offset") == String(photo.count))
+
+        #expect(try await two.photoKeys() == [key])
+        let stored = try #require(try await two.objects.get(key))
+        #expect(stored.starts(with: [0xFF, 0xD8]) && stored.count <= photo.count)
+        #expect(try await two.pieceKeys().isEmpty)
+        #expect(try await two.database.count("albumPhoto", where: "key", key) == 1)
+        #expect(try await two.database.one(User.self, from: "user", id: "u1")?.displayName == "Ana")
+        let runs = try await two.database.all(FinishRun.self, from: "tusUploadFinish", where: "upload", id, orderBy: "id")
+        #expect(runs.map(\.outcome) == ["done"])
+    }
+
+    /// 40 uploads at once with tuspy (a new connection for every request) through a round-robin
+    /// balancer: each upload's requests alternate between the instances. Every upload is stored once
+    /// and recorded once, finished once, and nothing partial is left in the bucket.
+    @Test func fortyUploadsThroughARoundRobinBalancer() async throws {
+        let two = try await Self.start()
+        defer { two.a.stop(); two.b.stop() }
+        let balancer = try await onThread { try Balancer(backends: [two.a.port, two.b.port]) }
+        let files = [Fixture.path("photos/storm-1920x1280.jpg"), Fixture.path("photos/ladybird-2560x1600.jpg")]
+        let run = try await runSupportScript(
+            "load_uploads.py", [balancer.endpoint] + files + ["--count", "40", "--chunk-size", "262144"],
+            environment: ["PHOTOPREP_JWT_SECRET": TestTokens.secret])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout) \(run.stderr)")
+        #expect(report["ok"] as? Int == 40, "\(report["failed"] ?? "") \(two.a.log.suffix(2000)) \(two.b.log.suffix(2000))")
+
+        // Both instances took requests; every upload took several (a POST and 2–3 PATCHes).
+        let connections = balancer.connections
+        #expect((connections[two.a.port] ?? 0) >= 40 && (connections[two.b.port] ?? 0) >= 40, "\(connections)")
+
+        let keys = try await two.photoKeys()
+        #expect(keys.count == 40)
+        #expect(keys.filter { $0.hasPrefix("profile_images/") }.count == 20 && keys.filter { $0.hasPrefix("user_photos/") }.count == 20)
+        #expect(try await two.pieceKeys().isEmpty)
+        #expect(try await two.database.count("albumPhoto") == 20)
+        let profiles = try await two.database.rows("SELECT count(*) AS n FROM \"user\" WHERE \"profilePhotoURL\" IS NOT NULL")
+        #expect(try profiles.first?.decode(column: "n", as: Int.self) == 20)
+        #expect(try await two.database.count("tusUpload", where: "state", "stored") == 40)
+        // One finishing per upload, done.
+        let runs = try await two.database.all(FinishRun.self, from: "tusUploadFinish", orderBy: "id")
+        #expect(runs.count == 40 && Set(runs.map(\.upload)).count == 40 && runs.allSatisfy { $0.outcome == "done" })
+    }
+
+    /// A large upload through a slowed-down balancer; the instance receiving it is killed (SIGKILL) once
+    /// part of it is durable. `photoprep upload`'s retry reaches the other instance through the balancer,
+    /// which answers from the shared state and takes the rest: it receives less than the whole file.
+    @Test func anInstanceKilledMidUploadIsContinuedByTheOther() async throws {
+        let two = try await Self.start()
+        defer { two.a.stop(); two.b.stop() }
+        let balancer = try await onThread { try Balancer(backends: [two.a.port, two.b.port], rate: 2_000_000) }
+        let file = try await onThread { BigPhotos.twentyMPLarge }
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
+        let upload = try BackgroundCommand(
+            ["upload", file, "--to", balancer.endpoint, "--key-prefix", "user_photos/u1/big/", "--state", try temporaryFolder().path,
+             "--chunk-size", "4MiB", "--no-checksums"],
+            environment: ["PHOTOPREP_TOKEN": TestTokens.hs256(sub: "u1")])
+
+        // Half-way through a 4 MiB request: the first MiB is durable (a piece), the rest on its way.
+        var received: Int64 = 0
+        let deadline = Date().addingTimeInterval(60)
+        while received < 1 << 20, Date() < deadline, upload.isRunning {
+            try await Task.sleep(for: .milliseconds(20))
+            received = try await two.database.rows("SELECT received FROM \"tusUpload\"").first?.decode(column: "received", as: Int64.self) ?? 0
+        }
+        #expect(received >= 1 << 20 && received < Int64(size), "\(received) of \(size)")
+        let (receiving, other) = balancer.open[two.a.port] ?? 0 > 0 ? (two.a, two.b) : (two.b, two.a)
+        let sentToOther = balancer.bytesUp[other.port] ?? 0
+        receiving.kill()
+
+        let result = try #require(await upload.wait(timeout: 120), "the upload did not finish")
+        #expect(result.status == 0, "\(result.stderr) \(other.log.suffix(2000))")
+        #expect(try await two.photoKeys() == ["user_photos/u1/big/\(URL(fileURLWithPath: file).lastPathComponent)"])
+        #expect(try await two.pieceKeys().isEmpty)
+        // The survivor got the rest, not the whole file again.
+        let survivorGot = (balancer.bytesUp[other.port] ?? 0) - sentToOther
+        #expect(survivorGot > 0 && survivorGot < size - Int(received) + 64 * 1024, "\(survivorGot) bytes to the survivor, \(received) were durable")
+        let runs = try await two.database.all(FinishRun.self, from: "tusUploadFinish", orderBy: "id")
+        #expect(runs.map(\.outcome) == ["done"])
+    }
+
+    /// The instance that received an upload's last byte is killed while it prepares the photo (its
+    /// finishing lease in the database, a 20 MP photo takes a while). The client's retry reaches the
+    /// other instance, which is refused (423) while the lease runs, then takes the finishing over: the
+    /// history shows the dead holding ended by expiry, then one that stored it, never two at once.
+    @Test func anInstanceKilledWhileFinishingIsTakenOverAfterItsLease() async throws {
+        let two = try await Self.start()
+        defer { two.a.stop(); two.b.stop() }
+        let balancer = try await onThread { try Balancer(backends: [two.a.port, two.b.port]) }
+        let file = try await onThread { BigPhotos.twentyMPLarge }
+        let upload = try BackgroundCommand(
+            ["upload", file, "--to", balancer.endpoint, "--key-prefix", "user_photos/u1/big/", "--state", try temporaryFolder().path],
+            environment: ["PHOTOPREP_TOKEN": TestTokens.hs256(sub: "u1")])
+
+        var holder: String?
+        let deadline = Date().addingTimeInterval(60)
+        while holder == nil, Date() < deadline, upload.isRunning {
+            try await Task.sleep(for: .milliseconds(10))
+            holder = try await two.database.rows("SELECT \"finishOwner\" FROM \"tusUpload\"").first?.decode(column: "finishOwner", as: String?.self)
+        }
+        let finishing = try #require(holder, "no instance started finishing")
+        let (receiving, other) = balancer.open[two.a.port] ?? 0 > 0 ? (two.a, two.b) : (two.b, two.a)
+        receiving.kill()
+
+        let result = try #require(await upload.wait(timeout: 120), "the upload did not finish")
+        #expect(result.status == 0, "\(result.stderr) \(other.log.suffix(2000))")
+        #expect(try await two.photoKeys().count == 1)
+        #expect(try await two.pieceKeys().isEmpty)
+        let runs = try await two.database.all(FinishRun.self, from: "tusUploadFinish", orderBy: "id")
+        #expect(runs.map(\.outcome) == ["lease expired", "done"], "\(runs)")
+        #expect(runs.first?.runner == finishing && runs.last?.runner != finishing)
+        if runs.count == 2 {
+            #expect(try #require(runs[0].endedAt) <= runs[1].startedAt)
+            #expect(runs[1].startedAt.timeIntervalSince(runs[0].startedAt) >= 1.9, "taken over before the 2 s lease ran out")
+        }
+        #expect(try await two.database.count("albumPhoto") == 1)
+    }
+}

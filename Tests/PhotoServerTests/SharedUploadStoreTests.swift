@@ -1,0 +1,172 @@
+import Foundation
+import NIOCore
+import NIOPosix
+@testable import PhotoServer
+import PhotoServices
+import PhotoUpload
+import SQLKit
+import Testing
+import TestSupport
+
+/// The store that lets several `photoprep serve` instances share uploads in progress: records in the
+/// database (SQLite and PostgreSQL alike), pieces in an S3 bucket (moto). Two store objects on one
+/// database and bucket are two instances.
+@Suite struct SharedUploadStoreTests {
+    struct Setup {
+        let moto: MotoServer
+        let database: AppDatabase
+        let objects: S3Objects
+        let io: NIOThreadPool
+        let folder: URL
+
+        func store(lease: Duration = .seconds(30), pieceSize: Int = 1 << 20, maxPieces: Int = 1000) throws -> SharedUploadStore {
+            try SharedUploadStore(database: database, objects: objects, folder: folder, io: io, lease: lease, pieceSize: pieceSize, maxPieces: maxPieces)
+        }
+
+        /// Keys of the objects holding pieces of `id`.
+        func pieceObjects(_ id: String) async throws -> [String] { try await objects.list(prefix: "partial-uploads/\(id)/") }
+
+        func newUpload(length: Int64, owner: String = "u1") async throws -> TusUpload {
+            let upload = TusUpload(
+                id: TusUpload.newID(), owner: owner, ownerName: "Ana", key: "user_photos/\(owner)/trip/a.jpg", length: length, metadata: ["filename": "a.jpg"],
+                createdAt: Date(), expiresAt: Date() + 3600, state: .receiving, url: nil)
+            try await store().create(upload)
+            return upload
+        }
+    }
+
+    static func setup(_ database: String) async throws -> Setup {
+        let moto = try await onThread { try MotoServer() }
+        try await moto.createBucket("shared")
+        let db = database == "postgres" ? try await AppDatabase(postgres: try await PostgresCluster.shared().newDatabase()) : try await AppDatabase.inMemory()
+        let io = NIOThreadPool(numberOfThreads: 1)
+        io.start()
+        let objects = S3Objects(store: try S3Store(url: "s3://shared/prod", environment: moto.environment()))
+        return Setup(moto: moto, database: db, objects: objects, io: io, folder: try temporaryFolder())
+    }
+
+    static func buffer(_ bytes: ArraySlice<UInt8>) -> ByteBuffer { ByteBuffer(bytes: bytes) }
+
+    /// Two requests (on two instances) writing at the same offset: the first to make its bytes durable
+    /// counts, the other is refused as a conflict and its object deleted; a request's own pieces are undone
+    /// by its rollback; the record reads back as created.
+    @Test(arguments: ["sqlite", "postgres"]) func aPieceCountsOnlyFromWhereTheUploadStands(database: String) async throws {
+        let setup = try await Self.setup(database)
+        let a = try setup.store(), b = try setup.store(pieceSize: 4)
+        let bytes = testBytes(20)
+        let upload = try await setup.newUpload(length: 20)
+        // The record as created (dates to the database's precision: microseconds on PostgreSQL).
+        var read = try #require(await b.upload(upload.id))
+        #expect(abs(read.createdAt.timeIntervalSince(upload.createdAt)) < 0.001 && abs(read.expiresAt.timeIntervalSince(upload.expiresAt)) < 0.001)
+        (read.createdAt, read.expiresAt) = (upload.createdAt, upload.expiresAt)
+        #expect(read == upload)
+
+        let first = try await a.appender(upload.id, at: 0, wholeRequest: false)
+        let second = try await b.appender(upload.id, at: 0, wholeRequest: true)
+        try await first.write(Self.buffer(bytes[0..<6]))
+        try await second.write(Self.buffer(bytes[0..<8]))
+        try await first.sync()
+        await #expect(throws: UploadStoreFailure.self) { try await second.sync() }
+        #expect(await a.offset(upload.id) == 6)
+        #expect(await b.offset(upload.id) == 6)
+        #expect(try await setup.pieceObjects(upload.id).count == 1)
+        #expect(await b.head(upload.id, count: 4) == Array(bytes[0..<4]))
+
+        // Pieces made every 4 bytes on the way; the rollback takes this request's back to 6.
+        let third = try await b.appender(upload.id, at: 6, wholeRequest: false)
+        try await third.write(Self.buffer(bytes[6..<11]))
+        #expect(await a.offset(upload.id) == 11)
+        try await third.write(Self.buffer(bytes[11..<13]))
+        #expect(third.count == 7)
+        await third.rollback()
+        #expect(await a.offset(upload.id) == 6)
+        #expect(try await setup.pieceObjects(upload.id).count == 1)
+
+        let rest = try await a.appender(upload.id, at: 6, wholeRequest: false)
+        try await rest.write(Self.buffer(bytes[6...]))
+        try await rest.sync()
+        #expect(await b.offset(upload.id) == 20)
+        #expect(await b.head(upload.id, count: 10) == Array(bytes[0..<10]))
+
+        await a.delete(upload.id)
+        #expect(await b.upload(upload.id) == nil)
+        #expect(try await setup.pieceObjects(upload.id).isEmpty)
+    }
+
+    /// A client sending one-byte PATCHes cannot make a thousand objects: past `maxPieces` it is refused.
+    @Test func anUploadInTooManyPiecesIsRefused() async throws {
+        let setup = try await Self.setup("sqlite")
+        let store = try setup.store(maxPieces: 3)
+        let upload = try await setup.newUpload(length: 10)
+        for offset in 0..<3 {
+            let appender = try await store.appender(upload.id, at: Int64(offset), wholeRequest: false)
+            try await appender.write(Self.buffer([UInt8(offset)][...]))
+            try await appender.sync()
+        }
+        let fourth = try await store.appender(upload.id, at: 3, wholeRequest: false)
+        try await fourth.write(Self.buffer([3][...]))
+        let failure = await #expect(throws: UploadStoreFailure.self) { try await fourth.sync() }
+        #expect(failure?.kind == .tooManyPieces)
+        #expect(await store.offset(upload.id) == 3)
+        #expect(try await setup.pieceObjects(upload.id).count == 3)
+    }
+
+    /// Finishing: the complete bytes arrive as one file; while one instance finishes, another is told
+    /// no (nil); stored, the record says so and the pieces are gone. An instance that vanished while
+    /// finishing (its lease left in the database) is taken over once the lease ran out, and the history
+    /// says so, without overlap.
+    @Test(arguments: ["sqlite", "postgres"]) func finishingIsHeldByOneInstanceAtATime(database: String) async throws {
+        let setup = try await Self.setup(database)
+        let a = try setup.store(), b = try setup.store(lease: .seconds(1))
+        let photo = try Fixture.bytes("photos/ladybird-2560x1600.jpg")
+        let upload = try await setup.newUpload(length: Int64(photo.count))
+        for range in [0..<100_000, 100_000..<photo.count] {
+            let appender = try await a.appender(upload.id, at: Int64(range.lowerBound), wholeRequest: true)
+            try await appender.write(Self.buffer(photo[range]))
+            try await appender.sync()
+        }
+        let outcome = await a.finishing(upload) { file in
+            #expect(FileManager.default.contents(atPath: file).map { [UInt8]($0) } == photo)
+            #expect(await b.finishing(upload) { _ in .success("not this one") } == nil)
+            return .success("s3://shared/prod/\(upload.key)")
+        }
+        #expect(try outcome?.get() == "s3://shared/prod/\(upload.key)")
+        let stored = try #require(await b.upload(upload.id))
+        #expect(stored.state == .stored && stored.url == "s3://shared/prod/\(upload.key)")
+        #expect(try await setup.pieceObjects(upload.id).isEmpty)
+        #expect(await b.finishing(stored) { _ in .success("again") } == nil)
+
+        // Storage unavailable: kept for the next attempt. A refusal that is final: gone.
+        let second = try await setup.newUpload(length: Int64(photo.count))
+        let appender = try await a.appender(second.id, at: 0, wholeRequest: true)
+        try await appender.write(Self.buffer(photo[...]))
+        try await appender.sync()
+        let unavailable = await a.finishing(second) { _ in .failure(.init(kind: .unavailable, description: "bucket down")) }
+        #expect(unavailable.map { if case .failure(let refusal) = $0 { refusal.kind == .unavailable } else { false } } == true)
+        #expect(await a.upload(second.id)?.state == .receiving)
+        #expect(try await setup.pieceObjects(second.id).count == 1)
+
+        // A vanished instance's holding, as its crash left it: b is refused until the lease ran out.
+        let vanished = Date()
+        try await setup.database.write { db in
+            try await db.update("tusUpload").set("finishOwner", to: SQLBind("serve-vanished")).set("finishLeaseExpiresAt", to: SQLBind(vanished + 1))
+                .where("id", .equal, second.id).run()
+            try await db.insert(into: "tusUploadFinish").columns("upload", "runner", "startedAt")
+                .values(SQLBind(second.id), SQLBind("serve-vanished"), SQLBind(vanished)).run()
+        }
+        #expect(await b.finishing(second) { _ in .success("too early") } == nil)
+        try await Task.sleep(for: .milliseconds(1200))
+        let refused = await b.finishing(second) { _ in .failure(.init(kind: .unprocessable, description: "not a photo after all")) }
+        #expect(refused != nil)
+        #expect(await a.upload(second.id) == nil)
+        #expect(try await setup.pieceObjects(second.id).isEmpty)
+
+        struct Run: Decodable { var runner: String; var startedAt: Date; var endedAt: Date?; var outcome: String? }
+        let runs = try await setup.database.all(Run.self, from: "tusUploadFinish", where: "upload", second.id, orderBy: "id")
+        #expect(runs.map(\.outcome) == ["unavailable: bucket down", "lease expired", "refused (unprocessable): not a photo after all"])
+        #expect(runs[1].runner == "serve-vanished" && runs[2].runner == b.runner && runs[0].runner == a.runner)
+        // Never two at once: each holding ended before the next began.
+        for (earlier, later) in zip(runs, runs.dropFirst()) { #expect(try #require(earlier.endedAt) <= later.startedAt) }
+        #expect(try await setup.database.count("tusUploadFinish", where: "upload", upload.id) == 1)
+    }
+}
