@@ -22,11 +22,11 @@ struct Serve: AsyncParsableCommand {
     var data: String?
 
     @Option(help: ArgumentHelp(
-        "The services' database: a postgres:// URL, shared by every instance behind a load balancer, or an SQLite file (env PHOTOPREP_DATABASE; default DATA/app.sqlite).",
+        "The services' database: a postgres:// URL, shared by every instance behind a load balancer (with an s3:// --to, uploads in progress are shared too), or an SQLite file (env PHOTOPREP_DATABASE; default DATA/app.sqlite).",
         valueName: "url-or-file"))
     var database: String?
 
-    @Option(help: ArgumentHelp("Seconds a photo job stays with this instance unless renewed: how long until another instance takes over a dead one's jobs.", visibility: .hidden))
+    @Option(help: ArgumentHelp("Seconds a photo job, or the finishing of an upload, stays with this instance unless renewed: how long until another instance takes over a dead one's.", visibility: .hidden))
     var jobLease: Double = 30
 
     @Option(help: "Address to listen on (env PHOTOPREP_HOST; default 127.0.0.1).")
