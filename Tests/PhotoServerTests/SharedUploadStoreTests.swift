@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import Synchronization
 import NIOCore
 import NIOPosix
 @testable import PhotoServer
@@ -168,5 +170,39 @@ import TestSupport
         // Never two at once: each holding ended before the next began.
         for (earlier, later) in zip(runs, runs.dropFirst()) { #expect(try #require(earlier.endedAt) <= later.startedAt) }
         #expect(try await setup.database.count("tusUploadFinish", where: "upload", upload.id) == 1)
+
+        // The expiry sweep keeps a week of history.
+        await a.forgetHistory(before: Date() - 3600)
+        #expect(try await setup.database.count("tusUploadFinish") == 4)
+        await a.forgetHistory(before: Date() + 1)
+        #expect(try await setup.database.count("tusUploadFinish") == 0)
+    }
+
+    /// The expiry sweep on a shared store: an expired upload goes with its pieces; a complete one that was
+    /// never stored (its instance stopped in between) is handed to `finish`; one still arriving stays.
+    @Test func theSweepDeletesExpiredUploadsAndFinishesCompleteOnes() async throws {
+        let setup = try await Self.setup("sqlite")
+        let store = try setup.store()
+        let expired = try await setup.newUpload(length: 10)
+        let complete = try await setup.newUpload(length: 4)
+        let arriving = try await setup.newUpload(length: 10)
+        for (upload, count) in [(expired, 3), (complete, 4), (arriving, 3)] {
+            let appender = try await store.appender(upload.id, at: 0, wholeRequest: false)
+            try await appender.write(Self.buffer(testBytes(count)[...]))
+            try await appender.sync()
+        }
+        try await setup.database.write { db in
+            try await db.update("tusUpload").set("expiresAt", to: SQLBind(Date() - 1)).where("id", .equal, expired.id).run()
+        }
+        let finished = Mutex<[String]>([])
+        let sweeper = UploadSweeper(
+            store: store, metrics: ServerMetrics(), interval: .seconds(60), finish: { upload in finished.withLock { $0.append(upload.id) } },
+            logger: Logger(label: "test"))
+        await sweeper.sweep()
+        #expect(await store.upload(expired.id) == nil)
+        #expect(try await setup.pieceObjects(expired.id).isEmpty)
+        #expect(finished.withLock { $0 } == [complete.id])
+        #expect(await store.upload(arriving.id)?.state == .receiving)
+        #expect(try await setup.pieceObjects(arriving.id).count == 1)
     }
 }

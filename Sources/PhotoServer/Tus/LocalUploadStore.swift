@@ -131,6 +131,9 @@ final class LocalUploadStore: PartialUploadStore {
         return outcome
     }
 
+    /// No history is kept in the data folder.
+    func forgetHistory(before date: Date) async {}
+
     // MARK: - One writer at a time
 
     func lock(_ id: String) -> Bool { locks.lock(id) }

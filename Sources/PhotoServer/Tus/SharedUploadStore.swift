@@ -323,6 +323,11 @@ final class SharedUploadStore: PartialUploadStore {
         }
     }
 
+    /// Drops the finishing history begun before `date`.
+    func forgetHistory(before date: Date) async {
+        _ = try? await write { db in try await db.delete(from: "tusUploadFinish").where("startedAt", .lessThan, SQLBind(date)).run() }
+    }
+
     // MARK: - One writer per upload in this process
 
     func lock(_ id: String) -> Bool { locks.lock(id) }

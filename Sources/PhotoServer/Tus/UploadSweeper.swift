@@ -14,8 +14,6 @@ struct UploadSweeper: Service {
     let logger: Logger
 
     func run() async throws {
-        let uploads = await store.all()
-        metrics.uploadsInProgress.set(uploads.filter { $0.state == .receiving }.count)
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             await sweep()
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
@@ -23,7 +21,12 @@ struct UploadSweeper: Service {
     }
 
     func sweep(now: Date = Date()) async {
-        for upload in await store.all() {
+        let uploads = await store.all()
+        // Counted afresh each time: with a shared store, other instances start and finish uploads too.
+        metrics.uploadsInProgress.set(uploads.filter { $0.state == .receiving }.count)
+        // The finishing history (shared stores) is kept a week: enough to look into what happened.
+        await store.forgetHistory(before: now - 7 * 24 * 3600)
+        for upload in uploads {
             guard store.lock(upload.id) else { continue }
             defer { store.unlock(upload.id) }
             if upload.expiresAt <= now {
