@@ -172,14 +172,15 @@ import TestSupport
         #expect(try await setup.database.count("tusUploadFinish", where: "upload", upload.id) == 1)
 
         // The expiry sweep keeps a week of history.
-        await a.forgetHistory(before: Date() - 3600)
+        await a.housekeeping(now: Date())
         #expect(try await setup.database.count("tusUploadFinish") == 4)
-        await a.forgetHistory(before: Date() + 1)
+        await a.housekeeping(now: Date() + 8 * 24 * 3600)
         #expect(try await setup.database.count("tusUploadFinish") == 0)
     }
 
     /// The expiry sweep on a shared store: an expired upload goes with its pieces; a complete one that was
-    /// never stored (its instance stopped in between) is handed to `finish`; one still arriving stays.
+    /// never stored (its instance stopped in between) is handed to `finish`; one still arriving stays; a
+    /// piece of no upload is deleted.
     @Test func theSweepDeletesExpiredUploadsAndFinishesCompleteOnes() async throws {
         let setup = try await Self.setup("sqlite")
         let store = try setup.store()
@@ -194,6 +195,9 @@ import TestSupport
         try await setup.database.write { db in
             try await db.update("tusUpload").set("expiresAt", to: SQLBind(Date() - 1)).where("id", .equal, expired.id).run()
         }
+        // A piece an instance put and was killed before listing, of an upload gone since.
+        let orphan = "partial-uploads/\(TusUpload.newID())/000000000000-0a1b2c3d"
+        try await setup.objects.put(orphan, [1, 2, 3])
         let finished = Mutex<[String]>([])
         let sweeper = UploadSweeper(
             store: store, metrics: ServerMetrics(), interval: .seconds(60), finish: { upload in finished.withLock { $0.append(upload.id) } },
@@ -204,5 +208,6 @@ import TestSupport
         #expect(finished.withLock { $0 } == [complete.id])
         #expect(await store.upload(arriving.id)?.state == .receiving)
         #expect(try await setup.pieceObjects(arriving.id).count == 1)
+        #expect(try await setup.objects.get(orphan) == nil)
     }
 }

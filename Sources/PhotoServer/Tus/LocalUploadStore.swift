@@ -131,8 +131,8 @@ final class LocalUploadStore: PartialUploadStore {
         return outcome
     }
 
-    /// No history is kept in the data folder.
-    func forgetHistory(before date: Date) async {}
+    /// Deleting expired uploads is all the data folder needs.
+    func housekeeping(now: Date) async {}
 
     // MARK: - One writer at a time
 

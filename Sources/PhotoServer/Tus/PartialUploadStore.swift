@@ -60,8 +60,8 @@ protocol PartialUploadStore: Sendable {
         _ upload: TusUpload, _ store: @Sendable (_ file: String) async -> Result<String, ArrivalProcessor.Refusal>
     ) async -> Result<String, ArrivalProcessor.Refusal>?
 
-    /// Housekeeping the expiry sweep does besides deleting expired uploads (nothing to do for some stores).
-    func forgetHistory(before date: Date) async
+    /// What the expiry sweep does besides deleting expired uploads (nothing, for some stores).
+    func housekeeping(now: Date) async
 
     /// Takes the upload for one request in this process; false when another request holds it.
     func lock(_ id: String) -> Bool

@@ -94,7 +94,8 @@ final class SharedUploadStore: PartialUploadStore {
         var objectKey: String
     }
 
-    static func piecesPrefix(_ id: String) -> String { "partial-uploads/\(id)/" }
+    /// Where an upload's pieces are; `piecesPrefix("")`: all of them.
+    static func piecesPrefix(_ id: String) -> String { id.isEmpty ? "partial-uploads/" : "partial-uploads/\(id)/" }
 
     // MARK: - Records
 
@@ -143,15 +144,38 @@ final class SharedUploadStore: PartialUploadStore {
     }
 
     func delete(_ id: String) async {
-        _ = try? await write { db in try await db.delete(from: "tusUpload").where("id", .equal, id).run() }
-        await deleteObjects(of: id)
+        let pieces = try? await write { db -> [Piece] in
+            let pieces = try await Self.pieces(of: id, db)
+            try await db.delete(from: "tusUpload").where("id", .equal, id).run()
+            return pieces
+        }
+        await deleteObjects(pieces?.map(\.objectKey) ?? [])
     }
 
-    /// Every object under the upload's prefix — its pieces, and any a killed instance put but never listed.
-    private func deleteObjects(of id: String) async {
-        for key in (try? await objects.list(prefix: Self.piecesPrefix(id))) ?? [] {
-            try? await objects.delete(key)
+    /// Deletes objects, four at a time. One that stays (the bucket failed) is found by `housekeeping`.
+    private func deleteObjects(_ keys: [String]) async {
+        await withTaskGroup(of: Void.self) { group in
+            for (index, key) in keys.enumerated() {
+                if index >= 4 { await group.next() }
+                group.addTask { [objects] in try? await objects.delete(key) }
+            }
         }
+    }
+
+    /// Drops the finishing history begun more than a week ago, and deletes the objects under
+    /// `partial-uploads/` that belong to no upload still receiving: pieces of an instance killed between
+    /// putting a piece and listing it, or whose deletion failed. (A piece is put only after its upload's
+    /// record exists, and only while it is receiving, so nothing in flight is touched.)
+    func housekeeping(now: Date) async {
+        _ = try? await write { db in try await db.delete(from: "tusUploadFinish").where("startedAt", .lessThan, SQLBind(now - 7 * 24 * 3600)).run() }
+        guard let keys = try? await objects.list(prefix: Self.piecesPrefix("")),
+            let receiving = try? await read({ db in
+                try await db.select().column("id").from("tusUpload").where("state", .equal, TusUpload.State.receiving.rawValue)
+                    .all(decodingColumn: "id", as: String.self)
+            })
+        else { return }
+        let live = Set(receiving)
+        await deleteObjects(keys.filter { key in !live.contains(String(key.dropFirst(Self.piecesPrefix("").count).prefix(32))) })
     }
 
     // MARK: - Receiving
@@ -240,8 +264,8 @@ final class SharedUploadStore: PartialUploadStore {
         }
         let me = runner, locking = database.kind == .postgres
         // Only while still holding it: a runner that lost its lease records nothing over its successor.
-        let freed = try? await database.write { db -> Bool in
-            guard try await Self.row(upload.id, db, locking: locking)?.finishOwner == me else { return false }
+        let freed = try? await database.write { db -> [Piece] in
+            guard try await Self.row(upload.id, db, locking: locking)?.finishOwner == me else { return [] }
             let ended = db.update("tusUploadFinish").set("endedAt", to: SQLBind(Date()))
                 .where("upload", .equal, upload.id).where("runner", .equal, me).where("endedAt", .is, SQLLiteral.null)
             let release = db.update("tusUpload").set("finishOwner", to: SQLLiteral.null).set("finishLeaseExpiresAt", to: SQLLiteral.null)
@@ -251,19 +275,21 @@ final class SharedUploadStore: PartialUploadStore {
                 // Stored: the record stays (a client asking again learns it finished), its pieces go.
                 try await ended.set("outcome", to: SQLBind("done")).run()
                 try await release.set("state", to: SQLBind(TusUpload.State.stored.rawValue)).set("url", to: SQLBind(url)).run()
+                let pieces = try await Self.pieces(of: upload.id, db)
                 try await db.delete(from: "tusUploadPiece").where("upload", .equal, upload.id).run()
-                return true
+                return pieces
             case .failure(let refusal) where refusal.kind == .unavailable:
                 try await ended.set("outcome", to: SQLBind("unavailable: \(refusal.description)")).run()
                 try await release.run()
-                return false
+                return []
             case .failure(let refusal):
                 try await ended.set("outcome", to: SQLBind("refused (\(refusal.kind.rawValue)): \(refusal.description)")).run()
+                let pieces = try await Self.pieces(of: upload.id, db)
                 try await db.delete(from: "tusUpload").where("id", .equal, upload.id).run()
-                return true
+                return pieces
             }
         }
-        if freed == true { await deleteObjects(of: upload.id) }
+        await deleteObjects(freed?.map(\.objectKey) ?? [])
         return outcome
     }
 
@@ -299,33 +325,49 @@ final class SharedUploadStore: PartialUploadStore {
         let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         guard fd >= 0 else { throw UploadStoreFailure(description: "\(file): cannot create: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
-        for piece in pieces {
-            let bytes: [UInt8]
-            do { bytes = try await objects.get(piece.objectKey) ?? [] } catch { throw UploadStoreFailure(description: "\(error)") }
-            guard bytes.count == piece.length else { throw UploadStoreFailure(description: "\(piece.objectKey): \(bytes.count) bytes, \(piece.length) listed") }
-            do {
-                try await io.runIfActive {
-                    try bytes.withUnsafeBytes { raw in
-                        var done = 0
-                        while done < raw.count {
-                            let n = Glibc.write(fd, raw.baseAddress! + done, raw.count - done)
-                            if n < 0 && errno == EINTR { continue }
-                            guard n > 0 else { throw UploadStoreFailure(description: "\(file): cannot write: \(String(cString: strerror(errno)))") }
-                            done += n
+        // Four pieces at a time, each written at its place.
+        let failure = await withTaskGroup(of: UploadStoreFailure?.self) { group -> UploadStoreFailure? in
+            var failure: UploadStoreFailure?
+            for (index, piece) in pieces.enumerated() {
+                if index >= 4, let failed = await group.next() { failure = failure ?? failed }
+                group.addTask { [objects, io] in
+                    do throws(UploadStoreFailure) {
+                        let bytes: [UInt8]
+                        do { bytes = try await objects.get(piece.objectKey) ?? [] } catch { throw UploadStoreFailure(description: "\(error)") }
+                        guard bytes.count == piece.length else {
+                            throw UploadStoreFailure(description: "\(piece.objectKey): \(bytes.count) bytes, \(piece.length) listed")
                         }
+                        try await Self.write(bytes, at: piece.start, to: fd, path: file, io: io)
+                        return nil
+                    } catch {
+                        return error
                     }
                 }
-            } catch let failure as UploadStoreFailure {
-                throw failure
-            } catch {
-                throw UploadStoreFailure(description: "\(error)")
             }
+            for await failed in group { failure = failure ?? failed }
+            return failure
         }
+        if let failure { throw failure }
     }
 
-    /// Drops the finishing history begun before `date`.
-    func forgetHistory(before date: Date) async {
-        _ = try? await write { db in try await db.delete(from: "tusUploadFinish").where("startedAt", .lessThan, SQLBind(date)).run() }
+    private static func write(_ bytes: [UInt8], at offset: Int64, to fd: Int32, path: String, io: NIOThreadPool) async throws(UploadStoreFailure) {
+        do {
+            try await io.runIfActive {
+                try bytes.withUnsafeBytes { raw in
+                    var done = 0
+                    while done < raw.count {
+                        let n = pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset) + off_t(done))
+                        if n < 0 && errno == EINTR { continue }
+                        guard n > 0 else { throw UploadStoreFailure(description: "\(path): cannot write: \(String(cString: strerror(errno)))") }
+                        done += n
+                    }
+                }
+            }
+        } catch let failure as UploadStoreFailure {
+            throw failure
+        } catch {
+            throw UploadStoreFailure(description: "\(error)")
+        }
     }
 
     // MARK: - One writer per upload in this process

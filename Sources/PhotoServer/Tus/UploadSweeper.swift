@@ -24,8 +24,7 @@ struct UploadSweeper: Service {
         let uploads = await store.all()
         // Counted afresh each time: with a shared store, other instances start and finish uploads too.
         metrics.uploadsInProgress.set(uploads.filter { $0.state == .receiving }.count)
-        // The finishing history (shared stores) is kept a week: enough to look into what happened.
-        await store.forgetHistory(before: now - 7 * 24 * 3600)
+        await store.housekeeping(now: now)
         for upload in uploads {
             guard store.lock(upload.id) else { continue }
             defer { store.unlock(upload.id) }
