@@ -2,6 +2,7 @@ import Foundation
 import PhotoPrep
 public import PhotoUpload
 import PhotoFiles
+import NIOPosix
 import SQLKit
 import Synchronization
 
@@ -335,14 +336,23 @@ public final class PhotoJobs: Sendable {
     }
 
     /// Prepares the staged original with the job's preset, checks the storage rules and stages the
-    /// JPEG (written atomically); returns its path. The pipeline's CPU work runs off the caller's task.
+    /// JPEG (written atomically); returns its path. The pipeline's CPU work runs on NIO's blocking pool
+    /// (one thread per core), never on the cooperative pool that renews leases and serves requests.
     private func prepare(_ job: PhotoJob) async throws(ServiceError) -> String {
         guard let preset = PrepareOptions.Preset(rawValue: job.preset) else { throw .invalidState("unknown preset \(job.preset)") }
-        let prepared: PreparedPhoto
+        let original = job.originalPath
+        let result: Result<PreparedPhoto, PhotoPrepError>
         do {
-            prepared = try PhotoPipeline(preset: preset).prepare(contentsOf: job.originalPath)
+            result = try await NIOThreadPool.singleton.runIfActive {
+                do throws(PhotoPrepError) { return .success(try PhotoPipeline(preset: preset).prepare(contentsOf: original)) } catch { return .failure(error) }
+            }
         } catch {
-            throw .unsupportedPhoto("\(error)")
+            throw .storage("the pipeline's threads are shut down: \(error)")
+        }
+        let prepared: PreparedPhoto
+        switch result {
+        case .success(let photo): prepared = photo
+        case .failure(let error): throw .unsupportedPhoto("\(error)")
         }
         try StorageRules.checkUpload(prepared.jpeg, to: try StoragePath(key: job.key))
         let path = staging.appendingPathComponent("\(job.id).jpg").path
