@@ -197,15 +197,7 @@ final class FileAppender: UploadAppender {
         let at = start + count
         let fd = self.fd, path = self.path
         try await run {
-            try buffer.withUnsafeReadableBytes { (bytes: UnsafeRawBufferPointer) throws(UploadStoreFailure) in
-                var done = 0
-                while done < bytes.count {
-                    let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(at) + off_t(done))
-                    if n < 0 && errno == EINTR { continue }
-                    guard n > 0 else { throw UploadStoreFailure(description: "\(path): cannot write: \(String(cString: strerror(errno)))") }
-                    done += n
-                }
-            }
+            try buffer.withUnsafeReadableBytes { (bytes: UnsafeRawBufferPointer) throws(UploadStoreFailure) in try writeAll(bytes, to: fd, at: at, path: path) }
         }
         written.add(Int64(buffer.readableBytes), ordering: .relaxed)
     }
@@ -239,5 +231,16 @@ final class FileAppender: UploadAppender {
         } catch {
             throw UploadStoreFailure(description: "\(error)")
         }
+    }
+}
+
+/// Writes all of `bytes` at `offset` of the open file `fd` (`path` names it in the error).
+func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32, at offset: Int64, path: String) throws(UploadStoreFailure) {
+    var done = 0
+    while done < bytes.count {
+        let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+        if n < 0 && errno == EINTR { continue }
+        guard n > 0 else { throw UploadStoreFailure(description: "\(path): cannot write: \(String(cString: strerror(errno)))") }
+        done += n
     }
 }

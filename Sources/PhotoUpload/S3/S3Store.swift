@@ -84,30 +84,22 @@ public struct S3Store: Sendable {
 
     /// The object's URL (path-style or virtual-hosted), with an optional query.
     public func url(for key: String, query: String? = nil) -> URL {
-        var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false)!
-        let encodedKey = objectKey(key).split(separator: "/", omittingEmptySubsequences: false).map { SigV4.encode(String($0)) }.joined(separator: "/")
-        let base = components.percentEncodedPath.hasSuffix("/") ? String(components.percentEncodedPath.dropLast()) : components.percentEncodedPath
-        switch addressing {
-        case .path:
-            components.percentEncodedPath = "\(base)/\(SigV4.encode(bucket))/\(encodedKey)"
-        case .virtual:
-            components.host = "\(bucket).\(components.host ?? "")"
-            components.percentEncodedPath = "\(base)/\(encodedKey)"
-        }
-        components.percentEncodedQuery = query
-        return components.url!
+        address(objectKey(key).split(separator: "/", omittingEmptySubsequences: false).map { SigV4.encode(String($0)) }.joined(separator: "/"), query: query)
     }
 
     /// The bucket's own URL (for listing it), with a query.
-    func bucketURL(query: String) -> URL {
+    func bucketURL(query: String) -> URL { address("", query: query) }
+
+    /// `encodedPath` in the bucket, path-style or virtual-hosted.
+    private func address(_ encodedPath: String, query: String?) -> URL {
         var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false)!
         let base = components.percentEncodedPath.hasSuffix("/") ? String(components.percentEncodedPath.dropLast()) : components.percentEncodedPath
         switch addressing {
         case .path:
-            components.percentEncodedPath = "\(base)/\(SigV4.encode(bucket))/"
+            components.percentEncodedPath = "\(base)/\(SigV4.encode(bucket))/\(encodedPath)"
         case .virtual:
             components.host = "\(bucket).\(components.host ?? "")"
-            components.percentEncodedPath = "\(base)/"
+            components.percentEncodedPath = "\(base)/\(encodedPath)"
         }
         components.percentEncodedQuery = query
         return components.url!
