@@ -242,25 +242,23 @@ final class SharedUploadStore: PartialUploadStore {
         guard claimed else { return nil }
         let file = folder.appendingPathComponent("\(upload.id)-\(runner).bin").path
         defer { unlink(file) }
-        let outcome: Result<String, ArrivalProcessor.Refusal>
-        do {
-            try await gather(upload, into: file)
-            outcome = await withTaskGroup(of: Void.self) { group in
-                group.addTask { [self] in
-                    // Renewed every third of the lease while the photo is prepared and stored.
-                    while (try? await Task.sleep(for: lease / 3)) != nil {
-                        _ = try? await write { db in
-                            try await db.update("tusUpload").set("finishLeaseExpiresAt", to: SQLBind(Date() + lease.timeInterval))
-                                .where("id", .equal, upload.id).where("finishOwner", .equal, runner).run()
-                        }
+        let outcome = await withTaskGroup(of: Void.self) { group -> Result<String, ArrivalProcessor.Refusal> in
+            group.addTask { [self] in
+                // Renewed every third of the lease while the pieces are gathered and the photo prepared and stored.
+                while (try? await Task.sleep(for: lease / 3)) != nil {
+                    _ = try? await write { db in
+                        try await db.update("tusUpload").set("finishLeaseExpiresAt", to: SQLBind(Date() + lease.timeInterval))
+                            .where("id", .equal, upload.id).where("finishOwner", .equal, runner).run()
                     }
                 }
-                let outcome = await store(file)
-                group.cancelAll()
-                return outcome
             }
-        } catch {
-            outcome = .failure(.init(kind: .unavailable, description: "\(error)"))
+            defer { group.cancelAll() }
+            do throws(UploadStoreFailure) {
+                try await gather(upload, into: file)
+            } catch {
+                return .failure(.init(kind: .unavailable, description: "\(error)"))
+            }
+            return await store(file)
         }
         let me = runner, locking = database.kind == .postgres
         // Only while still holding it: a runner that lost its lease records nothing over its successor.
@@ -353,15 +351,7 @@ final class SharedUploadStore: PartialUploadStore {
     private static func write(_ bytes: [UInt8], at offset: Int64, to fd: Int32, path: String, io: NIOThreadPool) async throws(UploadStoreFailure) {
         do {
             try await io.runIfActive {
-                try bytes.withUnsafeBytes { raw in
-                    var done = 0
-                    while done < raw.count {
-                        let n = pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset) + off_t(done))
-                        if n < 0 && errno == EINTR { continue }
-                        guard n > 0 else { throw UploadStoreFailure(description: "\(path): cannot write: \(String(cString: strerror(errno)))") }
-                        done += n
-                    }
-                }
+                try bytes.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws in try writeAll(raw, to: fd, at: offset, path: path) }
             }
         } catch let failure as UploadStoreFailure {
             throw failure
