@@ -81,7 +81,7 @@ import TestSupport
         #expect(stopped.seconds < 10)
         print("SIGTERM with uploads in flight: exit \(stopped.status) after \(String(format: "%.2f", stopped.seconds)) s")
         // The slow request was answered with the bytes the server flushed.
-        let answer = slow.receive(timeout: 5)
+        let answer = try await slow.receive(timeout: 5)
         #expect(answer.hasPrefix("HTTP/1.1 204"), "\(answer)")
         let acknowledged = answer.split(separator: "\r\n").first { $0.hasPrefix("Upload-Offset:") }
             .flatMap { Int($0.dropFirst("Upload-Offset:".count).trimmingCharacters(in: .whitespaces)) }

@@ -8,7 +8,7 @@ import TestSupport
 /// Two `photoprep serve` processes on one PostgreSQL database and one S3 bucket (moto), as behind a load
 /// balancer: uploads in progress live in the database and the bucket, so an upload begun through one
 /// instance continues through the other, and an instance that dies mid-upload or mid-finish loses nothing.
-@Suite struct ServeSharedUploadsTests {
+@Suite(.serialized) struct ServeSharedUploadsTests {
     struct Instances {
         let moto: MotoServer
         let database: AppDatabase
@@ -146,7 +146,7 @@ import TestSupport
             try await Task.sleep(for: .milliseconds(20))
             received = try await two.database.rows("SELECT received FROM \"tusUpload\"").first?.decode(column: "received", as: Int64.self) ?? 0
         }
-        #expect(received >= 5 << 20 && received < 8 << 20, "\(received) of \(size)")
+        #expect(received >= 5 << 20 && received < Int64(size), "\(received) of \(size)")
         let (receiving, other) = balancer.open[two.a.port] ?? 0 > 0 ? (two.a, two.b) : (two.b, two.a)
         let sentToOther = balancer.bytesUp[other.port] ?? 0
         receiving.kill()

@@ -265,8 +265,13 @@ public final class RawConnection: @unchecked Sendable {
 
     public func send(_ text: String) throws { try send(Array(text.utf8)) }
 
-    /// What arrives until the connection closes or `timeout` passes without a byte.
-    public func receive(timeout: TimeInterval) -> String {
+    /// What arrives until the connection closes or `timeout` passes without a byte (waited for on a
+    /// thread of its own, not on one of the few that run the tests).
+    public func receive(timeout: TimeInterval) async throws -> String {
+        try await onThread { self.receiveBlocking(timeout: timeout) }
+    }
+
+    private func receiveBlocking(timeout: TimeInterval) -> String {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         var poll = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)

@@ -34,8 +34,7 @@ def count(name, port, delta):
 
 async def pipe(reader, writer, port=None):
     """Copies until EOF; upstream (`port` given) counted and, with --rate, paced."""
-    started = time.monotonic()
-    sent = 0
+    due = time.monotonic()  # when the bytes forwarded so far may have left, at --rate
     since_save = 0
     try:
         while True:
@@ -43,16 +42,17 @@ async def pipe(reader, writer, port=None):
             if not data:
                 break
             if port is not None:
-                sent += len(data)
                 count("bytes_up", port, len(data))
                 since_save += len(data)
                 if since_save >= 65536:
                     since_save = 0
                     save()
                 if args.rate:
-                    ahead = sent / args.rate - (time.monotonic() - started)
-                    if ahead > 0:
-                        await asyncio.sleep(ahead)
+                    # No credit for idle time (a keep-alive connection waiting for an answer): the
+                    # next request is paced too, not sent in one burst.
+                    now = time.monotonic()
+                    due = max(due, now) + len(data) / args.rate
+                    await asyncio.sleep(due - now)
             writer.write(data)
             await writer.drain()
     except (ConnectionError, asyncio.CancelledError):
