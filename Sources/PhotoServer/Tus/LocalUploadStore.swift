@@ -98,13 +98,15 @@ final class LocalUploadStore: PartialUploadStore {
         }) ?? []
     }
 
-    /// Removes the upload's files (the record last, so a crash in between leaves a record to sweep).
-    func delete(_ id: String) async {
+    /// Removes the upload's files (the record last, so a crash in between leaves a record to sweep). Its
+    /// finishing holds the upload's lock, so the caller's lock already keeps it out of the way.
+    @discardableResult func delete(_ id: String) async throws(UploadStoreFailure) -> Bool {
         let data = dataPath(id), info = infoPath(id)
         try? await run {
             unlink(data)
             unlink(info)
         }
+        return true
     }
 
     // MARK: - Finishing
@@ -124,7 +126,7 @@ final class LocalUploadStore: PartialUploadStore {
             let data = dataPath(upload.id)
             _ = try? await run { unlink(data) }
         case .failure(let refusal) where refusal.kind != .unavailable:
-            await delete(upload.id)
+            _ = try? await delete(upload.id)
         case .failure:
             break
         }

@@ -48,8 +48,9 @@ protocol PartialUploadStore: Sendable {
     func head(_ id: String, count: Int) async -> [UInt8]
     /// Every upload (for the expiry sweep, quotas, and the API's "uploading" state).
     func all() async -> [TusUpload]
-    /// Removes the upload: record, bytes, everything.
-    func delete(_ id: String) async
+    /// Removes the upload: record, bytes, everything — unless another instance is finishing it (false,
+    /// nothing removed: its photo may be on its way to storage).
+    @discardableResult func delete(_ id: String) async throws(UploadStoreFailure) -> Bool
     /// Takes bytes at `offset` (which must be what the store holds). `wholeRequest`: nothing may count
     /// before the request's end (its checksum covers all of it), so nothing is made durable before `sync`.
     func appender(_ id: String, at offset: Int64, wholeRequest: Bool) async throws(UploadStoreFailure) -> any UploadAppender

@@ -143,13 +143,18 @@ final class SharedUploadStore: PartialUploadStore {
         try await db.select().columns("*").from("tusUploadPiece").where("upload", .equal, id).orderBy("start").all(decoding: Piece.self)
     }
 
-    func delete(_ id: String) async {
-        let pieces = try? await write { db -> [Piece] in
+    @discardableResult func delete(_ id: String) async throws(UploadStoreFailure) -> Bool {
+        let locking = database.kind == .postgres
+        let pieces = try await write { db -> [Piece]? in
+            guard let row = try await Self.row(id, db, locking: locking) else { return [] }
+            if row.finishOwner != nil, (row.finishLeaseExpiresAt ?? .distantPast) >= Date() { return nil }
             let pieces = try await Self.pieces(of: id, db)
             try await db.delete(from: "tusUpload").where("id", .equal, id).run()
             return pieces
         }
-        await deleteObjects(pieces?.map(\.objectKey) ?? [])
+        guard let pieces else { return false }
+        await deleteObjects(pieces.map(\.objectKey))
+        return true
     }
 
     /// Deletes objects, four at a time. One that stays (the bucket failed) is found by `housekeeping`.

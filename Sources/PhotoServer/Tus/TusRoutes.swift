@@ -218,7 +218,13 @@ struct TusRoutes: Sendable {
         }
         guard store.lock(upload.id) else { return refuse(Self.locked, "another request is writing to this upload", reason: "locked") }
         defer { store.unlock(upload.id) }
-        await store.delete(upload.id)
+        do throws(UploadStoreFailure) {
+            guard try await store.delete(upload.id) else {
+                return refuse(Self.locked, "another server is finishing this upload; ask again in a moment", reason: "locked")
+            }
+        } catch {
+            return refusal(error)
+        }
         if upload.state == .receiving { metrics.uploadsInProgress.decrement() }
         var headers = HTTPFields()
         headers[Tus.resumable] = Tus.version
@@ -393,7 +399,7 @@ struct TusRoutes: Sendable {
     }
 
     private func discard(_ upload: TusUpload) async {
-        await store.delete(upload.id)
+        _ = try? await store.delete(upload.id)
         metrics.uploadsInProgress.decrement()
     }
 

@@ -29,7 +29,8 @@ struct UploadSweeper: Service {
             guard store.lock(upload.id) else { continue }
             defer { store.unlock(upload.id) }
             if upload.expiresAt <= now {
-                await store.delete(upload.id)
+                // Not while another instance finishes it; a failure is tried again next sweep.
+                guard (try? await store.delete(upload.id)) == true else { continue }
                 if upload.state == .receiving { metrics.uploadsInProgress.decrement() }
                 logger.info("expired upload removed", metadata: ["upload": "\(upload.id)", "key": "\(upload.key)"])
             } else if upload.state == .receiving, await store.offset(upload.id) == upload.length {
