@@ -58,7 +58,7 @@ import TestSupport
         let bytes = testBytes(20)
         let upload = try await setup.newUpload(length: 20)
         // The record as created (dates to the database's precision: microseconds on PostgreSQL).
-        var read = try #require(await b.upload(upload.id))
+        var read = try #require(try await b.upload(upload.id))
         #expect(abs(read.createdAt.timeIntervalSince(upload.createdAt)) < 0.001 && abs(read.expiresAt.timeIntervalSince(upload.expiresAt)) < 0.001)
         (read.createdAt, read.expiresAt) = (upload.createdAt, upload.expiresAt)
         #expect(read == upload)
@@ -69,30 +69,38 @@ import TestSupport
         try await second.write(Self.buffer(bytes[0..<8]))
         try await first.sync()
         await #expect(throws: UploadStoreFailure.self) { try await second.sync() }
-        #expect(await a.offset(upload.id) == 6)
-        #expect(await b.offset(upload.id) == 6)
+        #expect(try await a.offset(upload.id) == 6)
+        #expect(try await b.offset(upload.id) == 6)
         #expect(try await setup.pieceObjects(upload.id).count == 1)
-        #expect(await b.head(upload.id, count: 4) == Array(bytes[0..<4]))
+        #expect(try await b.head(upload.id, count: 4) == Array(bytes[0..<4]))
 
         // Pieces made every 4 bytes on the way; the rollback takes this request's back to 6.
         let third = try await b.appender(upload.id, at: 6, wholeRequest: false)
         try await third.write(Self.buffer(bytes[6..<11]))
-        #expect(await a.offset(upload.id) == 11)
+        #expect(try await a.offset(upload.id) == 11)
         try await third.write(Self.buffer(bytes[11..<13]))
         #expect(third.count == 7)
         await third.rollback()
-        #expect(await a.offset(upload.id) == 6)
+        #expect(try await a.offset(upload.id) == 6)
         #expect(try await setup.pieceObjects(upload.id).count == 1)
 
         let rest = try await a.appender(upload.id, at: 6, wholeRequest: false)
         try await rest.write(Self.buffer(bytes[6...]))
         try await rest.sync()
-        #expect(await b.offset(upload.id) == 20)
-        #expect(await b.head(upload.id, count: 10) == Array(bytes[0..<10]))
+        #expect(try await b.offset(upload.id) == 20)
+        #expect(try await b.head(upload.id, count: 10) == Array(bytes[0..<10]))
 
         #expect(try await a.delete(upload.id))
-        #expect(await b.upload(upload.id) == nil)
+        #expect(try await b.upload(upload.id) == nil)
         #expect(try await setup.pieceObjects(upload.id).isEmpty)
+
+        // The database gone: an error, never "no such upload" or "0 bytes held" (a client told 404 would
+        // start again; one told 0 would send everything again).
+        let kept = try await setup.newUpload(length: 20)
+        await setup.database.close()
+        await #expect(throws: UploadStoreFailure.self) { try await b.upload(kept.id) }
+        await #expect(throws: UploadStoreFailure.self) { try await b.offset(kept.id) }
+        await #expect(throws: UploadStoreFailure.self) { try await b.all() }
     }
 
     /// A client sending one-byte PATCHes cannot make a thousand objects: past `maxPieces` it is refused.
@@ -109,7 +117,7 @@ import TestSupport
         try await fourth.write(Self.buffer([3][...]))
         let failure = await #expect(throws: UploadStoreFailure.self) { try await fourth.sync() }
         #expect(failure?.kind == .tooManyPieces)
-        #expect(await store.offset(upload.id) == 3)
+        #expect(try await store.offset(upload.id) == 3)
         #expect(try await setup.pieceObjects(upload.id).count == 3)
     }
 
@@ -132,12 +140,12 @@ import TestSupport
             #expect(await b.finishing(upload) { _ in .success("not this one") } == nil)
             // Nor can b delete it meanwhile (its photo is on its way to storage): refused, nothing removed.
             #expect((try? await b.delete(upload.id)) == false)
-            #expect(await b.upload(upload.id) != nil)
+            #expect((try? await b.upload(upload.id))??.id == upload.id)
             #expect((try? await setup.pieceObjects(upload.id))?.count == 2)
             return .success("s3://shared/prod/\(upload.key)")
         }
         #expect(try outcome?.get() == "s3://shared/prod/\(upload.key)")
-        let stored = try #require(await b.upload(upload.id))
+        let stored = try #require(try await b.upload(upload.id))
         #expect(stored.state == .stored && stored.url == "s3://shared/prod/\(upload.key)")
         #expect(try await setup.pieceObjects(upload.id).isEmpty)
         #expect(await b.finishing(stored) { _ in .success("again") } == nil)
@@ -149,7 +157,7 @@ import TestSupport
         try await appender.sync()
         let unavailable = await a.finishing(second) { _ in .failure(.init(kind: .unavailable, description: "bucket down")) }
         #expect(unavailable.map { if case .failure(let refusal) = $0 { refusal.kind == .unavailable } else { false } } == true)
-        #expect(await a.upload(second.id)?.state == .receiving)
+        #expect(try await a.upload(second.id)?.state == .receiving)
         #expect(try await setup.pieceObjects(second.id).count == 1)
 
         // A vanished instance's holding, as its crash left it: b is refused while the lease runs, and takes
@@ -169,7 +177,7 @@ import TestSupport
         }
         let refused = await b.finishing(second) { _ in .failure(.init(kind: .unprocessable, description: "not a photo after all")) }
         #expect(refused != nil)
-        #expect(await a.upload(second.id) == nil)
+        #expect(try await a.upload(second.id) == nil)
         #expect(try await setup.pieceObjects(second.id).isEmpty)
 
         struct Run: Decodable { var runner: String; var startedAt: Date; var endedAt: Date?; var outcome: String? }
@@ -212,10 +220,10 @@ import TestSupport
             store: store, metrics: ServerMetrics(), interval: .seconds(60), finish: { upload in finished.withLock { $0.append(upload.id) } },
             logger: Logger(label: "test"))
         await sweeper.sweep()
-        #expect(await store.upload(expired.id) == nil)
+        #expect(try await store.upload(expired.id) == nil)
         #expect(try await setup.pieceObjects(expired.id).isEmpty)
         #expect(finished.withLock { $0 } == [complete.id])
-        #expect(await store.upload(arriving.id)?.state == .receiving)
+        #expect(try await store.upload(arriving.id)?.state == .receiving)
         #expect(try await setup.pieceObjects(arriving.id).count == 1)
         #expect(try await setup.objects.get(orphan) == nil)
     }

@@ -139,7 +139,7 @@ struct APIRoutes: Sendable {
     private func profilePhoto(_ caller: Caller) async throws -> Response {
         guard let user = try await services.users.user(caller.id) else { throw Problem(.notFound, "unknown-user", "\(caller.id) is not a user of this service yet") }
         let prefix = "profile_images/\(caller.id)/"
-        if let uploading = await uploading(url: user.profilePhotoURL, where: { $0.owner == caller.id && $0.key.hasPrefix(prefix) }) {
+        if let uploading = try await uploading(url: user.profilePhotoURL, where: { $0.owner == caller.id && $0.key.hasPrefix(prefix) }) {
             return try json(.ok, uploading)
         }
         return try json(.ok, PhotoBody(state: user.profilePhotoURL == nil ? "none" : "ready", url: user.profilePhotoURL, error: nil, acknowledgedBytes: nil, totalBytes: nil))
@@ -229,14 +229,14 @@ struct APIRoutes: Sendable {
     private func photo(_ caller: Caller, id: String) async throws -> Response {
         let (group, _) = try await memberGroup(caller, id: id)
         let key = StoragePath.groupPhoto(groupId: group.id).key
-        if let uploading = await uploading(url: group.photoURL, where: { $0.key == key }) { return try json(.ok, uploading) }
+        if let uploading = try await uploading(url: group.photoURL, where: { $0.key == key }) { return try json(.ok, uploading) }
         return try json(.ok, PhotoBody(group))
     }
 
     /// The state of the newest unfinished upload that `matches`, with the bytes the server acknowledged.
-    private func uploading(url: String?, where matches: (TusUpload) -> Bool) async -> PhotoBody? {
-        guard let upload = await store.unfinished().filter(matches).max(by: { $0.createdAt < $1.createdAt }) else { return nil }
-        return PhotoBody(state: "uploading", url: url, error: nil, acknowledgedBytes: await store.offset(upload.id), totalBytes: upload.length)
+    private func uploading(url: String?, where matches: (TusUpload) -> Bool) async throws(UploadStoreFailure) -> PhotoBody? {
+        guard let upload = try await store.unfinished().filter(matches).max(by: { $0.createdAt < $1.createdAt }) else { return nil }
+        return PhotoBody(state: "uploading", url: url, error: nil, acknowledgedBytes: try await store.offset(upload.id), totalBytes: upload.length)
     }
 
     // MARK: - Plumbing

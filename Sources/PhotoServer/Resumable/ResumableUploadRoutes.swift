@@ -181,7 +181,7 @@ struct ResumableUploadRoutes: Sendable {
             }
             return response
         }
-        let upload = await tus.store.upload(id)
+        let upload = try await tus.store.upload(id)
         let complete = upload?.state == .stored
         if Self.completeness(request.headers, version: version) == true, !complete {
             return refuse(.badRequest, "the request said it completes the upload, but the server holds \(reached) of \(upload?.length ?? 0) bytes", version)

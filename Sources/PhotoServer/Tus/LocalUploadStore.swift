@@ -56,7 +56,7 @@ final class LocalUploadStore: PartialUploadStore {
     }
 
     /// The upload's record, or nil when there is none (never created, deleted, or expired and swept).
-    func upload(_ id: String) async -> TusUpload? {
+    func upload(_ id: String) async throws(UploadStoreFailure) -> TusUpload? {
         guard TusUpload.isValidID(id) else { return nil }
         let path = infoPath(id)
         return try? await run { () throws -> TusUpload? in
@@ -67,7 +67,7 @@ final class LocalUploadStore: PartialUploadStore {
 
     /// Bytes received and flushed: while a request writes, what its last `fsync` covered; otherwise the
     /// size of the data file (after a crash, what survived); 0 when it is gone.
-    func offset(_ id: String) async -> Int64 {
+    func offset(_ id: String) async throws(UploadStoreFailure) -> Int64 {
         if let flushed = durable.withLock({ $0[id] }) { return flushed }
         let path = dataPath(id)
         return (try? await run { () throws -> Int64 in
@@ -76,7 +76,7 @@ final class LocalUploadStore: PartialUploadStore {
     }
 
     /// The first `count` bytes received.
-    func head(_ id: String, count: Int) async -> [UInt8] {
+    func head(_ id: String, count: Int) async throws(UploadStoreFailure) -> [UInt8] {
         let path = dataPath(id)
         return (try? await run { () throws -> [UInt8] in
             guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
@@ -86,7 +86,7 @@ final class LocalUploadStore: PartialUploadStore {
     }
 
     /// Every upload on disk (for the expiry sweep and the count of uploads in progress).
-    func all() async -> [TusUpload] {
+    func all() async throws(UploadStoreFailure) -> [TusUpload] {
         let folder = self.folder
         return (try? await run { () throws -> [TusUpload] in
             let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []

@@ -41,13 +41,13 @@ protocol PartialUploadStore: Sendable {
     /// Records a new upload with no bytes yet.
     func create(_ upload: TusUpload) async throws(UploadStoreFailure)
     /// The upload's record, or nil when there is none (never created, deleted, or expired and swept).
-    func upload(_ id: String) async -> TusUpload?
+    func upload(_ id: String) async throws(UploadStoreFailure) -> TusUpload?
     /// Bytes received and durable: what a client may be told the server holds.
-    func offset(_ id: String) async -> Int64
+    func offset(_ id: String) async throws(UploadStoreFailure) -> Int64
     /// The first `count` bytes received.
-    func head(_ id: String, count: Int) async -> [UInt8]
+    func head(_ id: String, count: Int) async throws(UploadStoreFailure) -> [UInt8]
     /// Every upload (for the expiry sweep, quotas, and the API's "uploading" state).
-    func all() async -> [TusUpload]
+    func all() async throws(UploadStoreFailure) -> [TusUpload]
     /// Removes the upload: record, bytes, everything — unless another instance is finishing it (false,
     /// nothing removed: its photo may be on its way to storage).
     @discardableResult func delete(_ id: String) async throws(UploadStoreFailure) -> Bool
@@ -71,8 +71,8 @@ protocol PartialUploadStore: Sendable {
 
 extension PartialUploadStore {
     /// The uploads still receiving bytes and not expired.
-    func unfinished(now: Date = Date()) async -> [TusUpload] {
-        await all().filter { $0.state == .receiving && $0.expiresAt > now }
+    func unfinished(now: Date = Date()) async throws(UploadStoreFailure) -> [TusUpload] {
+        try await all().filter { $0.state == .receiving && $0.expiresAt > now }
     }
 }
 

@@ -103,9 +103,9 @@ final class SharedUploadStore: PartialUploadStore {
         try await write { db in try await db.insert(into: "tusUpload").model(Row(upload), nilEncodingStrategy: .asNil).run() }
     }
 
-    func upload(_ id: String) async -> TusUpload? {
+    func upload(_ id: String) async throws(UploadStoreFailure) -> TusUpload? {
         guard TusUpload.isValidID(id) else { return nil }
-        return try? await database.read { db in try await Self.row(id, db)?.upload }
+        return try await read { db in try await Self.row(id, db)?.upload }
     }
 
     /// `locking`: the row stays locked until the transaction ends (PostgreSQL; SQLite's write
@@ -116,23 +116,25 @@ final class SharedUploadStore: PartialUploadStore {
         return try await query.first(decoding: Row.self)
     }
 
-    func offset(_ id: String) async -> Int64 {
-        (try? await database.read { db in
+    func offset(_ id: String) async throws(UploadStoreFailure) -> Int64 {
+        try await read { db in
             try await db.select().column("received").from("tusUpload").where("id", .equal, id).first(decodingColumn: "received", as: Int64.self)
-        }) ?? 0
+        } ?? 0
     }
 
-    func head(_ id: String, count: Int) async -> [UInt8] {
+    func head(_ id: String, count: Int) async throws(UploadStoreFailure) -> [UInt8] {
         var bytes: [UInt8] = []
-        for piece in (try? await pieces(of: id)) ?? [] where bytes.count < count {
-            guard let data = try? await objects.get(piece.objectKey) else { break }
+        for piece in try await pieces(of: id) where bytes.count < count {
+            let data: [UInt8]?
+            do { data = try await objects.get(piece.objectKey) } catch { throw UploadStoreFailure(description: "\(error)") }
+            guard let data else { throw UploadStoreFailure(description: "\(piece.objectKey): missing from the bucket") }
             bytes += data.prefix(count - bytes.count)
         }
         return bytes
     }
 
-    func all() async -> [TusUpload] {
-        (try? await database.read { db in try await db.select().columns("*").from("tusUpload").all(decoding: Row.self).map(\.upload) }) ?? []
+    func all() async throws(UploadStoreFailure) -> [TusUpload] {
+        try await read { db in try await db.select().columns("*").from("tusUpload").all(decoding: Row.self).map(\.upload) }
     }
 
     private func pieces(of id: String) async throws(UploadStoreFailure) -> [Piece] {

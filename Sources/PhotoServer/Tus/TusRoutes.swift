@@ -87,7 +87,8 @@ struct TusRoutes: Sendable {
         }
         guard length > 0 else { return refuse(.unsupportedMediaType, "an empty upload is not a photo", reason: "type") }
         let now = Date()
-        let unfinished = await store.unfinished(now: now).filter { $0.owner == caller.id }.count
+        let unfinished: Int
+        do { unfinished = try await store.unfinished(now: now).filter { $0.owner == caller.id }.count } catch { return refusal(error) }
         guard unfinished < maxUnfinishedPerUser else {
             return refuse(
                 .tooManyRequests, "\(caller.id) has \(unfinished) unfinished uploads; finish or delete one first (at most \(maxUnfinishedPerUser))",
@@ -120,7 +121,8 @@ struct TusRoutes: Sendable {
         case .refused(var response):
             // The upload may still exist (a checksum mismatch, storage unavailable): say where, so the
             // client can resume it.
-            if await store.upload(upload.id) != nil { response.headers[.location] = headers[.location] }
+            // (Not known, the store failing: said too — a HEAD there tells.)
+            if (try? await store.upload(upload.id)).map({ $0 != nil }) ?? true { response.headers[.location] = headers[.location] }
             return response
         }
     }
@@ -133,8 +135,9 @@ struct TusRoutes: Sendable {
         case .success(let found): upload = found
         case .failure(let refused): return refused.response
         }
-        let offset: Int64
-        switch UploadLifecycle.query(upload, caller: upload.owner, held: await store.offset(upload.id), now: Date()) {
+        let offset: Int64, held: Int64
+        do { held = try await store.offset(upload.id) } catch { return refusal(error) }
+        switch UploadLifecycle.query(upload, caller: upload.owner, held: held, now: Date()) {
         case .answer(let held):
             offset = held
         case .finish:
@@ -179,11 +182,17 @@ struct TusRoutes: Sendable {
         }
         defer { store.unlock(upload.id) }
         // Read again under the lock: the request that held it may have finished the upload.
-        let current = await store.upload(upload.id)
+        let current: TusUpload?, held: Int64
+        do throws(UploadStoreFailure) {
+            current = try await store.upload(upload.id)
+            held = try await store.offset(upload.id)
+        } catch {
+            return refusal(error)
+        }
         var headers = HTTPFields()
         headers[Tus.resumable] = Tus.version
         let offset: Int64
-        switch UploadLifecycle.append(current, caller: upload.owner, held: await store.offset(upload.id), claimed: claimed, now: Date()) {
+        switch UploadLifecycle.append(current, caller: upload.owner, held: held, claimed: claimed, now: Date()) {
         case .notFound, .finish:
             return refuse(.notFound, "no such upload", reason: "unknown")
         case .conflict(let held):
@@ -245,11 +254,15 @@ struct TusRoutes: Sendable {
     private func receive(
         _ upload: inout TusUpload, at offset: Int64, _ request: Request, _ context: ServerContext, checksum: Tus.Checksum?
     ) async throws -> Received {
-        let appender: any UploadAppender
-        do { appender = try await store.appender(upload.id, at: offset, wholeRequest: checksum != nil) } catch { return .refused(refusal(error)) }
         // 16 bytes: enough to recognise JPEG and PNG, and to name what else it is (WebP, HEIC, GIF …).
         let sniffLength = Int(min(16, upload.length))
-        let known: [UInt8] = offset > 0 && offset < sniffLength ? await store.head(upload.id, count: Int(offset)) : []
+        let known: [UInt8], appender: any UploadAppender
+        do throws(UploadStoreFailure) {
+            known = offset > 0 && offset < sniffLength ? try await store.head(upload.id, count: Int(offset)) : []
+            appender = try await store.appender(upload.id, at: offset, wholeRequest: checksum != nil)
+        } catch {
+            return .refused(refusal(error))
+        }
         let reading = BodyReading(
             upload: upload, remaining: upload.length - offset, sniffLength: sniffLength, head: known, sniffed: offset >= sniffLength,
             hasher: checksum?.hasher())
@@ -435,7 +448,12 @@ struct TusRoutes: Sendable {
         case .success(let who): caller = who
         case .failure(let refused): return .failure(refused)
         }
-        guard let id = id ?? context.parameters.get("id"), let upload = UploadLifecycle.visible(await store.upload(id), to: caller.id, now: Date()) else {
+        guard let id = id ?? context.parameters.get("id") else {
+            return .failure(Refused(response: refuse(.notFound, "no such upload", reason: "unknown")))
+        }
+        let found: TusUpload?
+        do { found = try await store.upload(id) } catch { return .failure(Refused(response: refusal(error))) }
+        guard let upload = UploadLifecycle.visible(found, to: caller.id, now: Date()) else {
             return .failure(Refused(response: refuse(.notFound, "no such upload", reason: "unknown")))
         }
         return .success(upload)

@@ -21,7 +21,11 @@ struct UploadSweeper: Service {
     }
 
     func sweep(now: Date = Date()) async {
-        let uploads = await store.all()
+        let uploads: [TusUpload]
+        do { uploads = try await store.all() } catch {
+            logger.error("sweep skipped: \(error)")
+            return
+        }
         // Counted afresh each time: with a shared store, other instances start and finish uploads too.
         metrics.uploadsInProgress.set(uploads.filter { $0.state == .receiving }.count)
         await store.housekeeping(now: now)
@@ -33,7 +37,7 @@ struct UploadSweeper: Service {
                 guard (try? await store.delete(upload.id)) == true else { continue }
                 if upload.state == .receiving { metrics.uploadsInProgress.decrement() }
                 logger.info("expired upload removed", metadata: ["upload": "\(upload.id)", "key": "\(upload.key)"])
-            } else if upload.state == .receiving, await store.offset(upload.id) == upload.length {
+            } else if upload.state == .receiving, (try? await store.offset(upload.id)) == upload.length {
                 await finish(upload)
             }
         }
