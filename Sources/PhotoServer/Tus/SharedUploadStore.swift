@@ -79,6 +79,11 @@ final class SharedUploadStore: PartialUploadStore {
             received = 0
         }
 
+        /// Some instance holds its finishing under a lease still running at `now`.
+        func isBeingFinished(at now: Date) -> Bool {
+            finishOwner != nil && (finishLeaseExpiresAt ?? .distantPast) >= now
+        }
+
         var upload: TusUpload {
             TusUpload(
                 id: id, owner: owner, ownerName: ownerName, key: key, length: length,
@@ -149,7 +154,7 @@ final class SharedUploadStore: PartialUploadStore {
         let locking = database.kind == .postgres
         let pieces = try await write { db -> [Piece]? in
             guard let row = try await Self.row(id, db, locking: locking) else { return [] }
-            if row.finishOwner != nil, (row.finishLeaseExpiresAt ?? .distantPast) >= Date() { return nil }
+            if row.isBeingFinished(at: Date()) { return nil }
             let pieces = try await Self.pieces(of: id, db)
             try await db.delete(from: "tusUpload").where("id", .equal, id).run()
             return pieces
@@ -307,7 +312,7 @@ final class SharedUploadStore: PartialUploadStore {
                 return false
             }
             if let holder = row.finishOwner, holder != runner {
-                guard (row.finishLeaseExpiresAt ?? .distantPast) < now else { return false }
+                guard !row.isBeingFinished(at: now) else { return false }
                 try await db.update("tusUploadFinish").set("endedAt", to: SQLBind(now)).set("outcome", to: SQLBind("lease expired"))
                     .where("upload", .equal, id).where("runner", .equal, holder).where("endedAt", .is, SQLLiteral.null).run()
             }

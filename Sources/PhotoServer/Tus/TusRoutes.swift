@@ -121,8 +121,9 @@ struct TusRoutes: Sendable {
         case .refused(var response):
             // The upload may still exist (a checksum mismatch, storage unavailable): say where, so the
             // client can resume it.
-            // (Not known, the store failing: said too — a HEAD there tells.)
-            if (try? await store.upload(upload.id)).map({ $0 != nil }) ?? true { response.headers[.location] = headers[.location] }
+            // Only an upload known to be gone goes without (a failing store may still hold it: a HEAD tells).
+            let gone = (try? await store.upload(upload.id)) == .some(nil)
+            if !gone { response.headers[.location] = headers[.location] }
             return response
         }
     }
@@ -135,9 +136,9 @@ struct TusRoutes: Sendable {
         case .success(let found): upload = found
         case .failure(let refused): return refused.response
         }
-        let offset: Int64, held: Int64
-        do { held = try await store.offset(upload.id) } catch { return refusal(error) }
-        switch UploadLifecycle.query(upload, caller: upload.owner, held: held, now: Date()) {
+        let offset: Int64, durable: Int64
+        do { durable = try await store.offset(upload.id) } catch { return refusal(error) }
+        switch UploadLifecycle.query(upload, caller: upload.owner, held: durable, now: Date()) {
         case .answer(let held):
             offset = held
         case .finish:
@@ -182,17 +183,17 @@ struct TusRoutes: Sendable {
         }
         defer { store.unlock(upload.id) }
         // Read again under the lock: the request that held it may have finished the upload.
-        let current: TusUpload?, held: Int64
+        let current: TusUpload?, durable: Int64
         do throws(UploadStoreFailure) {
             current = try await store.upload(upload.id)
-            held = try await store.offset(upload.id)
+            durable = try await store.offset(upload.id)
         } catch {
             return refusal(error)
         }
         var headers = HTTPFields()
         headers[Tus.resumable] = Tus.version
         let offset: Int64
-        switch UploadLifecycle.append(current, caller: upload.owner, held: held, claimed: claimed, now: Date()) {
+        switch UploadLifecycle.append(current, caller: upload.owner, held: durable, claimed: claimed, now: Date()) {
         case .notFound, .finish:
             return refuse(.notFound, "no such upload", reason: "unknown")
         case .conflict(let held):
