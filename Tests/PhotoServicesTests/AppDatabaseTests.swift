@@ -36,4 +36,27 @@ import TestSupport
         let read = try #require(try await database.one(PendingGroup.self, from: "pendingGroup", id: "g1"))
         #expect(read == pending)
     }
+
+    /// A transaction whose task is cancelled half-way is rolled back all the same, and its connection serves
+    /// the next caller. SQLite's statements run through NIO's thread pool, which refuses work for a cancelled
+    /// task (CancellationError, the statement not run): a ROLLBACK sent the same way never ran, and the
+    /// connection went back to the pool inside the transaction — the next BEGIN failed with "cannot start a
+    /// transaction within a transaction" (the lease renewal cancelled when a finishing ended did exactly this).
+    @Test(arguments: [false, true]) func cancelledTransactionIsRolledBackAndItsConnectionServesTheNext(inMemory: Bool) async throws {
+        let database = inMemory ? try await AppDatabase.inMemory() : try await Harness.database(in: try temporaryFolder())
+        let cancelled = Task {
+            try await database.write { db in
+                try await db.insert(into: "user").model(User(id: "u1", displayName: "Ana")).run()
+                withUnsafeCurrentTask { $0?.cancel() }
+                try await db.insert(into: "user").model(User(id: "u2", displayName: "Bo")).run()
+            }
+        }
+        await #expect(throws: (any Error).self) { try await cancelled.value }
+        // The next transaction on the same pool: it begins, sees nothing of the cancelled one, and commits.
+        try await database.write { db in
+            try await db.insert(into: "user").model(User(id: "u3", displayName: "Cy")).run()
+        }
+        #expect(try await database.one(User.self, from: "user", id: "u1") == nil)
+        #expect(try await database.one(User.self, from: "user", id: "u3")?.displayName == "Cy")
+    }
 }

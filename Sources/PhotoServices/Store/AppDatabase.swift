@@ -75,8 +75,17 @@ public final class AppDatabase: Sendable {
     }
 
     /// An in-memory SQLite database, for fast tests and throwaway demos (gone with this object).
+    /// Its one connection is the database: should it be discarded, the database is gone and every later
+    /// transaction fails saying so (a new connection would silently be a new, empty database).
     public static func inMemory() async throws(ServiceError) -> AppDatabase {
-        try await AppDatabase(kind: .sqlite, location: ":memory:", limit: 1) {
+        let opened = Mutex(false)
+        return try await AppDatabase(kind: .sqlite, location: ":memory:", limit: 1) {
+            guard !opened.withLock({ wasOpened in
+                defer { wasOpened = true }
+                return wasOpened
+            }) else {
+                throw ServiceError.storage("the in-memory database was lost with its connection")
+            }
             let connection = try await SQLiteConnection.open(storage: .memory)
             try await connection.sql(queryLogLevel: nil).raw("PRAGMA foreign_keys = ON").run()
             return Connection(sql: connection.sql(queryLogLevel: nil), isUsable: { true }, close: { _ = connection.close().always { _ in _ = connection } })
@@ -143,19 +152,46 @@ public final class AppDatabase: Sendable {
             return try await pool.withConnection { connection in
                 let db = connection.sql
                 try await db.raw(SQLQueryString(begin)).run()
+                let result: T
                 do {
-                    let result = try await body(db)
-                    try await db.raw("COMMIT").run()
-                    return result
+                    result = try await body(db)
                 } catch {
-                    try? await db.raw("ROLLBACK").run()
+                    try await Self.end("ROLLBACK", db, after: error)
                     throw error
                 }
+                do {
+                    try await Self.end("COMMIT", db)
+                } catch let error as ConnectionPool<Connection>.Discard {
+                    throw error
+                } catch {
+                    try await Self.end("ROLLBACK", db, after: error)
+                    throw error
+                }
+                return result
             }
         } catch let error as ServiceError {
             throw error
+        } catch let discarded as ConnectionPool<Connection>.Discard {
+            throw .storage("\(location): \(Self.describe(discarded.error))")
         } catch {
             throw .storage("\(location): \(Self.describe(error))")
+        }
+    }
+
+    /// Ends the transaction with `statement` (COMMIT or ROLLBACK) whatever happened to the task that began it.
+    ///
+    /// Sent through SQLKit's future API: the async one refuses to start a statement for a cancelled task
+    /// (SQLite's statements run on NIO's thread pool, which drops a cancelled task's work unrun), so a
+    /// transaction cancelled half-way was never rolled back and its connection went back to the pool inside
+    /// it. A ROLLBACK that fails all the same leaves the connection in an unknown state: it is discarded
+    /// (`ConnectionPool.Discard`), never handed to another caller.
+    private static func end(_ statement: String, _ db: any SQLDatabase, after failure: (any Error)? = nil) async throws {
+        do {
+            try await db.raw(SQLQueryString(statement)).run().get()
+        } catch {
+            // A COMMIT refused is followed by a ROLLBACK; only a failed ROLLBACK loses the connection.
+            guard statement == "ROLLBACK" else { throw error }
+            throw ConnectionPool<Connection>.Discard(error: failure ?? error)
         }
     }
 

@@ -1,7 +1,7 @@
 /// A few open database connections handed out one task at a time (what a transaction needs: its
 /// statements on one connection, nobody else's in between). A connection is opened when none is idle
-/// and fewer than `limit` are open; past that, callers wait for one to come back. One that broke is
-/// dropped instead of reused.
+/// and fewer than `limit` are open; past that, callers wait for one to come back. One that broke, or whose
+/// user threw `Discard` (a transaction it could not end), is closed instead of reused.
 actor ConnectionPool<Connection: Sendable> {
     private let limit: Int
     private let connect: @Sendable () async throws -> Connection
@@ -30,10 +30,19 @@ actor ConnectionPool<Connection: Sendable> {
             let result = try await body(connection)
             giveBack(connection)
             return result
+        } catch let error as Discard {
+            giveBack(connection, reusable: false)
+            throw error
         } catch {
             giveBack(connection)
             throw error
         }
+    }
+
+    /// Thrown by a user of a connection that must not serve anyone else (its state is unknown): the pool
+    /// closes it and rethrows.
+    struct Discard: Error {
+        var error: any Error
     }
 
     private func lease() async throws -> Connection {
@@ -54,8 +63,8 @@ actor ConnectionPool<Connection: Sendable> {
         }
     }
 
-    private func giveBack(_ connection: Connection) {
-        guard !closed, isUsable(connection) else {
+    private func giveBack(_ connection: Connection, reusable: Bool = true) {
+        guard reusable, !closed, isUsable(connection) else {
             opened -= 1
             close(connection)
             if !waiters.isEmpty { waiters.removeFirst().resume(returning: nil) }
