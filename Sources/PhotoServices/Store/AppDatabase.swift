@@ -141,7 +141,7 @@ public final class AppDatabase: Sendable {
         try await transaction(begin: kind == .sqlite ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
     }
 
-    /// Runs `body` in a write transaction: all or nothing. On SQLite the write lock is taken at the start
+    /// Runs `body` in a write transaction: all or nothing (nothing when its task is cancelled before it commits). On SQLite the write lock is taken at the start
     /// (`BEGIN IMMEDIATE`), so two processes never both read, then fail to write.
     public func write<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws(ServiceError) -> T {
         try await transaction(begin: kind == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN", body)
@@ -155,6 +155,9 @@ public final class AppDatabase: Sendable {
                 let result: T
                 do {
                     result = try await body(db)
+                    // Cancelled before it could commit: rolled back on every database alike (SQLite's statements
+                    // already refuse to run for a cancelled task; PostgreSQL's would run to the end).
+                    try Task.checkCancellation()
                 } catch {
                     try await Self.end("ROLLBACK", db, after: error)
                     throw error
