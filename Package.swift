@@ -55,9 +55,12 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev", "zlib1g-dev"])]),
+        .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
+        .systemLibrary(name: "CLCMS2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         .target(
             name: "PhotoPrep",
-            dependencies: ["CTurboJPEG", "CPNG"],
+            dependencies: ["CTurboJPEG", "CPNG", "CHeif", "CWebP", "CLCMS2"],
             swiftSettings: swiftSettings + simdSettings
         ),
         /// Files written atomically, paths: what the batch, the uploader and the services share.

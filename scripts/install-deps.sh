@@ -2,6 +2,7 @@
 # Installs what photoprep needs on Debian 12 (Swift 6.3 itself is expected on PATH).
 #
 #   scripts/install-deps.sh          the C libraries photoprep links: libjpeg-turbo's TurboJPEG, libpng, zlib,
+#                                    libheif (HEIC and AVIF, with its HEVC and AV1 decoders), libwebp, Little CMS.
 #                                    Enough to build and run the command (SQLite is built in).
 #   scripts/install-deps.sh --test   also the servers the tests start on 127.0.0.1 — PostgreSQL 15 (Debian's
 #                                    postgresql; the tests make their own throwaway cluster); tus: resumable-upload,
@@ -21,9 +22,10 @@ case "${1:-}" in
   *) echo "usage: scripts/install-deps.sh [--test]" >&2; exit 2 ;;
 esac
 
-packages=(libturbojpeg0-dev libpng-dev zlib1g-dev pkg-config)
+packages=(libturbojpeg0-dev libpng-dev zlib1g-dev libheif-dev libwebp-dev liblcms2-dev pkg-config)
 # Debian's venv module (python3-venv pulls in ensurepip for the default python3).
-$test_servers && packages+=(python3 python3-venv postgresql)
+# The independent decoders the format tests compare with: heif-convert, dwebp, ImageMagick.
+$test_servers && packages+=(python3 python3-venv postgresql libheif-examples webp imagemagick)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -33,7 +33,7 @@ struct Outcome: Sendable {
         /// Already at the upload destination from the same content and settings (found by another
         /// machine's run, say): not prepared again.
         case present(url: String)
-        /// Not a JPEG or PNG.
+        /// Not in a format the pipeline decodes.
         case skipped(reason: String)
         case failed(reason: String)
     }

@@ -18,8 +18,8 @@ package struct PrepareArguments: ParsableArguments {
         commandName: "prepare",
         abstract: "Prepare photos (files or folders, recursively) as upload-ready JPEGs under --out.",
         discussion: """
-            Files are recognised by content, not by extension: JPEG and PNG are prepared, anything \
-            else is reported as skipped. Outputs mirror the input folders under --out with a .jpg \
+            Files are recognised by content, not by extension: JPEG, PNG, HEIC/HEIF, AVIF and WebP \
+            are prepared, anything else is reported as skipped. Outputs mirror the input folders under --out with a .jpg \
             extension and are written atomically; inputs are never modified.
 
             Re-running the same command skips what is already prepared with the same settings \

@@ -2,13 +2,16 @@ import Testing
 @testable import PhotoPrep
 
 @Suite struct ImageFormatTests {
-    @Test func recognisesJPEGAndPNGByContent() throws {
+    @Test func recognisesEachFormatByContent() throws {
         #expect(try ImageFormat.sniff(Fixture.bytes("photos/storm-1920x1280.jpg")) == .jpeg)
         #expect(try ImageFormat.sniff(Fixture.bytes("edge/photo-rgb8.png")) == .png)
+        #expect(try ImageFormat.sniff(Fixture.bytes("edge/photo.webp")) == .webp, "Pillow's WebP")
+        #expect(try ImageFormat.sniff(Fixture.bytes("formats/photo.heic")) == .heif)
+        #expect(try ImageFormat.sniff(Fixture.bytes("formats/photo-8bit.avif")) == .avif)
     }
 
     @Test(arguments: [
-        ("edge/photo.webp", "WebP"), ("edge/photo.gif", "GIF"), ("edge/photo.tiff", "TIFF"),
+        ("edge/photo.gif", "GIF"), ("edge/photo.tiff", "TIFF"),
         ("edge/not-an-image.txt", "text"), ("edge/empty.jpg", "empty"),
     ])
     func refusesOtherFormatsSayingWhatWasFound(file: String, found: String) throws {
@@ -20,9 +23,11 @@ import Testing
         #expect(error?.description.contains(file) == true, "the error names the file")
     }
 
-    @Test func describesHEICAndUnknownBinary() {
+    @Test func describesOtherISOMediaAndUnknownBinary() throws {
         let heic: [UInt8] = [0, 0, 0, 24] + Array("ftypheic".utf8) + [0, 0, 0, 0]
-        #expect(ImageFormat.describe(heic).contains("HEIF"))
+        #expect(try ImageFormat.sniff(heic) == .heif)
+        let mp4: [UInt8] = [0, 0, 0, 24] + Array("ftypmp42".utf8) + [0, 0, 0, 0]
+        #expect(ImageFormat.describe(mp4).contains("ISO media file of brand \"mp42\""))
         #expect(ImageFormat.describe([0x00, 0x01, 0xFE, 0x80]).contains("00 01 FE 80"))
     }
 }

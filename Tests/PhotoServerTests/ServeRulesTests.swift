@@ -114,8 +114,8 @@ import TestSupport
         #expect(seeded.server.storedKeys.isEmpty)
     }
 
-    @Test(arguments: ["edge/not-an-image.txt", "edge/photo.webp", "edge/photo.gif", "edge/photo.tiff"])
-    func anythingButJPEGOrPNGIs415WhateverItIsCalled(file: String) async throws {
+    @Test(arguments: ["edge/not-an-image.txt", "edge/photo.gif", "edge/photo.tiff"])
+    func anythingButAPhotoIs415WhateverItIsCalled(file: String) async throws {
         let seeded = try await SeededServer.start()
         let u1 = TestTokens.hs256(sub: "u1")
         let bytes = try Fixture.bytes(file)
@@ -126,7 +126,7 @@ import TestSupport
         let refused = try await Self.patch(location, offset: 0, body: bytes, token: u1)
         #expect(refused.status == 415, "\(refused.body)")
         #expect(refused.body.contains("profile_images/u1/me.jpg"))
-        if file.hasSuffix(".webp") { #expect(refused.body.contains("WebP"), "\(refused.body)") }
+        if file.hasSuffix(".gif") { #expect(refused.body.contains("GIF"), "\(refused.body)") }
         // The upload is gone, and nothing was stored.
         #expect(try await Self.head(location, token: u1).status == 404)
         #expect(seeded.server.receivedBytes(location) == nil)

@@ -70,6 +70,34 @@ import TestSupport
         #expect(Set(photos.map(\.key)) == Set(files.map { "user_photos/u2/trip/" + ($0 as NSString).lastPathComponent }))
     }
 
+    /// What phones send, as they send it: HEIC (an iPhone-style grid, one whose `irot` contradicts its EXIF),
+    /// AVIF and WebP, each stored as exactly the upload-ready JPEG the pipeline makes of it — for an album and
+    /// as a profile picture.
+    @Test func heicAVIFAndWebPAreNormalisedOnArrival() async throws {
+        let seeded = try await SeededServer.start()
+        let state = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let files = ["formats/grid.heic", "formats/irot-exif-contradicts.heic", "formats/photo-10bit.avif", "formats/lossy.webp", "formats/alpha.webp"]
+            .map { Fixture.path($0) }
+        let token = TestTokens.hs256(sub: "u2")
+        let arguments = ["upload"] + files + ["--to", seeded.server.endpoint, "--key-prefix", "user_photos/u2/phone/", "--token", token, "--state", state.path]
+        let result = try await onThread { try photoprep(arguments) }
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        for file in files {
+            let expected = try PhotoPipeline(preset: .photo).prepare(contentsOf: file)
+            let stored = seeded.server.stored("user_photos/u2/phone/" + (file as NSString).lastPathComponent)
+            #expect(stored == expected.jpeg, "\(file)")
+            _ = try checkNormalised(stored, preset: .photo, portrait: false)
+        }
+        let profile = try await runSupportScript(
+            "tuspy_upload.py", [seeded.server.endpoint, "profile_images/u2/me.jpg", Fixture.path("formats/photo.heic"), "--token", token])
+        #expect(json(profile.stdout)["ok"] as? Bool == true, "\(profile.stdout) \(profile.stderr)")
+        let picture = try checkNormalised(seeded.server.stored("profile_images/u2/me.jpg"), preset: .profile, portrait: false)
+        #expect(picture.width == 1024 && picture.height == 640)
+        let photos = try await seeded.database().all(AlbumPhoto.self, from: "albumPhoto", where: "userId", "u2")
+        #expect(photos.count == files.count && photos.allSatisfy { $0.state == .done })
+    }
+
     /// The same key again replaces the stored photo and its record, it does not add a second one.
     @Test func uploadingTheSameKeyAgainReplacesThePhoto() async throws {
         let seeded = try await SeededServer.start()

@@ -1,10 +1,11 @@
 internal import CTurboJPEG
 
-/// The decode stage: JPEG through TurboJPEG (with shrink-on-load), PNG through libpng.
+/// The decode stage: JPEG through TurboJPEG and WebP through libwebp (both with shrink-on-load), PNG through
+/// libpng, HEIC/HEIF and AVIF through libheif.
 enum Decoder {
     struct Decoded {
         var image: PixelImage
-        /// The JPEG was decoded at 1/`scale` (1 for PNG).
+        /// The image was decoded at 1/`scale` (JPEG and WebP; 1 for the others).
         var scale: Int
         var warnings: [String]
     }
@@ -42,6 +43,17 @@ enum Decoder {
                 warnings.append("a PNG of \(info.width) × \(info.height) was read row by row and shrunk to 1/\(plan.scale) to stay within the memory budget")
             }
             if structure.animated { warnings.append("animated PNG: only the first frame is used") }
+            return Decoded(image: image, scale: plan.scale, warnings: warnings)
+        case .heif, .avif:
+            let (image, warnings) = try LibHeifFile.open(bytes, maxPixels: options.maxPixels) { (file) throws(PhotoPrepError) in
+                try file.decode(background: options.background, threads: options.decodingThreads)
+            }
+            if let warning = warnings.first, options.strict { throw PhotoPrepError(.decode, .corrupt, warning) }
+            return Decoded(image: image, scale: 1, warnings: warnings)
+        case .webp:
+            let structure = info.webp!
+            let image = try LibWebPDecoder.decode(bytes, structure: structure, scale: plan.scale, background: options.background)
+            let warnings = structure.animated ? ["animated WebP: only the first frame is used (of \(structure.frames))"] : []
             return Decoded(image: image, scale: plan.scale, warnings: warnings)
         }
     }

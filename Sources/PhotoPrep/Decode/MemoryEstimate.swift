@@ -8,6 +8,10 @@
 /// | baseline JPEG | the decoded image at the shrink-on-load scale (libjpeg keeps only a few rows of its own) |
 /// | PNG | the decoded image at full size (libpng's simplified API has no scaled decode) — or, when that is |
 /// | | over the budget and the PNG is not interlaced, one row and the image shrunk while streaming (`DecodePlan`) |
+/// | HEIF, AVIF | the whole image twice: libheif's decoded YCbCr planes and its RGB(A) conversion (HEVC and AV1 have |
+/// | | no scaled decode), 2 bytes a sample above 8 bits, and our 8-bit copy |
+/// | WebP | the image as decoded at the shrink-on-load scale (libwebp scales while decoding), RGBA when it has |
+/// | | alpha; an animation's canvas at full size |
 ///
 /// plus the file itself, the resizer's intermediate (output width × decoded height) and the output.
 /// The estimate errs high by a little (libjpeg's own tables and row buffers are counted generously).
@@ -51,6 +55,21 @@ struct MemoryEstimate: Equatable {
                 }
                 reason = "a PNG of \(info.width) × \(info.height) is decoded whole (\(Self.megabytes(decoded.width * decoded.height * channels)))"
             }
+        case .heif, .avif:
+            let heif = info.heif!
+            decoded = (info.width, info.height)
+            let sample = heif.bitDepth > 8 ? 2 : 1
+            // The planes as coded (up to 4:4:4, plus alpha), then the interleaved conversion.
+            let planes = heif.codedWidth * heif.codedHeight * (heif.hasAlpha ? 4 : 3) * sample
+            held = planes + info.width * info.height * (heif.hasAlpha ? 4 : 3) * sample
+            reason = "a \(info.format.rawValue) image of \(info.width) × \(info.height) is decoded whole, with libheif's planes (\(Self.megabytes(held)))"
+        case .webp:
+            let webp = info.webp!
+            decoded = webp.animated ? (info.width, info.height) : TurboJPEGDecompressor.scaledSize(width: info.width, height: info.height, denominator: scale)
+            if webp.animated || webp.hasAlpha { held = decoded.width * decoded.height * 4 * (webp.animated ? 2 : 1) }
+            reason = webp.animated
+                ? "an animated WebP's canvas of \(info.width) × \(info.height) is decoded whole"
+                : "the decoded image (\(decoded.width) × \(decoded.height))"
         }
         let image = decoded.width * decoded.height * channels
         let resized = target.width * decoded.height * 3 + 3 * target.width * target.height * 3  // passes, orientation, encoder
@@ -65,7 +84,8 @@ struct MemoryEstimate: Equatable {
 
 /// How a photo is decoded: at which scale, whole or streamed, and what that holds at once.
 ///
-/// JPEGs shrink on load (TurboJPEG's 1/2, 1/4, 1/8). PNGs decode whole with libpng's simplified API, as
+/// JPEGs shrink on load (TurboJPEG's 1/2, 1/4, 1/8), and still WebPs by the same rule (libwebp's scaled
+/// decode); HEIF and AVIF decode whole. PNGs decode whole with libpng's simplified API, as
 /// long as that fits the memory budget; a larger non-interlaced PNG is read row by row and shrunk by the
 /// same rule while it streams, so a 16383 × 16383 PNG for a 2048-px output holds about 100 MB, not 800.
 struct DecodePlan {
@@ -79,6 +99,13 @@ struct DecodePlan {
         case .jpeg:
             (scale, streamed) = (shrink, false)
             estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: shrink, target: target)
+        case .heif, .avif:
+            (scale, streamed) = (1, false)
+            estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: 1, target: target)
+        case .webp:
+            let webpScale = info.webp!.animated ? 1 : shrink
+            (scale, streamed) = (webpScale, false)
+            estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: webpScale, target: target)
         case .png:
             let whole = MemoryEstimate(info: info, fileBytes: fileBytes, scale: 1, target: target)
             if whole.bytes > options.maxMemory, shrink > 1, info.png?.interlaced == false {

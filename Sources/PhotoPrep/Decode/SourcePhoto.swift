@@ -10,6 +10,21 @@ struct SourceInfo {
     var jpeg: JPEGStructure?
     /// PNG only: the parsed chunk structure.
     var png: PNGStructure?
+    /// HEIF and AVIF only: what libheif read from the boxes.
+    var heif: HEIFStructure?
+    /// WebP only: the headers and chunks.
+    var webp: WebPStructure?
+
+    /// How the decoded pixels must be turned to appear upright: the EXIF orientation for JPEG, PNG and WebP
+    /// (as browsers show them). HEIF's decoder already applied the container's own rotation and mirroring
+    /// (`irot`, `imir`), which is what a phone, a browser and libvips show: an EXIF orientation in the same
+    /// file (iPhones write both) must not turn the image again.
+    var orientation: Orientation {
+        switch format {
+        case .heif, .avif: .up
+        case .jpeg, .png, .webp: exif.orientation ?? .up
+        }
+    }
 
     /// Sniffs the format and reads the headers, refusing unsupported features and images over
     /// `maxPixels` before any pixel memory is allocated.
@@ -38,6 +53,24 @@ struct SourceInfo {
                 format: .png, width: structure.width, height: structure.height,
                 exif: EXIFSummary.parse(structure.exif), iccProfile: structure.iccProfile,
                 warnings: structure.warnings, png: structure)
+        case .heif, .avif:
+            let (structure, width, height) = try LibHeifFile.open(bytes, maxPixels: maxPixels) { file in
+                (HEIFStructure(file), file.width, file.height)
+            }
+            // An ICC profile is kept as JPEG's is; a colour description (nclx) becomes the ICC profile that says the same.
+            let description = structure.colorDescription
+            info = SourceInfo(
+                format: format, width: width, height: height, exif: EXIFSummary.parse(structure.exif?[...]),
+                iccProfile: structure.iccProfile ?? description?.iccProfile,
+                warnings: structure.iccProfile == nil ? description?.warning.map { [$0] } ?? [] : [], heif: structure)
+            guard width > 0, height > 0 else {
+                throw PhotoPrepError(.decode, .corrupt, "the HEIF primary image declares a zero dimension")
+            }
+        case .webp:
+            let structure = try LibWebPDecoder.structure(bytes)
+            info = SourceInfo(
+                format: .webp, width: structure.width, height: structure.height, exif: EXIFSummary.parse(structure.exif?[...]),
+                iccProfile: structure.iccProfile, warnings: [], webp: structure)
         }
         guard info.width <= maxPixels / info.height else {
             throw PhotoPrepError.tooLarge(width: info.width, height: info.height, limit: maxPixels)

@@ -4,8 +4,8 @@ import Glibc
 import Darwin
 #endif
 
-/// Turns one JPEG or PNG into an upload-ready JPEG: sniff → decode → resize → orient → encode under
-/// the byte budget.
+/// Turns one photo — JPEG, PNG, HEIC/HEIF, AVIF or WebP — into an upload-ready JPEG: sniff → decode →
+/// resize → orient → encode under the byte budget.
 ///
 /// The pipeline is a value with no shared state: call `prepare` from as many tasks or threads as you
 /// like (each call owns its codec handles). Calls are synchronous and CPU-bound; the caller chooses
@@ -41,7 +41,7 @@ public struct PhotoPipeline: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         let info = try SourceInfo.read(bytes, maxPixels: options.maxPixels)
-        let orientation = info.exif.orientation ?? .up
+        let orientation = info.orientation
         let target = options.outputSize(width: info.width, height: info.height)
         var report = PrepareReport(
             sourceFormat: info.format, sourceWidth: info.width, sourceHeight: info.height, sourceBytes: bytes.count,

@@ -14,9 +14,9 @@ public struct PhotoPrepError: Error, Sendable, Equatable, CustomStringConvertibl
         private init(_ name: String) { self.name = name }
         public var description: String { name }
 
-        /// Not a JPEG or PNG (or not an image at all).
+        /// Not a JPEG, PNG, HEIF/HEIC, AVIF or WebP (or not an image at all).
         public static let unsupportedFormat = Kind("unsupported format")
-        /// A JPEG or PNG using a feature we do not decode (12-bit or lossless JPEG).
+        /// A feature we do not decode (12-bit or lossless JPEG, a HEIF codec libheif lacks).
         public static let unsupportedFeature = Kind("unsupported feature")
         /// The header declares more pixels than the configured limit.
         public static let tooLarge = Kind("image too large")

@@ -47,7 +47,7 @@ extension PhotoPipeline {
             refusal = error.message
             info = try SourceInfo.read(bytes, maxPixels: .max, checkFeatures: false)
         }
-        let orientation = info.exif.orientation ?? .up
+        let orientation = info.orientation
         let target = options.outputSize(width: info.width, height: info.height)
         let plan = DecodePlan(info: info, fileBytes: bytes.count, target: target, options: options)
         if refusal == nil {
@@ -56,8 +56,9 @@ extension PhotoPipeline {
         var probe = PhotoProbe(
             format: format, width: info.width, height: info.height, bytes: bytes.count, orientation: orientation.rawValue,
             encoding: "", colorModel: "", colorProfile: info.iccProfile.map { "\($0.count) bytes, \(JPEGSegments.iccColorSpace($0) ?? "unknown space")" },
-            hasEXIF: info.jpeg?.exif != nil || info.png?.exif != nil, hasGPS: info.exif.hasGPS, otherMetadata: [], trailingBytes: info.jpeg?.trailingBytes ?? 0,
-            animated: info.png?.animated ?? false, warnings: info.warnings,
+            hasEXIF: info.jpeg?.exif != nil || info.png?.exif != nil || info.heif?.exif != nil || info.webp?.exif != nil, hasGPS: info.exif.hasGPS,
+            otherMetadata: [], trailingBytes: info.jpeg?.trailingBytes ?? 0,
+            animated: info.png?.animated ?? info.webp?.animated ?? false, warnings: info.warnings,
             plan: .init(action: "", outputWidth: 0, outputHeight: 0, decodeScale: 1))
         let swapped = orientation.swapsDimensions
         probe.plan.outputWidth = swapped ? target.height : target.width
@@ -99,6 +100,24 @@ extension PhotoPipeline {
             let model = ["grey", "", "RGB", "palette", "grey + alpha", "", "RGB + alpha"]
             probe.encoding = "\(png.bitDepth)-bit" + (png.interlaced ? ", interlaced" : "")
             probe.colorModel = (png.colorType < model.count ? model[png.colorType] : "type \(png.colorType)") + (png.hasTransparencyChunk ? " + tRNS" : "")
+            probe.plan.decodeScale = plan.scale
+        } else if let heif = info.heif {
+            probe.encoding = "\(format == .avif ? "AV1" : "HEVC"), \(heif.bitDepth)-bit"
+            if (heif.codedWidth, heif.codedHeight) != (info.width, info.height) {
+                probe.encoding += ", stored \(heif.codedWidth) × \(heif.codedHeight) (the container turns or crops it)"
+            }
+            probe.colorModel = "YCbCr" + (heif.hasAlpha ? " + alpha" : "")
+            if let nclx = heif.colorDescription {
+                probe.colorModel += ", nclx \(nclx.primaries)/\(nclx.transfer)/\(nclx.matrix)" + (nclx.primaries == 12 && nclx.transfer == 13 ? " (Display P3)" : "")
+            }
+            if heif.hasXMP { probe.otherMetadata.append("XMP") }
+            if heif.depthImages > 0 { probe.otherMetadata.append("depth map") }
+            if heif.thumbnails > 0 { probe.otherMetadata.append("thumbnail") }
+            if heif.topLevelImages > 1 { probe.otherMetadata.append("\(heif.topLevelImages - 1) other image\(heif.topLevelImages > 2 ? "s" : "")") }
+        } else if let webp = info.webp {
+            probe.encoding = webp.coding + (webp.animated ? ", animated (\(webp.frames) frames)" : "")
+            probe.colorModel = webp.hasAlpha ? "RGB + alpha" : "RGB"
+            if webp.hasXMP { probe.otherMetadata.append("XMP") }
             probe.plan.decodeScale = plan.scale
         }
         if let refusal {

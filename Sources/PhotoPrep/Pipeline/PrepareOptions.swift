@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// How to prepare a photo: the size and byte budget, and the policies around them.
 public struct PrepareOptions: Sendable, Hashable {
     /// The built-in targets of the app's three photo kinds.
@@ -47,6 +51,9 @@ public struct PrepareOptions: Sendable, Hashable {
     /// A fitting encode within this fraction of the budget ends the search without proving that the
     /// next quality up would miss.
     public var budgetTolerance: Double = 0.02
+    /// Threads libheif may decode a HEIF grid's tiles on (iPhones store a 12 MP photo as 48 tiles of 512 × 512):
+    /// by default one per processor. JPEG, PNG and WebP decode on the calling thread.
+    public var decodingThreads: Int = PrepareOptions.processors
     /// Pass a JPEG through unchanged (or with metadata stripped losslessly) when it already fits.
     public var allowPassThrough: Bool = true
 
@@ -62,6 +69,9 @@ public struct PrepareOptions: Sendable, Hashable {
         case .photo: self.init(maxEdge: 2048, maxBytes: 5 * 1024 * 1024)
         }
     }
+
+    /// The processors online (`sysconf(_SC_NPROCESSORS_ONLN)`).
+    public static let processors: Int = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
 
     /// The output size for a source of `width` × `height`: long edge at most `maxEdge`, aspect kept,
     /// computed from the original dimensions so that shrink-on-load never changes it.

@@ -26,7 +26,7 @@ public enum StageTimings {
                 }))
             }
         } else {
-            results.append(("decode PNG", try time { () throws(PhotoPrepError) in
+            results.append(("decode \(info.format.rawValue)", try time { () throws(PhotoPrepError) in
                 full = try Decoder.decode(bytes, info: info, target: target, options: options).image
             }))
         }

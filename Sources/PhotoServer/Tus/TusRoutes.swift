@@ -255,7 +255,7 @@ struct TusRoutes: Sendable {
     private func receive(
         _ upload: inout TusUpload, at offset: Int64, _ request: Request, _ context: ServerContext, checksum: Tus.Checksum?
     ) async throws -> Received {
-        // 16 bytes: enough to recognise JPEG and PNG, and to name what else it is (WebP, HEIC, GIF …).
+        // 16 bytes: enough to recognise every format (a HEIF by its major brand), and to name what else it is (GIF, TIFF …).
         let sniffLength = Int(min(16, upload.length))
         let known: [UInt8], appender: any UploadAppender
         do throws(UploadStoreFailure) {
@@ -331,7 +331,7 @@ struct TusRoutes: Sendable {
     }
 
     /// Appends the body's buffers one at a time; refuses a body longer than the upload, and (deleting
-    /// the upload) one whose first bytes are not a JPEG or PNG.
+    /// the upload) one whose first bytes are not a photo the pipeline decodes (`ImageFormat.sniff`).
     private func read(_ body: RequestBody, into appender: any UploadAppender, _ start: BodyReading, _ context: ServerContext) async -> BodyReading.Outcome {
         var state = start
         do {
@@ -360,7 +360,7 @@ struct TusRoutes: Sendable {
         return .complete(hash: state.hasher?.finalize(), head: state.head, sniffed: state.sniffed)
     }
 
-    /// 415, and the upload deleted, unless `head` starts a JPEG or PNG.
+    /// 415, and the upload deleted, unless `head` starts a JPEG, PNG, HEIC/HEIF, AVIF or WebP.
     private func refuseUnlessPhoto(_ head: [UInt8], _ upload: TusUpload) async -> Response? {
         do {
             _ = try ImageFormat.sniff(head)

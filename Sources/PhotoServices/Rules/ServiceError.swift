@@ -19,7 +19,7 @@ public enum ServiceError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidName(String)
     /// The caller may not write there, or may not change that.
     case notAllowed(String)
-    /// Not a JPEG or PNG, or an upload that is not a JPEG.
+    /// Not a photo the pipeline decodes, or an upload that is not a JPEG.
     case unsupportedPhoto(String)
     /// The prepared photo is not smaller than the path's limit.
     case photoTooLarge(bytes: Int, limit: Int)

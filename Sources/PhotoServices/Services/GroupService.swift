@@ -17,7 +17,7 @@ public struct GroupService: Sendable {
     /// Creates a group: the name trimmed (1–50 characters, control characters removed), the other
     /// participants de-duplicated (at least 2, at most 256 members with the creator), the creator its
     /// first admin. The group, its members, the system message "{creator} created the group" and one
-    /// notification per other participant are written in one transaction. The photo (JPEG or PNG) is
+    /// notification per other participant are written in one transaction. The photo (JPEG, PNG, HEIC, AVIF or WebP) is
     /// prepared with the `group` preset and uploaded to `group_photos/{groupId}/photo.jpg` in the
     /// background: the group is returned at once, and stays whatever becomes of its photo.
     ///

@@ -60,12 +60,12 @@ public final class PhotoServices: Sendable {
     }
 }
 
-/// A photo handed to a service: bytes in memory or a file. JPEG or PNG.
+/// A photo handed to a service: bytes in memory or a file. JPEG, PNG, HEIC/HEIF, AVIF or WebP.
 public enum PhotoInput: Sendable {
     case bytes([UInt8])
     case file(String)
 
-    /// The bytes, checked to be a JPEG or PNG by their content.
+    /// The bytes, checked by their content to be in a format the pipeline decodes.
     func load() throws(ServiceError) -> [UInt8] {
         let bytes: [UInt8]
         switch self {
@@ -75,13 +75,11 @@ public enum PhotoInput: Sendable {
             guard let data = FileManager.default.contents(atPath: path) else { throw .unsupportedPhoto("\(path): cannot read the file") }
             bytes = [UInt8](data)
         }
-        let format: ImageFormat
         do {
-            format = try ImageFormat.sniff(bytes)
+            _ = try ImageFormat.sniff(bytes)
         } catch {
             throw .unsupportedPhoto("\(error)")
         }
-        guard format == .jpeg || format == .png else { throw .unsupportedPhoto("\(format.rawValue) images are not supported (JPEG or PNG)") }
         return bytes
     }
 }

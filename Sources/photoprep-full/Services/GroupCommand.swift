@@ -38,7 +38,7 @@ struct GroupCommand: AsyncParsableCommand {
         @Option(name: .customLong("participant"), help: "A participant's user id (repeat; at least 2 besides you).")
         var participants: [String] = []
 
-        @Option(help: "Group photo (JPEG or PNG).")
+        @Option(help: "Group photo (JPEG, PNG, HEIC, AVIF or WebP).")
         var photo: String?
 
         @Flag(help: "Return once the group exists; leave the photo to 'photoprep sync'.")
@@ -94,7 +94,7 @@ struct GroupCommand: AsyncParsableCommand {
         @Argument(help: "The group id.")
         var group: String
 
-        @Argument(help: "The photo (JPEG or PNG).")
+        @Argument(help: "The photo (JPEG, PNG, HEIC, AVIF or WebP).")
         var photo: String
 
         @OptionGroup var service: ServiceOptions

@@ -17,7 +17,7 @@ struct ProfileCommand: AsyncParsableCommand {
         @Option(name: .customLong("as"), help: "The signed-in user; not with --server (the token names you).")
         var caller: String?
 
-        @Argument(help: "The photo (JPEG or PNG).")
+        @Argument(help: "The photo (JPEG, PNG, HEIC, AVIF or WebP).")
         var photo: String
 
         @OptionGroup var service: ServiceOptions
@@ -64,7 +64,7 @@ struct ProfileCommand: AsyncParsableCommand {
         @Option(help: "The album.")
         var album: String
 
-        @Argument(help: "Photos (JPEG or PNG).")
+        @Argument(help: "Photos (JPEG, PNG, HEIC, AVIF or WebP).")
         var photos: [String]
 
         @OptionGroup var service: ServiceOptions
