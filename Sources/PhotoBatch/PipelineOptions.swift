@@ -40,7 +40,11 @@ package struct PipelineOptions: ParsableArguments {
     @Option(help: "Refuse a photo whose decode would hold more than this (estimated from its header; progressive JPEGs hold every coefficient, PNGs the whole image). Per photo: --jobs N may use N times as much.")
     var maxMemory: ByteSize = ByteSize(bytes: PrepareOptions(preset: .group).maxMemory)
 
+    @Option(help: "Threads a HEIC's grid of tiles may decode on (iPhones tile a photo into 512 × 512 pieces; default: the number of cores). With --jobs above 1, 1 keeps the cores for the other photos.")
+    var decodingThreads: Int = PrepareOptions.processors
+
     package func validate() throws {
+        if decodingThreads < 1 { throw ValidationError("--decoding-threads must be at least 1") }
         if let maxEdge, maxEdge < 16 { throw ValidationError("--max-edge must be at least 16") }
         if !(1...100).contains(maxQuality) { throw ValidationError("--max-quality must be 1…100") }
         if shrinkMargin < 1 { throw ValidationError("--shrink-margin must be at least 1") }
@@ -56,6 +60,7 @@ package struct PipelineOptions: ParsableArguments {
         options.maxMemory = maxMemory.bytes
         options.background = background.color
         options.shrinkOnLoadMargin = shrinkMargin
+        options.decodingThreads = decodingThreads
         return options
     }
 }

@@ -81,6 +81,16 @@ import TestSupport
         }
     }
 
+    /// The tiles decode on several threads or on the calling one to the same bytes.
+    @Test func aGridDecodesTheSameOnOneThreadOrSeveral() throws {
+        var options = PrepareOptions(preset: .group)
+        options.decodingThreads = 1
+        let one = try PhotoPipeline(options: options).prepare(contentsOf: Fixture.path("formats/grid.heic"))
+        options.decodingThreads = 4
+        let four = try PhotoPipeline(options: options).prepare(contentsOf: Fixture.path("formats/grid.heic"))
+        #expect(one.jpeg == four.jpeg)
+    }
+
     /// 10-bit samples are rounded to the nearest 8-bit value: against heif-convert's 16-bit PNG of the same
     /// file (read by libpng, which rounds too), at most one level apart and nearly always equal. Truncating
     /// (libheif's own conversion shifts the bits away) would be off by half a level on average.

@@ -126,7 +126,8 @@ final class LibHeifFile {
     /// 8-bit RGB: deeper samples rounded, alpha composed onto `background`. Returns libheif's decoding
     /// warnings (a damaged tile is decoded as well as it can be) beside the image.
     func decode(background: RGBColor, threads: Int) throws(PhotoPrepError) -> (image: PixelImage, warnings: [String]) {
-        heif_context_set_max_decoding_threads(context, Int32(max(0, threads)))
+        // 0 decodes the tiles on the calling thread; 1 would start one background thread for them.
+        heif_context_set_max_decoding_threads(context, threads > 1 ? Int32(threads) : 0)
         let deep = (bitDepth ?? 8) > 8
         let alpha = hasAlpha
         let chroma =
