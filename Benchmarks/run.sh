@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One command for the side-by-side benchmark: installs the peers (apt: ImageMagick, libvips-tools,
-# libjpeg-turbo-progs, GNU time; PyPI into .venv/: Pillow, NumPy, scikit-image), fetches the photos (below),
+# libjpeg-turbo-progs, GNU time; PyPI into .venv/: Pillow, NumPy, scikit-image), fetches the photos (Benchmarks/corpus.sh),
 # builds photoprep in release mode, runs compare.py and puts the
 # table into the README between the bench markers. Extra arguments go to compare.py.
 set -euo pipefail
@@ -16,17 +16,7 @@ done
 .venv/bin/python -m pip install -q --disable-pip-version-check pillow numpy scikit-image
 export PATH="$PWD/.venv/bin:$PATH"
 corpus=Benchmarks/.corpus
-# Real photos from Debian packages (not in the repository): mate-backgrounds (GPL-2+, 16 photos, 1.3-18 MP),
-# lomiri-wallpapers-16.04 (CC-BY-4.0 / CC-BY-SA-4.0, 15 camera photos of 1.5-16 MP, most of them progressive)
-# and lomiri-wallpapers-20.04 (CC-BY-SA, 4 photos of 9-24 MP).
-if [ ! -f "$corpus/.complete" ]; then
-  rm -rf "$corpus" && mkdir -p "$corpus/photos"
-  for package in mate-backgrounds lomiri-wallpapers-16.04 lomiri-wallpapers-20.04; do
-    (cd "$corpus" && apt-get download "$package" >/dev/null 2>&1 && dpkg -x "$package"_*.deb "pkg-$package")
-  done
-  find "$corpus"/pkg-* -name '*.jpg' -exec cp {} "$corpus/photos/" \;
-  touch "$corpus/.complete"
-fi
+Benchmarks/corpus.sh   # the real photos, into $corpus/photos (once)
 swift build -c release --product photoprep 2>&1 | tail -1
 python3 Benchmarks/compare.py "$corpus"/photos/*.jpg --markdown Benchmarks/results.md "$@"
 python3 - <<'PY'

@@ -72,7 +72,7 @@ import TestSupport
 
     /// What phones send, as they send it: HEIC (an iPhone-style grid, one whose `irot` contradicts its EXIF),
     /// AVIF and WebP, each stored as exactly the upload-ready JPEG the pipeline makes of it — for an album and
-    /// as a profile picture.
+    /// as a profile picture and as a group's photo.
     @Test func heicAVIFAndWebPAreNormalisedOnArrival() async throws {
         let seeded = try await SeededServer.start()
         let state = try temporaryFolder()
@@ -94,6 +94,12 @@ import TestSupport
         #expect(json(profile.stdout)["ok"] as? Bool == true, "\(profile.stdout) \(profile.stderr)")
         let picture = try checkNormalised(seeded.server.stored("profile_images/u2/me.jpg"), preset: .profile, portrait: false)
         #expect(picture.width == 1024 && picture.height == 640)
+        // A group's admin sets its photo from an iPhone grid.
+        let groupKey = "group_photos/\(seeded.groupId)/photo.jpg"
+        let group = try await runSupportScript(
+            "tuspy_upload.py", [seeded.server.endpoint, groupKey, Fixture.path("formats/grid.heic"), "--token", TestTokens.hs256(sub: "u1")])
+        #expect(json(group.stdout)["ok"] as? Bool == true, "\(group.stdout) \(group.stderr)")
+        #expect(seeded.server.stored(groupKey) == (try PhotoPipeline(preset: .group).prepare(contentsOf: Fixture.path("formats/grid.heic")).jpeg))
         let photos = try await seeded.database().all(AlbumPhoto.self, from: "albumPhoto", where: "userId", "u2")
         #expect(photos.count == files.count && photos.allSatisfy { $0.state == .done })
     }
