@@ -106,7 +106,9 @@ import TestSupport
             environment: moto.environment(endpoint: "http://127.0.0.1:\(failing.server.port)"))
         let result = await budget.upload(.bytes(testBytes(1000)), request: UploadRequest(key: "never.jpg")).result()
         guard case .failed(let error) = result else { Issue.record("\(result)"); return }
-        #expect(error.kind == .retriesExhausted && error.message.contains("503"))
+        // Every answer was a 503; on a loaded machine the last attempt may have timed out instead, and the
+        // error still names the server's last answer.
+        #expect(error.kind == .retriesExhausted && error.message.contains("503"), "\(error.message)")
     }
 
     @Test func aPresignedURLUploadsWithoutTheKeys() async throws {

@@ -74,6 +74,17 @@ import Testing
         #expect(error.message.contains("connection refused"))
     }
 
+    /// A 503, then a timeout that spends the budget: the error names both, not only the last.
+    @Test func givingUpNamesTheServersLastAnswerToo() {
+        var m = machine(budget: .seconds(5))
+        _ = m.next(); m.record(.created(location: "u"), now: .zero, jitter: 1)
+        _ = m.next(); m.record(.status(503, "Slow Down"), now: .seconds(1), jitter: 0)
+        _ = m.next(); _ = m.next(); m.record(.transportError("read timed out"), now: .seconds(7), jitter: 0)
+        guard case .fail(let error) = m.next() else { Issue.record("expected a failure"); return }
+        #expect(error.kind == .retriesExhausted)
+        #expect(error.message.contains("read timed out") && error.message.contains("the server last answered HTTP 503: Slow Down"), "\(error.message)")
+    }
+
     @Test(arguments: [(401, UploadError.Kind.notAuthorized), (403, .notAuthorized), (413, .tooLarge), (415, .rejected), (412, .rejected), (400, .rejected)])
     func clientErrorsFailAtOnce(status: Int, kind: UploadError.Kind) {
         var m = machine()

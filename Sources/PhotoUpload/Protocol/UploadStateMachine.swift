@@ -97,6 +97,9 @@ struct UploadStateMachine {
     private var stallStart: Duration = .zero
     /// Whether the destination has ever answered (any HTTP status).
     private var answered = false
+    /// The last error status the destination answered ("HTTP 503: …"), kept through failures of other
+    /// kinds: giving up after a 503 and then a timeout names the 503 too.
+    private var lastAnswer: String?
     /// The end of the furthest byte range handed to a request: the server cannot hold more.
     private(set) var sentUpTo: Int64
     /// Bytes sent in requests the server answered with success, but did not keep.
@@ -284,6 +287,7 @@ struct UploadStateMachine {
                     terminal = .fail(UploadError(.protocolViolation, "the server keeps refusing the chunk (\(code)): \(message)", status: code))
                 }
             case 423, 429, 500...599:
+                lastAnswer = "HTTP \(code): \(message)"
                 transient("HTTP \(code): \(message)", now: now, jitter: jitter)
             default:
                 terminal = .fail(UploadError(.rejected, message, status: code))
@@ -312,6 +316,7 @@ struct UploadStateMachine {
     private mutating func succeeded(now: Duration) {
         failures = 0
         lastFailure = nil
+        lastAnswer = nil
         stallStart = now
     }
 
@@ -325,8 +330,9 @@ struct UploadStateMachine {
         // Give up when the budget is spent, or would be before the next attempt could start.
         if stalled + delay >= budget {
             let tried = "\(failures) attempt\(failures == 1 ? "" : "s") over \(String(format: "%.1f", stalled.seconds)) s"
+            let answer = lastAnswer.map { $0 == message ? "" : "; the server last answered \($0)" } ?? ""
             terminal = answered
-                ? .fail(UploadError(.retriesExhausted, "gave up after \(tried) without progress: \(message)"))
+                ? .fail(UploadError(.retriesExhausted, "gave up after \(tried) without progress: \(message)\(answer)"))
                 : .fail(UploadError(.unreachable, "the destination never answered (\(tried)): \(message)"))
             return
         }
