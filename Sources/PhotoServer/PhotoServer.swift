@@ -90,7 +90,7 @@ public struct PhotoServer: Sendable {
         routes = TusRoutes(
             store: try Self.partialUploads(configuration, database: database, io: io),
             authenticator: authenticator, arrivals: arrivals,
-            processor: ArrivalProcessor(arrivals: arrivals, storage: storage, cpu: cpu, metrics: metrics),
+            processor: ArrivalProcessor(arrivals: arrivals, storage: storage, stale: StaleObjects(database: database), cpu: cpu, metrics: metrics),
             metrics: metrics, expiry: configuration.uploadExpiry,
             maxUnfinishedPerUser: configuration.maxUnfinishedUploadsPerUser, stopping: ShutdownSignal(),
             publicURL: configuration.publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
@@ -160,7 +160,7 @@ public struct PhotoServer: Sendable {
             finish: { upload in
                 var upload = upload
                 _ = await routes.finish(&upload)
-            }, logger: logger)
+            }, deleteStaleObjects: { await routes.processor.deleteStaleObjects() }, logger: logger)
         let group = ServiceGroup(
             configuration: .init(
                 services: [

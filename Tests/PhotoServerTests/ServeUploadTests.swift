@@ -104,6 +104,33 @@ import TestSupport
         #expect(photos.count == files.count && photos.allSatisfy { $0.state == .done })
     }
 
+    /// A profile picture under a new name replaces the old one in storage too: after `a.jpg` then `b.jpg`, one
+    /// object in the user's folder (the photo jobs did so; arrivals at the server left the old one behind).
+    @Test(arguments: ["local", "s3"])
+    func aNewProfilePictureDeletesTheOldOne(storage: String) async throws {
+        let moto = storage == "s3" ? try MotoServer() : nil
+        if let moto { try await moto.createBucket("photos") }
+        let seeded = try await SeededServer.start(
+            arguments: moto == nil ? [] : ["--to", "s3://photos/prod"], environment: moto?.environment() ?? [:])
+        let token = TestTokens.hs256(sub: "u3")
+        for (name, file) in [("a.jpg", "photos/storm-1920x1280.jpg"), ("b.jpg", "formats/grid.heic")] {
+            let result = try await runSupportScript("tuspy_upload.py", [seeded.server.endpoint, "profile_images/u3/\(name)", Fixture.path(file), "--token", token])
+            #expect(json(result.stdout)["ok"] as? Bool == true, "\(result.stdout) \(seeded.server.log)")
+        }
+        let user = try #require(try await seeded.database().one(User.self, from: "user", id: "u3"))
+        #expect(user.profilePhotoKey == "profile_images/u3/b.jpg")
+        #expect(user.profilePhotoURL?.hasSuffix("profile_images/u3/b.jpg") == true)
+        let left: [String]
+        if let moto {
+            left = try await S3Objects(store: try S3Store(url: "s3://photos", environment: moto.environment())).list(prefix: "prod/profile_images/u3/")
+            #expect(left == ["prod/profile_images/u3/b.jpg"])
+        } else {
+            left = try FileManager.default.contentsOfDirectory(atPath: seeded.server.data.appendingPathComponent("storage/profile_images/u3").path)
+            #expect(left == ["b.jpg"])
+        }
+        #expect(try await seeded.database().count("staleObject") == 0, "nothing left to delete later")
+    }
+
     /// The same key again replaces the stored photo and its record, it does not add a second one.
     @Test func uploadingTheSameKeyAgainReplacesThePhoto() async throws {
         let seeded = try await SeededServer.start()

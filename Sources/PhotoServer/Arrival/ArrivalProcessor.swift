@@ -9,7 +9,8 @@ import PhotoUpload
 /// with its path's preset — one that already complies passes through byte for byte, anything else is
 /// decoded, turned upright, resized and re-encoded under the budget with its metadata dropped — then
 /// stored under its key, and only then recorded in the services (group photo, profile picture, album
-/// photo). Whatever a client sends, what is stored is upright, fits the preset and carries no GPS.
+/// photo); last, the object the new photo replaces (a profile picture under another name) is deleted.
+/// Whatever a client sends, what is stored is upright, fits the preset and carries no GPS.
 struct ArrivalProcessor: Sendable {
     /// Why an arrived photo was not stored.
     struct Refusal: Error, CustomStringConvertible {
@@ -28,6 +29,8 @@ struct ArrivalProcessor: Sendable {
 
     let arrivals: PhotoArrivals
     let storage: Uploader
+    /// Replaced objects whose deletion failed, tried again by the sweeper (`deleteStaleObjects`).
+    let stale: StaleObjects
     /// The bounded pool CPU work runs on (one thread per core).
     let cpu: NIOThreadPool
     let metrics: ServerMetrics
@@ -64,14 +67,27 @@ struct ArrivalProcessor: Sendable {
             throw Refusal(kind: .unavailable, description: "the photo could not be stored: \(stored)")
         }
         let url = storage.objectURL(key: path.key) ?? location
+        let replaced: String?
         do {
-            try await arrivals.record(caller: upload.owner, displayName: upload.ownerName, path: path, url: url)
+            replaced = try await arrivals.record(caller: upload.owner, displayName: upload.ownerName, path: path, url: url)
         } catch {
             if case .notAllowed = error { throw Refusal(kind: .notAllowed, description: "\(error)") }
             throw Refusal(kind: .unavailable, description: "\(error)")
         }
         metrics.photosStored.increment()
+        // The record points at the new photo already: deleting the old one leaves no broken window.
+        if let replaced { await delete(replaced, caller: upload.owner, attempts: 3) }
         return url
+    }
+
+    /// Deletes the replaced objects that could not be deleted when they were replaced.
+    func deleteStaleObjects() async {
+        for object in (try? await stale.all()) ?? [] { await delete(object.url, caller: object.caller, attempts: 1) }
+    }
+
+    private func delete(_ url: String, caller: String, attempts: Int) async {
+        let storage = self.storage
+        await stale.delete(url, caller: caller, attempts: attempts) { url in try await storage.delete(url) }
     }
 }
 

@@ -4,13 +4,15 @@ import Logging
 import ServiceLifecycle
 
 /// tus' expiration, and the recovery of uploads the server stopped finishing: every `interval`, uploads
-/// past their expiry are deleted, and an upload that holds all its bytes but was never stored (the
-/// server stopped between the last byte and the store) is finished.
+/// past their expiry are deleted, an upload that holds all its bytes but was never stored (the server
+/// stopped between the last byte and the store) is finished, and replaced photos that storage refused
+/// to delete are deleted.
 struct UploadSweeper: Service {
     let store: any PartialUploadStore
     let metrics: ServerMetrics
     let interval: Duration
     let finish: @Sendable (TusUpload) async -> Void
+    var deleteStaleObjects: @Sendable () async -> Void = {}
     let logger: Logger
 
     func run() async throws {
@@ -29,6 +31,7 @@ struct UploadSweeper: Service {
         // Counted afresh each time: with a shared store, other instances start and finish uploads too.
         metrics.uploadsInProgress.set(uploads.filter { $0.state == .receiving }.count)
         await store.housekeeping(now: now)
+        await deleteStaleObjects()
         for upload in uploads {
             guard store.lock(upload.id) else { continue }
             defer { store.unlock(upload.id) }

@@ -170,8 +170,7 @@ public struct JobStore: Sendable {
             else { return (false, nil) }
             var replaced: String?
             if job.kind == .profile {
-                if let old = try await Users.find(job.caller, db)?.profilePhotoURL, old != url { replaced = old }
-                try await db.update("user").set("profilePhotoURL", to: url).set("profilePhotoKey", to: job.key).where("id", .equal, job.caller).run()
+                replaced = try await Users.setProfilePhoto(job.caller, url: url, key: job.key, db)
             }
             var update = db.update("photoJob").set("state", to: PhotoState.done.rawValue).set("url", to: url)
                 .set("error", to: SQLLiteral.null).set("leaseOwner", to: SQLLiteral.null).set("leaseExpiresAt", to: SQLLiteral.null)
@@ -257,26 +256,6 @@ public struct JobStore: Sendable {
 
     static func deleteAlbumJobs(photo: String, _ db: any SQLDatabase) async throws {
         try await db.delete(from: "photoJob").where("kind", .equal, PhotoJob.Kind.album.rawValue).where("subject", .equal, photo).run()
-    }
-
-    // MARK: - Objects that should be gone
-
-    public func staleObjects() async throws(ServiceError) -> [StaleObject] {
-        try await database.read { db in try await db.select().columns("*").from("staleObject").orderBy("updatedAt").all(decoding: StaleObject.self) }
-    }
-
-    func keepStale(_ url: String, caller: String, error: String, attempts: Int) async throws(ServiceError) {
-        try await database.write { db in
-            let tried = try await db.select().column("attempts").from("staleObject").where("url", .equal, url)
-                .first(decodingColumn: "attempts", as: Int.self) ?? 0
-            try await db.delete(from: "staleObject").where("url", .equal, url).run()
-            try await db.insert(into: "staleObject")
-                .model(StaleObject(url: url, caller: caller, error: error, attempts: tried + attempts, updatedAt: Date())).run()
-        }
-    }
-
-    func forgetStale(_ url: String) async throws(ServiceError) {
-        try await database.write { db in try await db.delete(from: "staleObject").where("url", .equal, url).run() }
     }
 }
 

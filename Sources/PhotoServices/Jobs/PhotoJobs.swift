@@ -127,7 +127,7 @@ public final class PhotoJobs: Sendable {
     /// ends or its lease runs out (then it is taken over). Returns the jobs' states afterwards.
     @discardableResult
     public func sync() async -> [PhotoJob] {
-        for stale in (try? await store.staleObjects()) ?? [] { await deleteStale(stale.url, caller: stale.caller, attempts: 1) }
+        for stale in (try? await staleObjects()) ?? [] { await deleteStale(stale.url, caller: stale.caller, attempts: 1) }
         var seen: [String] = []
         while !stopping.withLock({ $0 }) {
             // Runnable ones, and those already running here (a submission, a group just released).
@@ -168,7 +168,7 @@ public final class PhotoJobs: Sendable {
 
     /// Objects that should be gone but could not be deleted yet, with why.
     public func staleObjects() async throws(ServiceError) -> [StaleObject] {
-        try await store.staleObjects()
+        try await StaleObjects(database: store.database).all()
     }
 
     // MARK: - Running
@@ -363,18 +363,10 @@ public final class PhotoJobs: Sendable {
     /// Deletes an object that should be gone, trying `attempts` times; one that still cannot be deleted
     /// is recorded (`staleObjects()`), and `sync()` tries again.
     func deleteStale(_ url: String, caller: String, attempts: Int = 3) async {
-        var failure = ""
-        for attempt in 1...attempts {
-            do {
-                try await uploader.delete(url, authorization: credentials(caller))
-                try? await store.forgetStale(url)
-                return
-            } catch {
-                failure = error.description
-                if attempt < attempts { try? await Task.sleep(for: .milliseconds(200 * attempt)) }
-            }
+        let uploader = self.uploader, authorization = credentials(caller)
+        await StaleObjects(database: store.database).delete(url, caller: caller, attempts: attempts) { url in
+            try await uploader.delete(url, authorization: authorization)
         }
-        try? await store.keepStale(url, caller: caller, error: failure, attempts: attempts)
     }
 
     /// The terminal event that describes the job's recorded state.

@@ -21,12 +21,15 @@ public struct PhotoArrivals: Sendable {
         try StorageRules.authorize(caller: caller, writing: path) { _ in admin }
     }
 
-    /// Records the stored photo's effect. The caller is added as a user when the store does not know
-    /// them yet (their id comes from a verified token; `displayName` from its `name` claim, if any).
-    /// The group photo is re-checked inside the transaction: an admin removed meanwhile changes nothing.
-    public func record(caller: String, displayName: String?, path: StoragePath, url: String, at date: Date = Date()) async throws(ServiceError) {
+    /// Records the stored photo's effect; returns the object it replaces (a previous profile picture under
+    /// another name), for the caller to delete once the new one is recorded. The caller is added as a user
+    /// when the store does not know them yet (their id comes from a verified token; `displayName` from its
+    /// `name` claim, if any). The group photo is re-checked inside the transaction: an admin removed
+    /// meanwhile changes nothing.
+    @discardableResult
+    public func record(caller: String, displayName: String?, path: StoragePath, url: String, at date: Date = Date()) async throws(ServiceError) -> String? {
         let name = displayName.flatMap { try? NameRules.displayName($0) } ?? caller
-        try await database.write { db in
+        return try await database.write { db -> String? in
             if try await Users.find(caller, db) == nil { try await db.insert(into: "user").model(User(id: caller, displayName: name)).run() }
             switch path {
             case .groupPhoto(let group):
@@ -36,7 +39,7 @@ public struct PhotoArrivals: Sendable {
                 try await db.update("chatGroup").set("photoURL", to: url).set("photoState", to: PhotoState.done.rawValue)
                     .set("photoError", to: SQLLiteral.null).set("updatedAt", to: date).where("id", .equal, group).run()
             case .profileImage:
-                try await db.update("user").set("profilePhotoURL", to: url).set("profilePhotoKey", to: path.key).where("id", .equal, caller).run()
+                return try await Users.setProfilePhoto(caller, url: url, key: path.key, db)
             case .userPhoto(let user, let album, _):
                 // The same key again replaces that album photo; a new key is a new photo.
                 if let id = try await db.select().column("id").from("albumPhoto").where("key", .equal, path.key).first(decodingColumn: "id", as: String.self) {
@@ -47,6 +50,7 @@ public struct PhotoArrivals: Sendable {
                     try await db.insert(into: "albumPhoto").model(photo).run()
                 }
             }
+            return nil
         }
     }
 }

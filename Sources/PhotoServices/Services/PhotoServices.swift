@@ -162,6 +162,15 @@ enum Users {
         guard unknown.isEmpty else { throw ServiceError.unknownUsers(unknown) }
     }
 
+    /// Makes `url` (the object at `key`) the user's profile picture; returns the picture it replaces when that
+    /// is another object, which the caller deletes once this transaction committed. What storing a profile
+    /// picture changes — for the photo jobs and for photos arriving at the server alike.
+    static func setProfilePhoto(_ user: String, url: String, key: String, _ db: any SQLDatabase) async throws -> String? {
+        let old = try await find(user, db)?.profilePhotoURL
+        try await db.update("user").set("profilePhotoURL", to: url).set("profilePhotoKey", to: key).where("id", .equal, user).run()
+        return old == url ? nil : old
+    }
+
     static func isAdmin(_ user: String, of group: String, _ db: any SQLDatabase) async throws -> Bool {
         try await db.select().column("isAdmin").from("groupMember").where("groupId", .equal, group).where("userId", .equal, user)
             .first(decodingColumn: "isAdmin", as: Bool.self) ?? false
