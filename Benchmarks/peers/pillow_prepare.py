@@ -2,21 +2,53 @@
 """The Pillow peer, run the way ../shared/research/peers.md describes it: draft (JPEG shrink-on-load),
 EXIF transpose, Lanczos thumbnail, alpha onto white, then bisection on quality 1-100 into memory,
 keeping the largest quality under the budget; ICC profile passed through, EXIF dropped.
+HEIC/HEIF through pillow-heif when it is installed (its opener registered on the first file Pillow cannot
+identify itself, so JPEG runs do not pay its ~50 ms import); PILLOW_HEIF_THREADS=N sets its decoding threads
+(pillow_heif.options.DECODE_THREADS; unset: pillow-heif's default). AVIF and WebP by Pillow itself (Pillow 13
+reads AVIF natively: PIL.features.check("avif")).
 
   pillow_prepare.py IN OUT EDGE BUDGET            one photo, prints {"quality": q, "encodes": n}
   pillow_prepare.py --loop EDGE BUDGET RUNS IN…   in-process: per photo the median seconds of RUNS runs
 """
 import io
 import json
+import os
 import statistics
 import sys
 import time
 
-from PIL import Image, ImageOps
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+heif_registered = False
+
+
+def register_heif():
+    """Registers pillow-heif's HEIF opener once; False when pillow-heif is not importable."""
+    global heif_registered
+    if not heif_registered:
+        try:
+            import pillow_heif
+            from pillow_heif import register_heif_opener
+        except ImportError:
+            return False
+        register_heif_opener()
+        if os.environ.get("PILLOW_HEIF_THREADS"):
+            pillow_heif.options.DECODE_THREADS = int(os.environ["PILLOW_HEIF_THREADS"])
+        heif_registered = True
+    return True
+
+
+def open_image(path):
+    try:
+        return Image.open(path)
+    except UnidentifiedImageError:
+        if heif_registered or not register_heif():
+            raise
+        return Image.open(path)
 
 
 def prepare(path, edge, budget):
-    im = Image.open(path)
+    im = open_image(path)
     if im.format == "JPEG":
         w, h = im.size
         scale = min(1.0, edge / max(w, h))
