@@ -62,7 +62,8 @@ public struct PhotoServer: Sendable {
 
     let configuration: Configuration
     let logger: Logger
-    let routes: TusRoutes
+    let uploads: UploadHandler
+    let authenticator: Authenticator
     let metrics: ServerMetrics
     let database: AppDatabase
     let services: PhotoServices
@@ -87,13 +88,12 @@ public struct PhotoServer: Sendable {
         let io = NIOThreadPool(numberOfThreads: 4)
         let metrics = ServerMetrics()
         let arrivals = PhotoArrivals(database: database)
-        routes = TusRoutes(
-            store: try Self.partialUploads(configuration, database: database, io: io),
-            authenticator: authenticator, arrivals: arrivals,
+        uploads = UploadHandler(
+            store: try Self.partialUploads(configuration, database: database, io: io), arrivals: arrivals,
             processor: ArrivalProcessor(arrivals: arrivals, storage: storage, stale: StaleObjects(database: database), cpu: cpu, metrics: metrics),
-            metrics: metrics, expiry: configuration.uploadExpiry,
-            maxUnfinishedPerUser: configuration.maxUnfinishedUploadsPerUser, stopping: ShutdownSignal(),
-            publicURL: configuration.publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
+            metrics: metrics, expiry: configuration.uploadExpiry, maxUnfinishedPerUser: configuration.maxUnfinishedUploadsPerUser,
+            stopping: ShutdownSignal())
+        self.authenticator = authenticator
         self.metrics = metrics
         self.database = database
         services = try PhotoServices(
@@ -133,18 +133,19 @@ public struct PhotoServer: Sendable {
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
         }
-        routes.register(on: router)
-        let resumable = ResumableUploadRoutes(tus: routes, announced: Announcements())
+        let publicURL = configuration.publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+        TusRoutes(uploads: uploads, authenticator: authenticator, publicURL: publicURL).register(on: router)
+        let resumable = ResumableUploadRoutes(uploads: uploads, authenticator: authenticator, publicURL: publicURL)
         resumable.register(on: router)
-        APIRoutes(services: services, authenticator: routes.authenticator, store: routes.store).register(on: router)
-        let publicURL = routes.publicURL
+        APIRoutes(services: services, authenticator: authenticator, store: uploads.store).register(on: router)
         let app = Application(
             router: router,
             server: HTTPServerBuilder { responder in
                 HTTP1Channel(
                     responder: { request, writer, channel in
                         // An IETF-draft upload creation learns its URL (104) before its body is read.
-                        let (request, interim) = resumable.announce(request, publicURL: publicURL)
+                        let (request, interim) = resumable.announce(request)
+                        defer { resumable.settle(request) }
                         if let interim { try await writer.writeInformationalHead(interim) }
                         try await responder(request, writer, channel)
                     },
@@ -154,17 +155,11 @@ public struct PhotoServer: Sendable {
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "photoprep"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
-        let routes = self.routes
-        let sweeper = UploadSweeper(
-            store: routes.store, metrics: metrics, interval: configuration.sweepInterval,
-            finish: { upload in
-                var upload = upload
-                _ = await routes.finish(&upload)
-            }, deleteStaleObjects: { await routes.processor.deleteStaleObjects() }, logger: logger)
+        let sweeper = UploadSweeper(uploads: uploads, interval: configuration.sweepInterval, logger: logger)
         let group = ServiceGroup(
             configuration: .init(
                 services: [
-                    .init(service: app), .init(service: sweeper), .init(service: routes.stopping),
+                    .init(service: app), .init(service: sweeper), .init(service: uploads.stopping),
                     .init(service: PhotoJobRunner(jobs: services.jobs, mode: .continuous(every: configuration.jobInterval))),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],

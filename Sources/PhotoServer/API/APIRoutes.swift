@@ -245,8 +245,7 @@ struct APIRoutes: Sendable {
     private func answer(_ request: Request, _ context: ServerContext, _ body: (Caller) async throws -> Response) async -> Response {
         let caller: Caller
         do {
-            caller = try await authenticator.caller(authorization: request.headers[.authorization])
-            context.log.authenticated(caller.id)
+            caller = try await authenticator.caller(of: request, context)
         } catch {
             return Problem(.unauthorized, "unauthenticated", "not authenticated: \(error.description)").response
         }

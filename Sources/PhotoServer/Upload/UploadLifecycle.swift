@@ -2,7 +2,7 @@ import Foundation
 
 /// An upload's life on the server — receiving → every byte here → stored (or refused and deleted), or
 /// expired — as pure functions of its record, the bytes the server holds and what the request says.
-/// They return what to do; `TusRoutes` performs it (file I/O, the pipeline, the answer).
+/// They return what to do; `UploadHandler` performs it (file I/O, the pipeline, the answer).
 ///
 /// | request | record | held | → |
 /// |---|---|---|---|

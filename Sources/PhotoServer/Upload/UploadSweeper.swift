@@ -46,3 +46,19 @@ struct UploadSweeper: Service {
         }
     }
 }
+
+extension UploadSweeper {
+    /// The sweeper of the server's uploads: complete ones finished through the upload core (a refusal is
+    /// logged; the core deleted the upload or keeps it for the next sweep), stale objects deleted by the intake.
+    init(uploads: UploadHandler, interval: Duration, logger: Logger) {
+        self.init(
+            store: uploads.store, metrics: uploads.metrics, interval: interval,
+            finish: { upload in
+                var upload = upload
+                do throws(UploadRefusal) { try await uploads.finish(&upload) } catch {
+                    logger.info("a complete upload was not stored", metadata: ["upload": "\(upload.id)", "reason": "\(error.description)"])
+                }
+            },
+            deleteStaleObjects: { await uploads.processor.deleteStaleObjects() }, logger: logger)
+    }
+}

@@ -1,0 +1,335 @@
+import CoreMetrics
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import PhotoPrep
+import PhotoServices
+
+/// The resumable-upload core both protocols share, shaped like tusd's handler over its data store and
+/// locker: create, append at an offset, ask the offset, terminate, one writer per upload, the type
+/// sniffed from the first bytes, and — when the last byte arrives — the photo handed to its intake
+/// (`ArrivalProcessor`) before the client is told it is done. tus 1.0 (`TusRoutes`) and the IETF draft
+/// (`ResumableUploadRoutes`) are dialects: they read their headers, call these methods with the caller
+/// their authentication found, and turn the outcome or the `UploadRefusal` into their own answer.
+///
+/// The storage rules are checked at creation (path, owner or group admin, size); ownership on every
+/// later call (anyone else gets "no such upload", as if it did not exist).
+struct UploadHandler: Sendable {
+    let store: any PartialUploadStore
+    let arrivals: PhotoArrivals
+    let processor: ArrivalProcessor
+    let metrics: ServerMetrics
+    /// Unfinished uploads are removed this long after they were created.
+    let expiry: TimeInterval
+    /// Unfinished uploads one user may have at once (each may hold up to 10 MiB of disk).
+    let maxUnfinishedPerUser: Int
+    /// Set when the server is shutting down: requests stop reading at once, keep what they flushed.
+    let stopping: ShutdownSignal
+
+    /// 16 bytes: enough to recognise every format (a HEIF by its major brand), and to name what else it is (GIF, TIFF …).
+    static let sniffLength = 16
+
+    // MARK: - Calls
+
+    /// A new upload of `length` bytes of the photo for `key`, which `caller` must be allowed to write.
+    /// `id`: the id the server chose already (an IETF-draft creation announced it in a 104).
+    func create(caller: Caller, key: String, length: Int64, metadata: [String: String] = [:], id: String? = nil) async throws(UploadRefusal) -> TusUpload {
+        let path: StoragePath
+        do {
+            path = try StoragePath(key: key)
+            try await arrivals.authorize(caller: caller.id, writing: path)
+        } catch {
+            if case .storage = error { throw refusal(.serviceUnavailable, "\(error)", reason: "storage") }
+            throw refusal(.forbidden, "\(error)", reason: "path")
+        }
+        guard length < path.sizeLimit else {
+            throw refusal(
+                .contentTooLarge, "\(length) bytes: uploads to \(key.split(separator: "/").first ?? "") must be smaller than \(path.sizeLimit) bytes",
+                reason: "size")
+        }
+        guard length > 0 else { throw refusal(.unsupportedMediaType, "an empty upload is not a photo", reason: "type") }
+        let now = Date()
+        let unfinished: Int
+        do { unfinished = try await store.unfinished(now: now).filter { $0.owner == caller.id }.count } catch { throw refusal(error) }
+        guard unfinished < maxUnfinishedPerUser else {
+            throw refusal(
+                .tooManyRequests, "\(caller.id) has \(unfinished) unfinished uploads; finish or delete one first (at most \(maxUnfinishedPerUser))",
+                reason: "quota")
+        }
+        var upload = TusUpload(
+            id: id ?? TusUpload.newID(), owner: caller.id, ownerName: caller.displayName, key: key, length: length, metadata: metadata,
+            createdAt: now, expiresAt: now.addingTimeInterval(expiry), state: .receiving, url: nil)
+        upload.metadata["key"] = key
+        do { try await store.create(upload) } catch { throw refusal(.internalServerError, "\(error)", reason: "storage") }
+        metrics.uploadsInProgress.increment()
+        return upload
+    }
+
+    /// How many bytes the server holds of `caller`'s upload `id` (all of them once the photo is stored).
+    /// An upload that holds every byte but was never stored (the server stopped in between) is finished now.
+    func offset(of id: String, caller: Caller) async throws(UploadRefusal) -> (upload: TusUpload, offset: Int64) {
+        var upload = try await owned(id, by: caller)
+        let durable: Int64
+        do { durable = try await store.offset(upload.id) } catch { throw refusal(error) }
+        switch UploadLifecycle.query(upload, caller: upload.owner, held: durable, now: Date()) {
+        case .answer(let held):
+            return (upload, held)
+        case .finish:
+            guard store.lock(upload.id) else { throw refusal(Self.locked, "the upload is busy", reason: "locked") }
+            defer { store.unlock(upload.id) }
+            try await finish(&upload)
+            return (upload, upload.length)
+        case .notFound, .conflict, .receive:
+            throw Self.noSuchUpload(metrics)
+        }
+    }
+
+    /// Appends `body` to `caller`'s upload `id` at `claimed`, which must be what the server holds, and
+    /// returns the upload and its new offset, acknowledged only once durable (after `fsync`). The last
+    /// byte finishes it: `upload.state` is then `.stored`. Throws `UploadRefusal`, or the body's own
+    /// error when the client went away (what arrived is kept, flushed, for a resume).
+    func append(to id: String, caller: Caller, at claimed: Int64, body: RequestBody, checksum: Tus.Checksum?, log: RequestLogEntry) async throws
+        -> (upload: TusUpload, offset: Int64)
+    {
+        let visible = try await owned(id, by: caller)
+        guard store.lock(visible.id) else { throw refusal(Self.locked, "another request is writing to this upload", reason: "locked") }
+        defer { store.unlock(visible.id) }
+        // Read again under the lock: the request that held it may have finished the upload.
+        let current: TusUpload?, durable: Int64
+        do throws(UploadStoreFailure) {
+            current = try await store.upload(visible.id)
+            durable = try await store.offset(visible.id)
+        } catch {
+            throw refusal(error)
+        }
+        switch UploadLifecycle.append(current, caller: caller.id, held: durable, claimed: claimed, now: Date()) {
+        case .notFound, .finish:
+            throw Self.noSuchUpload(metrics)
+        case .conflict(let held):
+            var refused = refusal(.conflict, "Upload-Offset is \(claimed) but the server holds \(held) bytes", reason: "offset")
+            refused.held = held
+            throw refused
+        case .answer(let held):
+            return (current ?? visible, held)
+        case .receive(let from):
+            guard var upload = current else { throw Self.noSuchUpload(metrics) }
+            let offset = try await receive(&upload, at: from, body, checksum: checksum, log: log)
+            return (upload, offset)
+        }
+    }
+
+    /// Removes `caller`'s upload `id` and its bytes — unless another instance is finishing it (423).
+    func terminate(_ id: String, caller: Caller) async throws(UploadRefusal) {
+        let upload = try await owned(id, by: caller)
+        guard store.lock(upload.id) else { throw refusal(Self.locked, "another request is writing to this upload", reason: "locked") }
+        defer { store.unlock(upload.id) }
+        let deleted: Bool
+        do { deleted = try await store.delete(upload.id) } catch { throw refusal(error) }
+        guard deleted else { throw refusal(Self.locked, "another server is finishing this upload; ask again in a moment", reason: "locked") }
+        if upload.state == .receiving { metrics.uploadsInProgress.decrement() }
+    }
+
+    /// Whether the upload is known to be gone (a failing store may still hold it: then false).
+    func isGone(_ id: String) async -> Bool {
+        (try? await store.upload(id)) == .some(nil)
+    }
+
+    /// All bytes are here: the photo normalised, stored and recorded (`ArrivalProcessor`), unless another
+    /// request or instance is doing it right now (423: the client asks again).
+    func finish(_ upload: inout TusUpload) async throws(UploadRefusal) {
+        let processor = self.processor, arriving = upload
+        let outcome = await store.finishing(upload) { file in
+            do throws(ArrivalProcessor.Refusal) { return .success(try await processor.finish(arriving, file: file)) } catch { return .failure(error) }
+        }
+        switch outcome {
+        case nil:
+            throw refusal(Self.locked, "the upload is being finished", reason: "locked")
+        case .success(let url):
+            upload.state = .stored
+            upload.url = url
+            metrics.uploadsInProgress.decrement()
+        case .failure(let error):
+            switch error.kind {
+            case .unavailable:
+                var refused = refusal(.serviceUnavailable, "\(upload.key): \(error.description)", reason: "storage")
+                refused.retryAfter = 5
+                throw refused
+            case .unprocessable:
+                metrics.uploadsInProgress.decrement()
+                throw refusal(.unprocessableContent, "\(upload.key): \(error.description)", reason: "photo")
+            case .notAllowed:
+                metrics.uploadsInProgress.decrement()
+                throw refusal(.forbidden, "\(upload.key): \(error.description)", reason: "path")
+            }
+        }
+    }
+
+    // MARK: - Receiving bytes
+
+    /// Streams the body to the end of the upload, never holding more than one buffer, and returns the new
+    /// offset only after `fsync`. The first bytes must sniff as a photo the pipeline decodes (else the
+    /// upload is deleted: 415); a body longer than the upload, or one whose checksum does not match, is
+    /// cut back to where it started. The last byte triggers `finish`.
+    private func receive(_ upload: inout TusUpload, at offset: Int64, _ body: RequestBody, checksum: Tus.Checksum?, log: RequestLogEntry) async throws -> Int64 {
+        let sniffLength = Int(min(Int64(Self.sniffLength), upload.length))
+        let known: [UInt8], appender: any UploadAppender
+        do throws(UploadStoreFailure) {
+            known = offset > 0 && offset < sniffLength ? try await store.head(upload.id, count: Int(offset)) : []
+            appender = try await store.appender(upload.id, at: offset, wholeRequest: checksum != nil)
+        } catch {
+            throw refusal(error)
+        }
+        let reading = BodyReading(
+            upload: upload, remaining: upload.length - offset, sniffLength: sniffLength, head: known, sniffed: offset >= sniffLength,
+            hasher: checksum?.hasher())
+        // The body is read in a child task raced against shutdown: a stopping server does not wait for a
+        // slow client, it keeps what arrived (flushed) and says how much, and the client resumes there.
+        let read = await withTaskGroup(of: BodyReading.Outcome?.self) { group in
+            group.addTask { await self.read(body, into: appender, reading, log: log) }
+            group.addTask {
+                await self.stopping.wait()
+                return nil
+            }
+            var outcome: BodyReading.Outcome = .stopped
+            for await result in group {
+                group.cancelAll()
+                if let result { outcome = result }
+            }
+            return outcome
+        }
+        var stopped = false
+        var head = reading.head, sniffed = reading.sniffed
+        switch read {
+        case .refused(let refused):
+            throw refused
+        case .failed(let error):
+            // The client went away: keep what arrived, flushed, for a resume.
+            try? await appender.sync()
+            throw error
+        case .stopped:
+            stopped = true
+            if checksum != nil { await appender.rollback() }  // the checksum covers the whole body: nothing verified
+        case .complete(let hash, let received, let done):
+            head = received
+            sniffed = done
+            if let checksum, hash != checksum.digest {
+                await appender.rollback()
+                throw refusal(
+                    Tus.checksumMismatch, "the body's \(checksum.algorithm.rawValue) checksum does not match Upload-Checksum", reason: "checksum")
+            }
+        }
+        do { try await appender.sync() } catch { throw refusal(error) }
+        let newOffset = offset + appender.count
+        if !sniffed, newOffset == upload.length { try await requirePhoto(head, upload) }
+        if UploadLifecycle.received(upload, offset: newOffset, stopping: stopped) == .finish { try await finish(&upload) }
+        return newOffset
+    }
+
+    /// What one request body's reading starts from.
+    struct BodyReading: Sendable {
+        enum Outcome: Sendable {
+            /// The body ended: its hash (when a checksum was sent), the first bytes of the upload, whether they were sniffed.
+            case complete(hash: [UInt8]?, head: [UInt8], sniffed: Bool)
+            case refused(UploadRefusal)
+            case failed(any Error)
+            /// The server is stopping.
+            case stopped
+        }
+
+        var upload: TusUpload
+        var remaining: Int64
+        var sniffLength: Int
+        var head: [UInt8]
+        var sniffed: Bool
+        var hasher: Tus.Hasher?
+    }
+
+    /// Appends the body's buffers one at a time; refuses a body longer than the upload, and (deleting
+    /// the upload) one whose first bytes are not a photo the pipeline decodes (`ImageFormat.sniff`).
+    private func read(_ body: RequestBody, into appender: any UploadAppender, _ start: BodyReading, log: RequestLogEntry) async -> BodyReading.Outcome {
+        var state = start
+        do {
+            for try await buffer in body {
+                if Task.isCancelled { return .stopped }
+                guard appender.count + Int64(buffer.readableBytes) <= state.remaining else {
+                    await appender.rollback()
+                    return .refused(refusal(.contentTooLarge, "the body goes past Upload-Length (\(state.upload.length) bytes)", reason: "size"))
+                }
+                buffer.withUnsafeReadableBytes { bytes in
+                    state.hasher?.update(bytes)
+                    if !state.sniffed { state.head += bytes.prefix(state.sniffLength - state.head.count) }
+                }
+                if !state.sniffed, state.head.count >= state.sniffLength {
+                    state.sniffed = true
+                    do { try await requirePhoto(state.head, state.upload) } catch { return .refused(error) }
+                }
+                do { try await appender.write(buffer) } catch { return .refused(refusal(error)) }
+                metrics.bytesReceived.increment(by: Int64(buffer.readableBytes))
+                log.received(buffer.readableBytes)
+            }
+        } catch {
+            return Task.isCancelled ? .stopped : .failed(error)
+        }
+        if Task.isCancelled { return .stopped }
+        return .complete(hash: state.hasher?.finalize(), head: state.head, sniffed: state.sniffed)
+    }
+
+    /// 415, and the upload deleted, unless `head` starts a JPEG, PNG, HEIC/HEIF, AVIF or WebP.
+    private func requirePhoto(_ head: [UInt8], _ upload: TusUpload) async throws(UploadRefusal) {
+        do {
+            _ = try ImageFormat.sniff(head)
+        } catch {
+            _ = try? await store.delete(upload.id)
+            metrics.uploadsInProgress.decrement()
+            throw refusal(.unsupportedMediaType, "\(upload.key): \(error.message)", reason: "type")
+        }
+    }
+
+    // MARK: - Refusals
+
+    /// The upload `id` if `caller` owns it and it has not expired; "no such upload" for anything else,
+    /// so that nobody learns another user's upload exists.
+    private func owned(_ id: String, by caller: Caller) async throws(UploadRefusal) -> TusUpload {
+        let found: TusUpload?
+        do { found = try await store.upload(id) } catch { throw refusal(error) }
+        guard let upload = UploadLifecycle.visible(found, to: caller.id, now: Date()) else { throw Self.noSuchUpload(metrics) }
+        return upload
+    }
+
+    static let locked = HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
+
+    static func noSuchUpload(_ metrics: ServerMetrics) -> UploadRefusal {
+        metrics.refusal("unknown")
+        return UploadRefusal(status: .notFound, description: "no such upload", reason: "unknown")
+    }
+
+    /// What a failing store answers: 409 when another request wrote first, 400 for an upload in too
+    /// many pieces, else 500.
+    private func refusal(_ failure: UploadStoreFailure) -> UploadRefusal {
+        switch failure.kind {
+        case .storage: refusal(.internalServerError, failure.description, reason: "storage")
+        case .conflict: refusal(.conflict, failure.description, reason: "offset")
+        case .tooManyPieces: refusal(.badRequest, failure.description, reason: "protocol")
+        }
+    }
+
+    /// A refusal, counted in the refusals metric under `reason`.
+    func refusal(_ status: HTTPResponse.Status, _ message: String, reason: String) -> UploadRefusal {
+        metrics.refusal(reason)
+        return UploadRefusal(status: status, description: message, reason: reason)
+    }
+}
+
+/// Why an upload call was refused, in no protocol's terms: each dialect answers it with its status and
+/// message and its own headers.
+struct UploadRefusal: Error, CustomStringConvertible {
+    var status: HTTPResponse.Status
+    var description: String
+    /// The refusals metric's label (counted when the refusal was made).
+    var reason: String
+    /// What the server holds, when the claimed offset was not it (409).
+    var held: Int64?
+    /// When asking again may succeed (503), in seconds.
+    var retryAfter: Int?
+}
