@@ -144,10 +144,13 @@ public struct PhotoServer: Sendable {
                 HTTP1Channel(
                     responder: { request, writer, channel in
                         // An IETF-draft upload creation learns its URL (104) before its body is read.
-                        let (request, interim) = resumable.announce(request)
-                        defer { resumable.settle(request) }
-                        if let interim { try await writer.writeInformationalHead(interim) }
-                        try await responder(request, writer, channel)
+                        let announced = resumable.announce(request)
+                        defer { if let announced { resumable.settle(announced.id) } }
+                        if let announced { try await writer.writeInformationalHead(announced.interim) }
+                        var handing: ResponseWriter? = consume writer
+                        try await ResumableUploadRoutes.$announcedUpload.withValue(announced?.id) {
+                            try await responder(request, handing.take()!, channel)
+                        }
                     },
                     // A connection that sends nothing for a minute is closed (slow-loris); a slow upload still sends.
                     configuration: .init(idleTimeout: .seconds(60)))

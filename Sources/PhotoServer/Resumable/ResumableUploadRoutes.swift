@@ -33,8 +33,6 @@ struct ResumableUploadRoutes: Sendable {
     static let uploadComplete = HTTPField.Name("Upload-Complete")!
     static let uploadIncomplete = HTTPField.Name("Upload-Incomplete")!
     static let uploadLimit = HTTPField.Name("Upload-Limit")!
-    /// The id the server gave a creation it announced with a 104; set by the server, never by a client.
-    static let announcedID = HTTPField.Name("Photoprep-Announced-Upload")!
     static let versions: Set<Int> = [3, 5, 6]
     static let partialUpload = "application/partial-upload"
 
@@ -57,31 +55,27 @@ struct ResumableUploadRoutes: Sendable {
 
     // MARK: - Announcing (before the router)
 
-    /// Called for every request before it is routed: a draft upload creation gets its id now and the
-    /// 104 to send ahead of the final response; any other request loses a client's attempt to name one.
-    /// Whatever happens to the request, `settle(request)` ends the announcement.
-    func announce(_ request: Request) -> (Request, HTTPResponse?) {
-        var head = request.head
-        head.headerFields[Self.announcedID] = nil
-        guard head.method == .post, let path = head.path, path.hasPrefix("/uploads/"),
-            let version = head.headerFields[Self.interopVersion].flatMap(Int.init), Self.versions.contains(version),
-            Self.completeness(head.headerFields, version: version) != nil
-        else {
-            return request.headers[Self.announcedID] == nil ? (request, nil) : (Request(head: head, body: request.body), nil)
-        }
+    /// The id announced in a 104 for the request being handled (set around the router, see `announce`).
+    @TaskLocal static var announcedUpload: String?
+
+    /// Called for every request before it is routed: a draft upload creation gets its id now, and the
+    /// 104 (Upload Resumption Supported) carrying its URL to send before its body is read. The caller
+    /// routes the request with the id in `announcedUpload` and settles it once the request was answered.
+    func announce(_ request: Request) -> (id: String, interim: HTTPResponse)? {
+        guard request.method == .post, let path = request.head.path, path.hasPrefix("/uploads/"),
+            let version = request.headers[Self.interopVersion].flatMap(Int.init), Self.versions.contains(version),
+            Self.completeness(request.headers, version: version) != nil
+        else { return nil }
         let id = TusUpload.newID()
         announced.add(id)
-        head.headerFields[Self.announcedID] = id
         var interim = HTTPResponse(status: .init(code: 104, reasonPhrase: "Upload Resumption Supported"))
         interim.headerFields[Self.interopVersion] = String(version)
-        interim.headerFields[.location] = PublicAddress.url("/resumable/\(id)", publicURL: publicURL, request: head)
-        return (Request(head: head, body: request.body), interim)
+        interim.headerFields[.location] = PublicAddress.url("/resumable/\(id)", publicURL: publicURL, request: request.head)
+        return (id, interim)
     }
 
-    /// The request announced in a 104 was answered (created, or refused): whoever waits for it goes on.
-    func settle(_ request: Request) {
-        if let id = request.headers[Self.announcedID] { announced.settle(id) }
-    }
+    /// The announced creation was answered (created, or refused): whoever waits for it goes on.
+    func settle(_ id: String) { announced.settle(id) }
 
     // MARK: - Requests
 
@@ -114,9 +108,9 @@ struct ResumableUploadRoutes: Sendable {
         guard let length else {
             throw protocolError("the upload's length must be known when it is created: Upload-Length, or a complete body with Content-Length")
         }
-        let upload = try await uploads.create(caller: caller, key: key, length: length, id: request.headers[Self.announcedID])
+        let upload = try await uploads.create(caller: caller, key: key, length: length, id: Self.announcedUpload)
         // A client asking about the announced id is answered from now on, while the body streams in.
-        settle(request)
+        if let id = Self.announcedUpload { announced.settle(id) }
         let location = PublicAddress.url("/resumable/\(upload.id)", publicURL: publicURL, request: request.head)
         if contentLength == 0 && !complete {
             return answer(status: .created, offset: 0, complete: false, version: version, location: location)
