@@ -16,8 +16,7 @@ Tools (each with its defaults on this machine, threads included; libheif decodes
                by `vips jpegsave tmp.v out.jpg --Q q --strip` per step
   ImageMagick  convert IN -auto-orient -resize 2048x2048> -define jpeg:extent=511999 OUT
 A tool that cannot read a format here is left out of that format's rows, and the notes say why.
-HEIC grid is also run single-threaded: photoprep with PHOTOPREP_DECODING_THREADS=1 (and --decoding-threads 1
-when the binary takes it), Pillow with PILLOW_HEIF_THREADS=1 (pillow_heif.options.DECODE_THREADS),
+HEIC grid is also run single-threaded: photoprep with --decoding-threads 1, Pillow with PILLOW_HEIF_THREADS=1 (pillow_heif.options.DECODE_THREADS),
 libvips with VIPS_CONCURRENCY=1, ImageMagick with MAGICK_THREAD_LIMIT=1.
 
 Run through Benchmarks/formats.sh, which installs the peers and makes the corpus.
@@ -51,10 +50,10 @@ GROUPS = {  # key: (label, file pattern in the corpus, ImageMagick's and libvips
     "webp": ("WebP", "*.webp", "WEBP"),
 }
 TOOLS = ["photoprep", "Pillow", "libvips", "ImageMagick"]
-THREAD_VARS = ("PHOTOPREP_DECODING_THREADS", "PILLOW_HEIF_THREADS", "VIPS_CONCURRENCY", "MAGICK_THREAD_LIMIT",
+THREAD_VARS = ("PILLOW_HEIF_THREADS", "VIPS_CONCURRENCY", "MAGICK_THREAD_LIMIT",
                "OMP_NUM_THREADS")
 DEFAULT_ENV = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
-ONE_THREAD_ENV = dict(DEFAULT_ENV, PHOTOPREP_DECODING_THREADS="1", PILLOW_HEIF_THREADS="1", VIPS_CONCURRENCY="1",
+ONE_THREAD_ENV = dict(DEFAULT_ENV, PILLOW_HEIF_THREADS="1", VIPS_CONCURRENCY="1",
                       MAGICK_THREAD_LIMIT="1")
 
 
@@ -172,8 +171,7 @@ def capabilities():
         out[(group, "libvips")] = None if loader in vips_ops else f"libvips here has no {loader}"
         mode = im_formats.get(name, "")
         out[(group, "ImageMagick")] = None if "r" in mode else f"ImageMagick here cannot read {name}"
-    # photoprep's --decoding-threads, if this binary takes it (the single-threaded pass also sets the
-    # PHOTOPREP_DECODING_THREADS environment variable).
+    # photoprep's --decoding-threads, if this binary takes it.
     extra = []
     probe = os.path.join(ROOT, "TestImages", "formats", "grid.heic")
     folder = tempfile.mkdtemp()
@@ -344,9 +342,9 @@ def main():
              "reads it. SSIM-Y against the file's own full-size decode (heif-convert, avifdec, dwebp), Lanczos to "
              "the output's size."]
     if "grid" in groups and not args.no_single_thread:
-        notes.append("“1 thread” (HEIC grid only): photoprep with PHOTOPREP_DECODING_THREADS=1"
-                     + (" and `--decoding-threads 1`" if one_thread_args else
-                        " (this binary has no `--decoding-threads`; if it ignores the variable, the rows match the default's)")
+        notes.append("“1 thread” (HEIC grid only): photoprep"
+                     + (" with `--decoding-threads 1`" if one_thread_args else
+                        " as by default (this binary has no `--decoding-threads`)")
                      + ", Pillow with pillow-heif's DECODE_THREADS = 1, libvips with VIPS_CONCURRENCY=1, ImageMagick "
                      "with MAGICK_THREAD_LIMIT=1 (IM's own threads; IM does not set libheif's decoding threads, so "
                      "its HEIC decode keeps libheif's default).")
