@@ -98,7 +98,7 @@ public struct PhotoServer: Sendable {
         self.database = database
         services = try PhotoServices(
             database: database, destination: storage.destination, stateFolder: configuration.data.appendingPathComponent("state"),
-            environment: configuration.environment, lease: configuration.jobLease)
+            environment: configuration.environment, lease: configuration.jobLease, cpu: cpu)
         self.cpu = cpu
         self.io = io
     }

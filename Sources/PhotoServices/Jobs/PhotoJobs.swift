@@ -47,6 +47,8 @@ public final class PhotoJobs: Sendable {
     public let runner = "runner-" + UUID().uuidString.lowercased()
     /// How long a claim lasts unless renewed (renewed every third of it while the job runs).
     public let lease: Duration
+    /// The bounded pool the pipeline runs on (the server's own, shared with the photos arriving there).
+    let cpu: NIOThreadPool
     private let running = Mutex<[String: Running]>([:])
     private let stopping = Mutex(false)
 
@@ -61,9 +63,10 @@ public final class PhotoJobs: Sendable {
     }
 
     init(
-        database: AppDatabase, uploader: Uploader, staging: URL, lease: Duration, credentials: @escaping @Sendable (String) -> String?,
-        photoURL: (@Sendable (PhotoJob, String) async -> String)? = nil
+        database: AppDatabase, uploader: Uploader, staging: URL, lease: Duration, cpu: NIOThreadPool = .singleton,
+        credentials: @escaping @Sendable (String) -> String?, photoURL: (@Sendable (PhotoJob, String) async -> String)? = nil
     ) {
+        self.cpu = cpu
         store = JobStore(database: database)
         self.uploader = uploader
         self.staging = staging
@@ -336,14 +339,14 @@ public final class PhotoJobs: Sendable {
     }
 
     /// Prepares the staged original with the job's preset, checks the storage rules and stages the
-    /// JPEG (written atomically); returns its path. The pipeline's CPU work runs on NIO's blocking pool
-    /// (one thread per core), never on the cooperative pool that renews leases and serves requests.
+    /// JPEG (written atomically); returns its path. The pipeline's CPU work runs on the bounded pool
+    /// `cpu`, never on the cooperative pool that renews leases and serves requests.
     private func prepare(_ job: PhotoJob) async throws(ServiceError) -> String {
         guard let preset = PrepareOptions.Preset(rawValue: job.preset) else { throw .invalidState("unknown preset \(job.preset)") }
         let original = job.originalPath
         let result: Result<PreparedPhoto, PhotoPrepError>
         do {
-            result = try await NIOThreadPool.singleton.runIfActive {
+            result = try await cpu.runIfActive {
                 do throws(PhotoPrepError) { return .success(try PhotoPipeline(preset: preset).prepare(contentsOf: original)) } catch { return .failure(error) }
             }
         } catch {

@@ -3,6 +3,7 @@ import SQLKit
 import PhotoPrep
 public import PhotoUpload
 import PhotoFiles
+public import NIOPosix
 
 /// The group-creation and profile-photo services on one database and one storage destination.
 ///
@@ -27,9 +28,11 @@ public final class PhotoServices: Sendable {
     ///   - credentials: the `Authorization` header for a user's uploads (e.g. `Bearer <token>`).
     ///   - lease: how long a photo job stays with its runner unless renewed: after a crash, how long until
     ///     another runner (any process, any machine) takes it over.
+    ///   - cpu: the bounded pool photos are prepared on (a server passes its own; default: NIO's, one thread per core).
     public init(
         database: AppDatabase, destination: String, stateFolder: URL, upload: UploadConfiguration = UploadConfiguration(),
-        environment: [String: String]? = nil, lease: Duration = .seconds(30), credentials: @escaping @Sendable (String) -> String? = { _ in nil }
+        environment: [String: String]? = nil, lease: Duration = .seconds(30), cpu: NIOThreadPool = .singleton,
+        credentials: @escaping @Sendable (String) -> String? = { _ in nil }
     ) throws(ServiceError) {
         // Owner-only: staged photos and the journal of uploads in flight are nobody else's business.
         try? FileManager.default.createDirectory(at: stateFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -45,7 +48,8 @@ public final class PhotoServices: Sendable {
         }
         self.database = database
         jobs = PhotoJobs(
-            database: database, uploader: uploader, staging: stateFolder.appendingPathComponent("staging"), lease: lease, credentials: credentials)
+            database: database, uploader: uploader, staging: stateFolder.appendingPathComponent("staging"), lease: lease, cpu: cpu,
+            credentials: credentials)
         users = UserDirectory(database: database)
         groups = GroupService(database: database, jobs: jobs)
         profiles = ProfileService(database: database, jobs: jobs)

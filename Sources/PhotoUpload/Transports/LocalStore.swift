@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 
 /// The embedded destination: a folder on disk (`file:///path`) with the semantics of a resumable
 /// upload server. Partial uploads live in `.photoprep-uploads/` under the folder; every chunk is
@@ -55,13 +56,18 @@ struct LocalStore: UploadTransport {
         var written = 0
         while written < chunk.count {
             if Task.isCancelled { throw .cancelled }
-            let piece = min(64 * 1024, chunk.count - written)
-            let n = chunk.withUnsafeBytes { pwrite(fd, $0.baseAddress! + written, piece, off_t(offset) + off_t(written)) }
-            guard n > 0 else { throw .status(507, "\(path): \(String(cString: strerror(errno)))") }
+            let piece = min(64 * 1024, chunk.count - written), at = written
+            let (n, error) = try await blocking {
+                let n = chunk.withUnsafeBytes { pwrite(fd, $0.baseAddress! + at, piece, off_t(offset) + off_t(at)) }
+                return (n, errno)
+            }
+            if n < 0 && error == EINTR { continue }
+            guard n > 0 else { throw .status(507, "\(path): \(String(cString: strerror(error)))") }
             written += n
             sent(written)
         }
-        guard fsync(fd) == 0 else { throw .status(507, "\(path): fsync: \(String(cString: strerror(errno)))") }
+        let (synced, error) = try await blocking { (fsync(fd), errno) }
+        guard synced == 0 else { throw .status(507, "\(path): fsync: \(String(cString: strerror(error)))") }
         let newOffset = offset + Int64(chunk.count)
         if newOffset == info.length { try finalize(location) }
         return Acknowledgement(offset: newOffset)
@@ -103,6 +109,14 @@ struct LocalStore: UploadTransport {
             throw .status(500, "\(target.path): \(String(cString: strerror(errno)))")
         }
         try? FileManager.default.removeItem(at: partialFolder.appendingPathComponent("\(location).json"))
+    }
+
+    /// Runs blocking file I/O on NIO's blocking pool, never on the cooperative threads that run every
+    /// other task (a slow disk would stall them all).
+    private func blocking<T: Sendable>(_ body: @escaping @Sendable () -> T) async throws(TransportFailure) -> T {
+        do { return try await NIOThreadPool.singleton.runIfActive(body) } catch is CancellationError { throw .cancelled } catch {
+            throw .status(500, "the file I/O threads are shut down: \(error)")
+        }
     }
 
     /// Keys stay inside the folder: no empty, `.` or `..` segments, no absolute paths, no control characters.
