@@ -63,7 +63,7 @@ let package = Package(
             dependencies: ["CTurboJPEG", "CPNG", "CHeif", "CWebP", "CLCMS2"],
             swiftSettings: swiftSettings + simdSettings
         ),
-        /// Files written atomically, paths: what the batch, the uploader and the services share.
+        /// Files written atomically, paths, bounded concurrency: what the batch, the uploader, the services and the server share.
         .target(name: "PhotoFiles", swiftSettings: swiftSettings),
         .target(
             name: "PhotoUpload",
@@ -198,7 +198,7 @@ let package = Package(
         .testTarget(
             name: "PhotoUploadTests",
             dependencies: [
-                "PhotoUpload", "photoprep", "photoprep-full", "ResumableUploadTestServer", "TestSupport",
+                "PhotoUpload", "PhotoFiles", "photoprep", "photoprep-full", "ResumableUploadTestServer", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],

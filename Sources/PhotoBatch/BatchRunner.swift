@@ -84,20 +84,11 @@ final class BatchRunner: Sendable {
         // Largest files first, so that a big photo does not start last and leave the other cores idle.
         let order = files.indices.sorted { size(of: files[$0]) > size(of: files[$1]) }
         var results = [Outcome?](repeating: nil, count: files.count)
-        await withTaskGroup(of: (Int, Outcome).self) { group in
-            var next = 0
-            func startNext() {
-                guard next < order.count, !stopRequested.load(ordering: .relaxed) else { return }
-                let index = order[next]
-                next += 1
-                group.addTask { (index, await self.process(self.files[index])) }
-            }
-            for _ in 0..<max(1, min(jobs, files.count)) { startNext() }
-            while let (index, outcome) = await group.next() {
-                results[index] = outcome
-                report(outcome)
-                startNext()
-            }
+        await BoundedConcurrency.run(count: files.count, limit: jobs, order: order, keepStarting: { !stopRequested.load(ordering: .relaxed) }) {
+            await self.process(self.files[$0])
+        } finished: { index, outcome in
+            results[index] = outcome
+            report(outcome)
         }
         return results.compactMap { $0 }
     }

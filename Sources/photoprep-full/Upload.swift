@@ -1,6 +1,7 @@
 import ArgumentParser
 import PhotoBatch
 import Foundation
+import PhotoFiles
 import PhotoUpload
 import Synchronization
 
@@ -226,67 +227,58 @@ final class UploadRun: Sendable {
         let live = !json && !quiet && isatty(STDERR_FILENO) == 1
         let total = items.compactMap { (try? FileManager.default.attributesOfItem(atPath: $0.path))?[.size] as? Int64 }.reduce(0, +)
         tally.withLock { $0.files = items.count; $0.total = total }
-        return await withTaskGroup(of: Outcome.self) { group in
-            var next = 0
-            var counts = Counts()
-            func add() {
-                let index = next
-                let (path, key) = items[index]
-                next += 1
-                group.addTask { [self] in
-                    let started = ContinuousClock.now
-                    let task = await uploader.upload(.file(path), request: UploadRequest(key: key, authorization: authorization))
-                    active.withLock { $0[index] = task }
-                    defer { active.withLock { $0[index] = nil } }
-                    if stopRequested.load(ordering: .relaxed) { task.pause() }
-                    for await event in task.events {
-                        if json {
-                            printJSONLine(UploadLine(file: path, key: key, event: event, seconds: event.isTerminal ? seconds(since: started) : nil))
-                        } else if case .progress(let p) = event, live {
-                            drawProgress(index: index, acknowledged: p.acknowledged)
-                        }
-                        if event.isTerminal, live { drawProgress(index: index, fileDone: true) }
-                        switch event {
-                        case .finished(let location):
-                            if !json && !quiet { print("\(live ? "\r\u{1B}[2K" : "")\(path) → \(location)") }
-                            return .uploaded
-                        case .failed(let error):
-                            StandardStream.error.write("\(live ? "\r\u{1B}[2K" : "")error: \(path): \(error)\n")
-                            return .failed
-                        case .cancelled:
-                            StandardStream.error.write("cancelled: \(path)\n")
-                            return .failed
-                        case .paused(let p):
-                            if !json && !quiet {
-                                StandardStream.error.write("\(live ? "\r\u{1B}[2K" : "")paused: \(path) at \(p.acknowledged)/\(p.total) bytes\n")
-                            }
-                            return .paused
-                        case .retrying(let retry):
-                            // Every retry is shown: on the live line, as a line on a pipe, as an event in --json.
-                            if live {
-                                StandardStream.error.write(String("\r\u{1B}[2K\(path): \(retry)".prefix(400)))
-                            } else if !json && !quiet {
-                                StandardStream.error.write("retrying: \(path): \(retry)\n")
-                            }
-                        case .started, .progress:
-                            break
-                        }
-                    }
+        var counts = Counts()
+        let begun = await BoundedConcurrency.run(count: items.count, limit: parallel, keepStarting: { !stopRequested.load(ordering: .relaxed) }) {
+            [self] index -> Outcome in
+            let (path, key) = items[index]
+            let started = ContinuousClock.now
+            let task = await uploader.upload(.file(path), request: UploadRequest(key: key, authorization: authorization))
+            active.withLock { $0[index] = task }
+            defer { active.withLock { $0[index] = nil } }
+            if stopRequested.load(ordering: .relaxed) { task.pause() }
+            for await event in task.events {
+                if json {
+                    printJSONLine(UploadLine(file: path, key: key, event: event, seconds: event.isTerminal ? seconds(since: started) : nil))
+                } else if case .progress(let p) = event, live {
+                    drawProgress(index: index, acknowledged: p.acknowledged)
+                }
+                if event.isTerminal, live { drawProgress(index: index, fileDone: true) }
+                switch event {
+                case .finished(let location):
+                    if !json && !quiet { print("\(live ? "\r\u{1B}[2K" : "")\(path) → \(location)") }
+                    return .uploaded
+                case .failed(let error):
+                    StandardStream.error.write("\(live ? "\r\u{1B}[2K" : "")error: \(path): \(error)\n")
                     return .failed
+                case .cancelled:
+                    StandardStream.error.write("cancelled: \(path)\n")
+                    return .failed
+                case .paused(let p):
+                    if !json && !quiet {
+                        StandardStream.error.write("\(live ? "\r\u{1B}[2K" : "")paused: \(path) at \(p.acknowledged)/\(p.total) bytes\n")
+                    }
+                    return .paused
+                case .retrying(let retry):
+                    // Every retry is shown: on the live line, as a line on a pipe, as an event in --json.
+                    if live {
+                        StandardStream.error.write(String("\r\u{1B}[2K\(path): \(retry)".prefix(400)))
+                    } else if !json && !quiet {
+                        StandardStream.error.write("retrying: \(path): \(retry)\n")
+                    }
+                case .started, .progress:
+                    break
                 }
             }
-            while next < min(items.count, max(1, parallel)) { add() }
-            while let outcome = await group.next() {
-                switch outcome {
-                case .uploaded: counts.uploaded += 1
-                case .failed: counts.failed += 1
-                case .paused: counts.paused += 1
-                }
-                if next < items.count && !stopRequested.load(ordering: .relaxed) { add() }
+            return .failed
+        } finished: { _, outcome in
+            switch outcome {
+            case .uploaded: counts.uploaded += 1
+            case .failed: counts.failed += 1
+            case .paused: counts.paused += 1
             }
-            counts.notStarted = items.count - next
-            return counts
         }
+        counts.notStarted = items.count - begun
+        return counts
     }
 
     struct UploadLine: Encodable {

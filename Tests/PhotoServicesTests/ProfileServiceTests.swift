@@ -94,7 +94,7 @@ import TestSupport
         let jpeg = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Fixture.path("photos/storm-1920x1280.jpg"))))
         try StorageRules.checkUpload(jpeg, to: .profileImage(userId: "u1", file: "a.jpg"))
         let png = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Fixture.path("edge/photo-rgb8.png"))))
-        await #expect(throws: ServiceError.unsupportedPhoto("uploads must be JPEG images")) { try StorageRules.checkUpload(png, to: .profileImage(userId: "u1", file: "a.jpg")) }
+        #expect(throws: ServiceError.unsupportedPhoto("uploads must be JPEG images")) { try StorageRules.checkUpload(png, to: .profileImage(userId: "u1", file: "a.jpg")) }
         let big = jpeg + [UInt8](repeating: 0, count: 5 * 1024 * 1024 - jpeg.count)
         #expect(big.count == 5 * 1024 * 1024)
         await #expect(throws: ServiceError.photoTooLarge(bytes: big.count, limit: 5 * 1024 * 1024)) {

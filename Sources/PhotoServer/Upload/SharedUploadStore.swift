@@ -1,4 +1,5 @@
 import Foundation
+import PhotoFiles
 import NIOCore
 import NIOPosix
 import PhotoServices
@@ -166,12 +167,8 @@ final class SharedUploadStore: PartialUploadStore {
 
     /// Deletes objects, four at a time. One that stays (the bucket failed) is found by `housekeeping`.
     private func deleteObjects(_ keys: [String]) async {
-        await withTaskGroup(of: Void.self) { group in
-            for (index, key) in keys.enumerated() {
-                if index >= 4 { await group.next() }
-                group.addTask { [objects] in try? await objects.delete(key) }
-            }
-        }
+        let objects = self.objects
+        await BoundedConcurrency.run(count: keys.count, limit: 4) { index in _ = try? await objects.delete(keys[index]) }
     }
 
     /// Drops the finishing history begun more than a week ago, and deletes the objects under

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import PhotoFiles
 import NIOHTTP1
 import Synchronization
 
@@ -173,22 +174,13 @@ public final class Uploader: Sendable {
 
     /// Uploads many items, at most `maxConcurrent` at a time; returns each one's terminal event in order.
     public func uploadAll(_ items: [(UploadSource, UploadRequest)], maxConcurrent: Int = 4) async -> [UploadEvent] {
-        await withTaskGroup(of: (Int, UploadEvent).self) { group in
-            var results = [UploadEvent?](repeating: nil, count: items.count)
-            var next = 0
-            func add() async {
-                let index = next
-                next += 1
-                let (source, request) = items[index]
-                let task = await upload(source, request: request)
-                group.addTask { (index, await task.result()) }
-            }
-            while next < min(items.count, max(1, maxConcurrent)) { await add() }
-            while let (index, event) = await group.next() {
-                results[index] = event
-                if next < items.count { await add() }
-            }
-            return results.map { $0! }
+        var results = [UploadEvent?](repeating: nil, count: items.count)
+        await BoundedConcurrency.run(count: items.count, limit: maxConcurrent) { index in
+            let (source, request) = items[index]
+            return await self.upload(source, request: request).result()
+        } finished: { index, event in
+            results[index] = event
         }
+        return results.map { $0! }
     }
 }
