@@ -251,17 +251,15 @@ final class SharedUploadStore: PartialUploadStore {
         guard claimed else { return nil }
         let file = folder.appendingPathComponent("\(upload.id)-\(runner).bin").path
         defer { unlink(file) }
-        let outcome = await withTaskGroup(of: Void.self) { group -> Result<String, ArrivalProcessor.Refusal> in
-            group.addTask { [self] in
-                // Renewed every third of the lease while the pieces are gathered and the photo prepared and stored.
-                while (try? await Task.sleep(for: lease / 3)) != nil {
-                    _ = try? await write { db in
-                        try await db.update("tusUpload").set("finishLeaseExpiresAt", to: SQLBind(Date() + lease.timeInterval))
-                            .where("id", .equal, upload.id).where("finishOwner", .equal, runner).run()
-                    }
-                }
+        let (lease, runner) = (self.lease, self.runner)
+        // Renewed while the pieces are gathered and the photo prepared and stored.
+        let outcome = await LeaseRenewal.holding(for: lease) { [self] in
+            _ = try? await write { db in
+                try await db.update("tusUpload").set("finishLeaseExpiresAt", to: SQLBind(Date() + lease.timeInterval))
+                    .where("id", .equal, upload.id).where("finishOwner", .equal, runner).run()
             }
-            defer { group.cancelAll() }
+            return true
+        } _: { () -> Result<String, ArrivalProcessor.Refusal> in
             do throws(UploadStoreFailure) {
                 try await gather(upload, into: file)
             } catch {

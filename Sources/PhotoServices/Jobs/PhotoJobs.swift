@@ -245,22 +245,17 @@ public final class PhotoJobs: Sendable {
         var machine = PhotoJobMachine()
         // The lease is renewed while the job runs, progress or not (backoff can last minutes). When
         // another runner has it (this one stalled past its lease), the upload pauses and the job is let go.
-        return await withTaskGroup(of: Void.self) { group -> PhotoJobEvent? in
-            group.addTask { [self] in
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: lease / 3)
-                    if Task.isCancelled { break }
-                    if let lost = try? await store.renew([id], runner: runner, lease: lease), lost.contains(id) {
-                        let upload = running.withLock { jobs in
-                            jobs[id]?.leaseLost = true
-                            return jobs[id]?.upload
-                        }
-                        upload?.pause()
-                        break
-                    }
-                }
+        let store = self.store, runner = self.runner, lease = self.lease
+        return await LeaseRenewal.holding(for: lease) {
+            guard let lost = try? await store.renew([id], runner: runner, lease: lease) else { return true }
+            return !lost.contains(id)
+        } lost: { [self] in
+            let upload = running.withLock { jobs in
+                jobs[id]?.leaseLost = true
+                return jobs[id]?.upload
             }
-            defer { group.cancelAll() }
+            upload?.pause()
+        } _: { () -> PhotoJobEvent? in
             var pending = machine.handle(.claimed(preparedPath: job.preparedPath))
             var upload: UploadTask?
             var uploadEvents: AsyncStream<UploadEvent>.AsyncIterator?
