@@ -122,6 +122,7 @@ public struct PhotoServer: Sendable {
         io.start()
         let router = Router(context: ServerContext.self)
         router.add(middleware: RequestLogMiddleware(metrics: metrics))
+        router.add(middleware: BearerAuthentication(authenticator: authenticator))
         router.get("/health") { [database] _, _ -> Response in
             let healthy = (try? await database.read { db in try await db.raw("SELECT 1").run() }) != nil
             return Response(
@@ -134,10 +135,10 @@ public struct PhotoServer: Sendable {
                 body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
         }
         let publicURL = configuration.publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
-        TusRoutes(uploads: uploads, authenticator: authenticator, publicURL: publicURL).register(on: router)
-        let resumable = ResumableUploadRoutes(uploads: uploads, authenticator: authenticator, publicURL: publicURL)
+        TusRoutes(uploads: uploads, publicURL: publicURL).register(on: router)
+        let resumable = ResumableUploadRoutes(uploads: uploads, publicURL: publicURL)
         resumable.register(on: router)
-        APIRoutes(services: services, authenticator: authenticator, store: uploads.store).register(on: router)
+        APIRoutes(services: services, store: uploads.store).register(on: router)
         let app = Application(
             router: router,
             server: HTTPServerBuilder { responder in

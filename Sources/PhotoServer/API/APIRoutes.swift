@@ -11,44 +11,45 @@ import PhotoServices
 /// problem details. Groups are visible to their members only: anyone else gets 404.
 struct APIRoutes: Sendable {
     let services: PhotoServices
-    let authenticator: Authenticator
     let store: any PartialUploadStore
 
     func register(on router: Router<ServerContext>) {
         router.get("/openapi.yaml") { _, _ in Self.document() }
-        router.get("/v1/me") { request, context in await answer(request, context) { caller in try await me(caller) } }
-        router.patch("/v1/me") { request, context in await answer(request, context) { caller in try await updateMe(caller, request) } }
-        router.get("/v1/users") { request, context in await answer(request, context) { caller in try await users(caller, request) } }
-        router.get("/v1/users/:id") { request, context in
-            await answer(request, context) { _ in try await user(id: context.parameters.get("id") ?? "") }
+        let v1 = router.group("v1").add(middleware: ProblemMiddleware())
+        v1.get("me") { _, context in try await me(Self.caller(context)) }
+        v1.patch("me") { request, context in try await updateMe(Self.caller(context), request) }
+        v1.get("users") { request, context in try await users(Self.caller(context), request) }
+        v1.get("users/:id") { _, context in
+            _ = try Self.caller(context)
+            return try await user(id: context.parameters.get("id") ?? "")
         }
-        router.get("/v1/me/photo") { request, context in await answer(request, context) { caller in try await profilePhoto(caller) } }
-        router.delete("/v1/me/photo") { request, context in await answer(request, context) { caller in try await deleteProfilePhoto(caller) } }
-        router.get("/v1/albums/:album/photos") { request, context in
-            await answer(request, context) { caller in try await albumPhotos(caller, album: context.parameters.get("album") ?? "") }
+        v1.get("me/photo") { _, context in try await profilePhoto(Self.caller(context)) }
+        v1.delete("me/photo") { _, context in try await deleteProfilePhoto(Self.caller(context)) }
+        v1.get("albums/:album/photos") { _, context in
+            try await albumPhotos(Self.caller(context), album: context.parameters.get("album") ?? "")
         }
-        router.delete("/v1/albums/:album/photos/:photo") { request, context in
-            await answer(request, context) { caller in
-                try await deleteAlbumPhoto(caller, album: context.parameters.get("album") ?? "", photo: context.parameters.get("photo") ?? "")
-            }
+        v1.delete("albums/:album/photos/:photo") { _, context in
+            try await deleteAlbumPhoto(Self.caller(context), album: context.parameters.get("album") ?? "", photo: context.parameters.get("photo") ?? "")
         }
-        router.get("/v1/notifications") { request, context in await answer(request, context) { caller in try await notifications(caller, request) } }
-        router.post("/v1/groups") { request, context in await answer(request, context) { caller in try await create(caller, request) } }
-        router.get("/v1/groups") { request, context in await answer(request, context) { caller in try await groups(caller, request) } }
-        router.get("/v1/groups/:id") { request, context in
-            await answer(request, context) { caller in try await group(caller, id: context.parameters.get("id") ?? "") }
+        v1.get("notifications") { request, context in try await notifications(Self.caller(context), request) }
+        v1.post("groups") { request, context in try await create(Self.caller(context), request) }
+        v1.get("groups") { request, context in try await groups(Self.caller(context), request) }
+        v1.get("groups/:id") { _, context in try await group(Self.caller(context), id: context.parameters.get("id") ?? "") }
+        v1.patch("groups/:id") { request, context in try await rename(Self.caller(context), id: context.parameters.get("id") ?? "", request) }
+        v1.post("groups/:id/members") { request, context in
+            try await changeMembers(Self.caller(context), id: context.parameters.get("id") ?? "", request)
         }
-        router.patch("/v1/groups/:id") { request, context in
-            await answer(request, context) { caller in try await rename(caller, id: context.parameters.get("id") ?? "", request) }
+        v1.get("groups/:id/messages") { request, context in
+            try await messages(Self.caller(context), id: context.parameters.get("id") ?? "", request)
         }
-        router.post("/v1/groups/:id/members") { request, context in
-            await answer(request, context) { caller in try await changeMembers(caller, id: context.parameters.get("id") ?? "", request) }
-        }
-        router.get("/v1/groups/:id/messages") { request, context in
-            await answer(request, context) { caller in try await messages(caller, id: context.parameters.get("id") ?? "", request) }
-        }
-        router.get("/v1/groups/:id/photo") { request, context in
-            await answer(request, context) { caller in try await photo(caller, id: context.parameters.get("id") ?? "") }
+        v1.get("groups/:id/photo") { _, context in try await photo(Self.caller(context), id: context.parameters.get("id") ?? "") }
+    }
+
+    /// The caller `BearerAuthentication` found; 401 without one.
+    static func caller(_ context: ServerContext) throws(Problem) -> Caller {
+        switch context.identity {
+        case .success(let caller): return caller
+        case .failure(let error): throw Problem(.unauthorized, "unauthenticated", "not authenticated: \(error.description)")
         }
     }
 
@@ -240,25 +241,6 @@ struct APIRoutes: Sendable {
     }
 
     // MARK: - Plumbing
-
-    /// Authenticates, runs `body`, and turns what it throws into problem details.
-    private func answer(_ request: Request, _ context: ServerContext, _ body: (Caller) async throws -> Response) async -> Response {
-        let caller: Caller
-        do {
-            caller = try await authenticator.caller(of: request, context)
-        } catch {
-            return Problem(.unauthorized, "unauthenticated", "not authenticated: \(error.description)").response
-        }
-        do {
-            return try await body(caller)
-        } catch let problem as Problem {
-            return problem.response
-        } catch let error as ServiceError {
-            return Problem(error).response
-        } catch {
-            return Problem(.internalServerError, "internal", "\(error)").response
-        }
-    }
 
     private func decode<T: Decodable>(_ request: Request) async throws -> T {
         guard request.headers[.contentType]?.lowercased().hasPrefix("application/json") ?? false else {

@@ -5,20 +5,27 @@ import NIOCore
 import PhotoServices
 
 /// An error answer as RFC 9457 problem details (`application/problem+json`): a stable `type` per rule,
-/// the HTTP status, a human `detail`, and for a rule violation the request `field` at fault.
-struct Problem: Error, Encodable {
+/// the HTTP status, a human `detail`, and for a rule violation the request `field` at fault. Thrown by
+/// the API's handlers; Hummingbird answers it with `response`.
+struct Problem: HTTPResponseError, Encodable {
     var type: String
     var title: String
-    var status: Int
+    var code: Int
     var detail: String
     var field: String?
+
+    enum CodingKeys: String, CodingKey {
+        case type, title, code = "status", detail, field
+    }
+
+    var status: HTTPResponse.Status { HTTPResponse.Status(code: code) }
 
     static let base = "https://photoprep.dev/problems/"
 
     init(_ status: HTTPResponse.Status, _ rule: String, _ detail: String, field: String? = nil) {
         type = Self.base + rule
         title = status.reasonPhrase
-        self.status = status.code
+        code = status.code
         self.detail = detail
         self.field = field
     }
@@ -42,12 +49,31 @@ struct Problem: Error, Encodable {
         }
     }
 
+    func response(from request: Request, context: some RequestContext) throws -> Response { response }
+
     var response: Response {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let body = (try? encoder.encode(self)) ?? Data()
         var headers: HTTPFields = [.contentType: "application/problem+json"]
-        if status == 401 { headers[.wwwAuthenticate] = "Bearer" }
-        return Response(status: HTTPResponse.Status(code: status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        if code == 401 { headers[.wwwAuthenticate] = "Bearer" }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
+
+/// The API's errors as problem details: a `Problem` as thrown, a `ServiceError` by its rule, anything else 500.
+struct ProblemMiddleware: RouterMiddleware {
+    typealias Context = ServerContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let problem as Problem {
+            throw problem
+        } catch let error as ServiceError {
+            throw Problem(error)
+        } catch {
+            throw Problem(.internalServerError, "internal", "\(error)")
+        }
     }
 }

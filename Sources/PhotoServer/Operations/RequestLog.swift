@@ -4,10 +4,13 @@ import Hummingbird
 import Logging
 import Synchronization
 
-/// The request context: Hummingbird's core storage plus what the request log line needs from the handler.
+/// The request context: Hummingbird's core storage, who is calling, and what the request log line needs
+/// from the handler.
 struct ServerContext: RequestContext {
     var coreContext: CoreRequestContextStorage
     let log = RequestLogEntry()
+    /// Who is calling, as `BearerAuthentication` found it: the verified token's caller, or why there is none.
+    var identity: Result<Caller, Authenticator.Failure> = .failure(.init(description: "no Authorization header"))
 
     init(source: Source) {
         coreContext = .init(source: source)

@@ -22,7 +22,6 @@ import PhotoServices
 /// with the same status codes.
 struct ResumableUploadRoutes: Sendable {
     let uploads: UploadHandler
-    let authenticator: Authenticator
     /// The address clients reach the server at; nil: the request's `Host`.
     let publicURL: String?
     /// Uploads announced (104) whose creation has not finished yet: a client may ask about one before
@@ -187,7 +186,9 @@ struct ResumableUploadRoutes: Sendable {
             return Self.response(protocolError("Upload-Draft-Interop-Version \(sent) is not supported: 3, 5 or 6"), 6)
         }
         let caller: Caller
-        do { caller = try await authenticator.caller(of: request, context) } catch {
+        switch context.identity {
+        case .success(let who): caller = who
+        case .failure(let error):
             return Self.response(uploads.refusal(.unauthorized, "not authenticated: \(error.description)", reason: "auth"), version)
         }
         do {

@@ -7,10 +7,9 @@ import PhotoServices
 /// tus 1.0 at `/files/`: core, creation, creation-with-upload, termination, checksum (sha1, sha256) and
 /// expiration — a dialect of the upload core (`UploadHandler`): each request's headers are read here,
 /// the core does the work, and its answer or refusal goes back in tus' headers. Every request but
-/// `OPTIONS` needs `Tus-Resumable: 1.0.0` and a verified token.
+/// `OPTIONS` needs `Tus-Resumable: 1.0.0` and a verified token (`BearerAuthentication`).
 struct TusRoutes: Sendable {
     let uploads: UploadHandler
-    let authenticator: Authenticator
     /// The address clients reach the server at (behind a proxy or load balancer); nil: the request's `Host`.
     let publicURL: String?
 
@@ -109,8 +108,9 @@ struct TusRoutes: Sendable {
             return response
         }
         let caller: Caller
-        do { caller = try await authenticator.caller(of: request, context) } catch {
-            return Self.response(uploads.refusal(.unauthorized, "not authenticated: \(error.description)", reason: "auth"))
+        switch context.identity {
+        case .success(let who): caller = who
+        case .failure(let error): return Self.response(uploads.refusal(.unauthorized, "not authenticated: \(error.description)", reason: "auth"))
         }
         do {
             return try await handle(caller)
