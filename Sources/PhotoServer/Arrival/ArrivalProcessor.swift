@@ -76,18 +76,17 @@ struct ArrivalProcessor: Sendable {
         }
         metrics.photosStored.increment()
         // The record points at the new photo already: deleting the old one leaves no broken window.
-        if let replaced { await delete(replaced, caller: upload.owner, attempts: 3) }
+        if let replaced {
+            let storage = self.storage
+            await stale.delete(replaced, caller: upload.owner) { url in try await storage.delete(url) }
+        }
         return url
     }
 
     /// Deletes the replaced objects that could not be deleted when they were replaced.
     func deleteStaleObjects() async {
-        for object in (try? await stale.all()) ?? [] { await delete(object.url, caller: object.caller, attempts: 1) }
-    }
-
-    private func delete(_ url: String, caller: String, attempts: Int) async {
         let storage = self.storage
-        await stale.delete(url, caller: caller, attempts: attempts) { url in try await storage.delete(url) }
+        await stale.retryAll { url, _ in try await storage.delete(url) }
     }
 }
 

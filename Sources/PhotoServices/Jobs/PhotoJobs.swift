@@ -47,6 +47,8 @@ public final class PhotoJobs: Sendable {
     public let runner = "runner-" + UUID().uuidString.lowercased()
     /// How long a claim lasts unless renewed (renewed every third of it while the job runs).
     public let lease: Duration
+    /// Replaced objects whose deletion failed, retried by `sync()`.
+    let stale: StaleObjects
     /// The bounded pool the pipeline runs on (the server's own, shared with the photos arriving there).
     let cpu: NIOThreadPool
     private let running = Mutex<[String: Running]>([:])
@@ -68,6 +70,7 @@ public final class PhotoJobs: Sendable {
     ) {
         self.cpu = cpu
         store = JobStore(database: database)
+        stale = StaleObjects(database: database)
         self.uploader = uploader
         self.staging = staging
         self.lease = lease
@@ -130,7 +133,7 @@ public final class PhotoJobs: Sendable {
     /// ends or its lease runs out (then it is taken over). Returns the jobs' states afterwards.
     @discardableResult
     public func sync() async -> [PhotoJob] {
-        for stale in (try? await staleObjects()) ?? [] { await deleteStale(stale.url, caller: stale.caller, attempts: 1) }
+        await stale.retryAll { url, caller in try await self.deleteObject(url, caller: caller) }
         var seen: [String] = []
         while !stopping.withLock({ $0 }) {
             // Runnable ones, and those already running here (a submission, a group just released).
@@ -171,7 +174,7 @@ public final class PhotoJobs: Sendable {
 
     /// Objects that should be gone but could not be deleted yet, with why.
     public func staleObjects() async throws(ServiceError) -> [StaleObject] {
-        try await StaleObjects(database: store.database).all()
+        try await stale.all()
     }
 
     // MARK: - Running
@@ -361,10 +364,11 @@ public final class PhotoJobs: Sendable {
     /// Deletes an object that should be gone, trying `attempts` times; one that still cannot be deleted
     /// is recorded (`staleObjects()`), and `sync()` tries again.
     func deleteStale(_ url: String, caller: String, attempts: Int = 3) async {
-        let uploader = self.uploader, authorization = credentials(caller)
-        await StaleObjects(database: store.database).delete(url, caller: caller, attempts: attempts) { url in
-            try await uploader.delete(url, authorization: authorization)
-        }
+        await stale.delete(url, caller: caller, attempts: attempts) { url in try await self.deleteObject(url, caller: caller) }
+    }
+
+    private func deleteObject(_ url: String, caller: String) async throws {
+        try await uploader.delete(url, authorization: credentials(caller))
     }
 
     /// The terminal event that describes the job's recorded state.

@@ -29,6 +29,13 @@ public struct StaleObjects: Sendable {
         try? await keep(url, caller: caller, error: failure, attempts: attempts)
     }
 
+    /// Tries once more to delete every object still to delete; `delete` gets its URL and whose credentials delete it.
+    public func retryAll(with delete: (_ url: String, _ caller: String) async throws -> Void) async {
+        for object in (try? await all()) ?? [] {
+            await self.delete(object.url, caller: object.caller, attempts: 1) { try await delete($0, object.caller) }
+        }
+    }
+
     /// The objects still to delete, oldest first.
     public func all() async throws(ServiceError) -> [StaleObject] {
         try await database.read { db in try await db.select().columns("*").from("staleObject").orderBy("updatedAt").all(decoding: StaleObject.self) }
