@@ -146,13 +146,14 @@ class Proxy(BaseHTTPRequestHandler):
             connection.close()
 
     def answer(self, status, text):
+        # Saved before answering: a client that got this answer finds it counted.
+        self.save_stats()
         self.send_response(status)
         self.send_header("Tus-Resumable", "1.0.0")
         self.send_header("Content-Length", str(len(text)))
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(text)
-        self.save_stats()
 
     def save_stats(self):
         stats_file.save(args.stats, stats, lock)
