@@ -18,6 +18,11 @@ let hostHasAVX2: Bool = {
 let simdSettings: [SwiftSetting] =
     hostHasAVX2 ? [.unsafeFlags(["-target-cpu", "haswell"], .when(configuration: .release))] : []
 
+/// The pipeline is compiled optimised in debug builds too: unoptimised, its pixel loops run about 100×
+/// slower (3.1 s instead of 24 ms for a 2560×1600 photo here), and the tests and the debug server
+/// prepare hundreds of photos. Everything else stays debuggable.
+let optimisedInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
+
 /// One settings array for every Swift target (Swift 6 mode plus the upcoming features we hold ourselves to).
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
@@ -61,7 +66,7 @@ let package = Package(
         .target(
             name: "PhotoPrep",
             dependencies: ["CTurboJPEG", "CPNG", "CHeif", "CWebP", "CLCMS2"],
-            swiftSettings: swiftSettings + simdSettings
+            swiftSettings: swiftSettings + simdSettings + optimisedInDebug
         ),
         /// Files written atomically, paths, bounded concurrency: what the batch, the uploader, the services and the server share.
         .target(name: "PhotoFiles", swiftSettings: swiftSettings),
