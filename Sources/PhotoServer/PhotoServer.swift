@@ -73,7 +73,7 @@ public struct PhotoServer: Sendable {
     public init(configuration: Configuration, logger: Logger) async throws {
         self.configuration = configuration
         self.logger = logger
-        let database = try await AppDatabase.open(configuration.database ?? configuration.data.appendingPathComponent("app.sqlite").path)
+        let database = try await AppDatabase.open(configuration.database ?? configuration.data.appendingPathComponent("app.sqlite").path, role: .server)
         // A client waits for its last PATCH while the photo is stored: storage that keeps failing for 30 s
         // answers 503 (the bytes are kept; the client asks again) rather than holding the request for minutes.
         var storing = UploadConfiguration()
@@ -87,10 +87,9 @@ public struct PhotoServer: Sendable {
         let cpu = NIOThreadPool(numberOfThreads: max(1, configuration.pipelineThreads))
         let io = NIOThreadPool(numberOfThreads: 4)
         let metrics = ServerMetrics()
-        let arrivals = PhotoArrivals(database: database)
         uploads = UploadHandler(
-            store: try Self.partialUploads(configuration, database: database, io: io), arrivals: arrivals,
-            processor: ArrivalProcessor(arrivals: arrivals, storage: storage, stale: StaleObjects(database: database), cpu: cpu, metrics: metrics),
+            store: try Self.partialUploads(configuration, database: database, io: io),
+            processor: ArrivalProcessor(intake: PhotoIntake(database: database, storage: storage, cpu: cpu), metrics: metrics),
             metrics: metrics, expiry: configuration.uploadExpiry, maxUnfinishedPerUser: configuration.maxUnfinishedUploadsPerUser,
             stopping: ShutdownSignal())
         self.authenticator = authenticator

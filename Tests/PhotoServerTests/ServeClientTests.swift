@@ -62,7 +62,7 @@ import TestSupport
         #expect(UUID(uuidString: id) != nil)
 
         // Kept in the client's database, its photo held back until the server has the group.
-        let database = try await AppDatabase(path: client.appendingPathComponent("client.sqlite").path)
+        let database = try await AppDatabase(path: client.appendingPathComponent("client.sqlite").path, role: .client)
         let pending = try await database.all(PendingGroup.self, from: "pendingGroup")
         #expect(pending.map(\.id) == [id] && pending.map(\.state) == [.pending] && pending.first?.participants == ["u2", "u3"])
         let job = try #require(try await database.one(PhotoJob.self, from: "photoJob", id: pending.first?.photoJob ?? ""))

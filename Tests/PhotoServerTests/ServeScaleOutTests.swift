@@ -19,7 +19,7 @@ import TestSupport
         let url = try await PostgresCluster.shared().newDatabase()
         let folder = try temporaryFolder()
         let storage = folder.appendingPathComponent("storage")
-        let database = try await AppDatabase(postgres: url)
+        let database = try await AppDatabase(postgres: url, role: .server)
         let services = try PhotoServices(database: database, destination: storage.absoluteString, stateFolder: folder.appendingPathComponent("state"))
         for (id, name) in [("u1", "Ana"), ("u2", "Ben"), ("u3", "Cleo")] { try await services.users.add(id: id, displayName: name) }
         let groupId = try await services.groups.createGroup(creator: "u1", name: "Hiking", participants: ["u2", "u3"]).group.id

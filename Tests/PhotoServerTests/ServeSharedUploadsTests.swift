@@ -34,7 +34,7 @@ import TestSupport
         let moto = try await onThread { try MotoServer() }
         try await moto.createBucket("photos")
         let url = try await PostgresCluster.shared().newDatabase()
-        let database = try await AppDatabase(postgres: url)
+        let database = try await AppDatabase(postgres: url, role: .server)
         let arguments = ["--database", url, "--to", "s3://photos/prod", "--job-lease", "2"]
         let (a, b) = try await onThread {
             (try PhotoServerProcess(arguments: arguments, environment: moto.environment()), try PhotoServerProcess(arguments: arguments, environment: moto.environment()))

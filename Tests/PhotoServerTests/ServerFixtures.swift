@@ -32,7 +32,7 @@ struct SeededServer: Sendable {
     }
 
     /// The services' database, as the server sees it.
-    func database() async throws -> AppDatabase { try await AppDatabase(path: server.data.appendingPathComponent("app.sqlite").path) }
+    func database() async throws -> AppDatabase { try await AppDatabase(path: server.data.appendingPathComponent("app.sqlite").path, role: .server) }
 }
 
 /// Big real photos made once per test run from LadyBird (TestImages/photos): 5472 × 3648 (20 MP, a

@@ -40,7 +40,7 @@ import TestSupport
     static func setup(_ database: String) async throws -> Setup {
         let moto = try await onThread { try MotoServer() }
         try await moto.createBucket("shared")
-        let db = database == "postgres" ? try await AppDatabase(postgres: try await PostgresCluster.shared().newDatabase()) : try await AppDatabase.inMemory()
+        let db = database == "postgres" ? try await AppDatabase(postgres: try await PostgresCluster.shared().newDatabase(), role: .server) : try await AppDatabase.inMemory(role: .server)
         let io = NIOThreadPool(numberOfThreads: 1)
         io.start()
         let objects = S3Objects(store: try S3Store(url: "s3://shared/prod", environment: moto.environment()))

@@ -6,7 +6,7 @@ import TestSupport
 
 @Suite struct AppDatabaseTests {
     /// The schema's migrations run once: a database opened again (another process, another instance)
-    /// keeps its rows and records each migration once; every table is there.
+    /// keeps its rows and records each of its role's migrations once.
     @Test func migrationsRunOnceAndRowsSurviveReopening() async throws {
         let folder = try temporaryFolder()
         let first = try await Harness.database(in: folder)
@@ -16,19 +16,71 @@ import TestSupport
         await first.close()
 
         let again = try await Harness.database(in: folder)
-        let names = try await again.read { db in
-            try await db.select().column("name").from("schemaMigration").all(decodingColumn: "name", as: String.self)
-        }
-        #expect(names.sorted() == Schema.migrations.map(\.name).sorted())
+        #expect(try await Self.migrations(again).sorted() == (Schema.services + Schema.jobs).map(\.name).sorted())
         #expect(try await again.one(User.self, from: "user", id: "u1")?.displayName == "Ana")
-        for table in ["user", "chatGroup", "groupMember", "message", "notification", "albumPhoto", "photoJob", "pendingGroup", "staleObject", "photoJobRun"] {
-            #expect(try await again.count(table) >= 0, "\(table)")
+    }
+
+    /// Each role's database has its own tables and no others: the client's no users or groups (its
+    /// server records those), the embedded services' no pending groups or shared uploads.
+    @Test func eachRoleGetsItsOwnTables() async throws {
+        let jobs: Set = ["photoJob", "photoJobRun", "staleObject"]
+        let services: Set = ["user", "chatGroup", "groupMember", "message", "notification", "albumPhoto"]
+        let expected: [(AppDatabase.Role, Set<String>)] = [
+            (.services, services.union(jobs)),
+            (.client, jobs.union(["pendingGroup"])),
+            (.server, services.union(jobs).union(["tusUpload", "tusUploadPiece", "tusUploadFinish"])),
+        ]
+        for (role, tables) in expected {
+            let database = try await Harness.database(in: try temporaryFolder(), role: role)
+            #expect(try await Self.tables(database) == tables.union(["schemaMigration"]), "\(role)")
+            await database.close()
+        }
+    }
+
+    /// A database migrated when every database got every table (migrations v1–v5) opens in any role
+    /// without running a migration again: its tables are there already.
+    @Test func aDatabaseFromBeforeTheRolesOpensInEveryRole() async throws {
+        let folder = try temporaryFolder()
+        // Every table, as the five migrations that shipped made them, recorded under their names.
+        _ = try await Harness.database(in: folder, role: .server)
+        let everything = try await Harness.database(in: folder, role: .client)
+        try await everything.write { db in
+            try await db.delete(from: "schemaMigration").run()
+            for name in [
+                "v1: users, groups, messages, notifications, album photos, photo jobs", "v2: offline-first client", "v3: stale objects",
+                "v4: photo job runs", "v5: shared partial uploads",
+            ] {
+                try await db.insert(into: "schemaMigration").columns("name", "appliedAt").values(SQLBind(name), SQLBind(Date())).run()
+            }
+        }
+        await everything.close()
+        for role in [AppDatabase.Role.services, .client, .server] {
+            let reopened = try await Harness.database(in: folder, role: role)
+            #expect(try await Self.migrations(reopened).count == 5, "\(role): nothing ran again")
+            await reopened.close()
+        }
+    }
+
+    static func migrations(_ database: AppDatabase) async throws -> [String] {
+        try await database.read { db in try await db.select().column("name").from("schemaMigration").all(decodingColumn: "name", as: String.self) }
+    }
+
+    static func tables(_ database: AppDatabase) async throws -> Set<String> {
+        try await database.read { db in
+            switch database.kind {
+            case .sqlite:
+                Set(try await db.select().column("name").from("sqlite_master").where("type", .equal, "table")
+                    .all(decodingColumn: "name", as: String.self))
+            case .postgres:
+                Set(try await db.select().column("table_name").from(SQLRaw("information_schema.tables")).where("table_schema", .equal, "public")
+                    .all(decodingColumn: "table_name", as: String.self))
+            }
         }
     }
 
     /// Dates, booleans, enums, optionals and JSON text round-trip through either database unchanged.
     @Test func recordsRoundTrip() async throws {
-        let database = try await Harness.database(in: try temporaryFolder())
+        let database = try await Harness.database(in: try temporaryFolder(), role: .client)
         let now = Date(timeIntervalSince1970: 1_795_000_000.25)
         let pending = PendingGroup(
             id: "g1", name: "Trip", participants: ["u2", "ü3"], photoJob: nil, state: .pending, error: nil, attempts: 2, createdAt: now, updatedAt: now)

@@ -20,7 +20,7 @@ import TestSupport
         var ids: [String] = []
         for i in 0..<count {
             var job = try newJob(
-                kind: .profile, caller: "u1", subject: "u1", path: .profileImage(userId: "u1", file: "\(i).jpg"), preset: .profile,
+                kind: .profile, caller: "u1", subject: "u1", path: .profileImage(userId: "u1", file: "\(i).jpg"),
                 original: [0xFF, 0xD8], staging: folder)
             job.createdAt = t0 + Double(i) / 1000
             try await database.write { [job] db in try await JobStore.insert(job, db) }

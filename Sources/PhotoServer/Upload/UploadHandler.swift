@@ -17,7 +17,6 @@ import PhotoServices
 /// later call (anyone else gets "no such upload", as if it did not exist).
 struct UploadHandler: Sendable {
     let store: any PartialUploadStore
-    let arrivals: PhotoArrivals
     let processor: ArrivalProcessor
     let metrics: ServerMetrics
     /// Unfinished uploads are removed this long after they were created.
@@ -38,7 +37,7 @@ struct UploadHandler: Sendable {
         let path: StoragePath
         do {
             path = try StoragePath(key: key)
-            try await arrivals.authorize(caller: caller.id, writing: path)
+            try await processor.intake.authorize(caller: caller.id, writing: path)
         } catch {
             if case .storage = error { throw refusal(.serviceUnavailable, "\(error)", reason: "storage") }
             throw refusal(.forbidden, "\(error)", reason: "path")

@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import Logging
+import PhotoServices
 import ServiceLifecycle
 
 /// tus' expiration, and the recovery of uploads the server stopped finishing: every `interval`, uploads
@@ -59,6 +60,6 @@ extension UploadSweeper {
                     logger.info("a complete upload was not stored", metadata: ["upload": "\(upload.id)", "reason": "\(error.description)"])
                 }
             },
-            deleteStaleObjects: { await uploads.processor.deleteStaleObjects() }, logger: logger)
+            deleteStaleObjects: { await uploads.processor.intake.deleteStaleObjects() }, logger: logger)
     }
 }

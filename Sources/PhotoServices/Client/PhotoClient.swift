@@ -56,10 +56,12 @@ public final class PhotoClient: Sendable {
         self.server = server
         self.api = api
         self.token = token
-        database = try await AppDatabase(path: folder.appendingPathComponent("client.sqlite").path)
+        database = try await AppDatabase(path: folder.appendingPathComponent("client.sqlite").path, role: .client)
+        // The server records what a stored photo changes: the client's store keeps the jobs only.
         jobs = PhotoJobs(
-            database: database, uploader: uploader, staging: folder.appendingPathComponent("staging"), lease: lease,
-            credentials: { _ in token().map { "Bearer \($0)" } },
+            store: JobStore(database: database, recordsEffects: false),
+            intake: PhotoIntake(database: database, storage: uploader, credentials: { _ in token().map { "Bearer \($0)" } }),
+            staging: folder.appendingPathComponent("staging"), lease: lease,
             photoURL: { job, location in
                 // The upload's location is the server's; the photo's URL is what the server stored.
                 let path = job.kind == .group ? "v1/groups/\(job.subject)/photo" : "v1/me/photo"
@@ -102,7 +104,7 @@ public final class PhotoClient: Sendable {
         let original = try photo?.load()
         let job = try original.map { bytes throws(ServiceError) in
             try newJob(
-                kind: .group, caller: creator, subject: groupId, path: .groupPhoto(groupId: groupId), preset: .group, original: bytes,
+                kind: .group, caller: creator, subject: groupId, path: .groupPhoto(groupId: groupId), original: bytes,
                 staging: jobs.staging, waitsFor: groupId)
         }
         let now = Date()
@@ -204,7 +206,7 @@ public final class PhotoClient: Sendable {
     @discardableResult
     public func setGroupPhoto(groupId: String, photo: PhotoInput) async throws(ServiceError) -> String {
         let groupId = try StorageRules.validated(groupId, "group id")
-        return try await jobs.submit(kind: .group, caller: try me(), subject: groupId, path: .groupPhoto(groupId: groupId), preset: .group, photo: photo)
+        return try await jobs.submit(kind: .group, caller: try me(), subject: groupId, path: .groupPhoto(groupId: groupId), photo: photo)
     }
 
     /// Sets the signed-in user's profile picture (`profile_images/{me}/{id}.jpg`).
@@ -212,7 +214,7 @@ public final class PhotoClient: Sendable {
     public func setProfilePhoto(_ photo: PhotoInput) async throws(ServiceError) -> String {
         let me = try me()
         let path = StoragePath.profileImage(userId: me, file: "\(UUID().uuidString.lowercased()).jpg")
-        return try await jobs.submit(kind: .profile, caller: me, subject: me, path: path, preset: .profile, photo: photo)
+        return try await jobs.submit(kind: .profile, caller: me, subject: me, path: path, photo: photo)
     }
 
     // MARK: - Sync

@@ -12,9 +12,14 @@ import SQLKit
 /// Every holding is recorded in `photoJobRun`.
 public struct JobStore: Sendable {
     let database: AppDatabase
+    /// Whether a job's state and its stored photo are recorded on what it belongs to (the group, the
+    /// user, the album photo) in this database: true for the embedded services; false for a client of
+    /// `photoprep serve`, whose server records them (its database has no such tables).
+    let recordsEffects: Bool
 
-    public init(database: AppDatabase) {
+    public init(database: AppDatabase, recordsEffects: Bool = true) {
         self.database = database
+        self.recordsEffects = recordsEffects
     }
 
     // MARK: - Reading
@@ -85,7 +90,7 @@ public struct JobStore: Sendable {
             var query = db.select().columns("*").from("photoJob").where("id", .equal, id)
             if database.kind == .postgres { query = query.for(.update) }
             guard let job = try await query.first(decoding: PhotoJob.self) else { return nil }
-            return try await Self.take(job, runner: runner, lease: lease, now: now, db)
+            return try await take(job, runner: runner, lease: lease, now: now, db)
         }
     }
 
@@ -96,11 +101,11 @@ public struct JobStore: Sendable {
             var query = Self.claimable(db.select().columns("*").from("photoJob"), at: now).orderBy("createdAt").orderBy("id").limit(1)
             if database.kind == .postgres { query = query.lockingClause(SQLRaw("FOR UPDATE SKIP LOCKED")) }
             guard let job = try await query.first(decoding: PhotoJob.self) else { return nil }
-            return try await Self.take(job, runner: runner, lease: lease, now: now, db)
+            return try await take(job, runner: runner, lease: lease, now: now, db)
         }
     }
 
-    private static func take(_ job: PhotoJob, runner: String, lease: Duration, now: Date, _ db: any SQLDatabase) async throws -> PhotoJob? {
+    private func take(_ job: PhotoJob, runner: String, lease: Duration, now: Date, _ db: any SQLDatabase) async throws -> PhotoJob? {
         guard job.waitsFor == nil else { return nil }
         switch job.state {
         case .pending:
@@ -127,7 +132,7 @@ public struct JobStore: Sendable {
             .set("attempts", to: job.attempts).set("updatedAt", to: now)
             .where("id", .equal, job.id).run()
         try await db.insert(into: "photoJobRun").columns("job", "runner", "startedAt").values(SQLBind(job.id), SQLBind(runner), SQLBind(now)).run()
-        try await mirror(job.kind, subject: job.subject, state: .uploading, error: nil, url: nil, db)
+        if recordsEffects { try await Self.mirror(job.kind, subject: job.subject, state: .uploading, error: nil, db) }
         return job
     }
 
@@ -157,9 +162,10 @@ public struct JobStore: Sendable {
 
     // MARK: - Ending
 
-    /// The upload finished: the URL and its effect (group photo, profile picture, album photo) in one
-    /// transaction, the lease released. Returns the profile picture it replaced (to be deleted), and
-    /// false when the runner had lost the job meanwhile (nothing recorded).
+    /// The upload finished: the URL and its effect (group photo, profile picture, album photo: what the
+    /// intake records for any stored photo) in one transaction, the lease released. Returns the profile
+    /// picture it replaced (to be deleted), and false when the runner had lost the job meanwhile
+    /// (nothing recorded).
     func complete(_ job: PhotoJob, runner: String, url: String, size: Int64?, at now: Date = Date()) async throws(ServiceError) -> (
         recorded: Bool, replaced: String?
     ) {
@@ -169,8 +175,8 @@ public struct JobStore: Sendable {
             guard let current = try await query.first(decoding: PhotoJob.self), current.leaseOwner == runner, current.state == .uploading
             else { return (false, nil) }
             var replaced: String?
-            if job.kind == .profile {
-                replaced = try await Users.setProfilePhoto(job.caller, url: url, key: job.key, db)
+            if recordsEffects {
+                replaced = try await PhotoIntake.record(caller: job.caller, displayName: nil, path: try StoragePath(key: job.key), url: url, at: now, db)
             }
             var update = db.update("photoJob").set("state", to: PhotoState.done.rawValue).set("url", to: url)
                 .set("error", to: SQLLiteral.null).set("leaseOwner", to: SQLLiteral.null).set("leaseExpiresAt", to: SQLLiteral.null)
@@ -178,7 +184,6 @@ public struct JobStore: Sendable {
             if let size { update = update.set("uploadedBytes", to: size) }
             try await update.where("id", .equal, job.id).run()
             try await Self.endRun(job.id, runner: runner, outcome: "done", now: now, db)
-            try await Self.mirror(job.kind, subject: job.subject, state: .done, error: nil, url: url, db)
             return (true, replaced)
         }
     }
@@ -194,7 +199,7 @@ public struct JobStore: Sendable {
             let ended = try await update.returning("id").all()
             guard !ended.isEmpty else { return }
             if let runner { try await Self.endRun(job.id, runner: runner, outcome: state.rawValue, now: now, db) }
-            try await Self.mirror(job.kind, subject: job.subject, state: state, error: error, url: nil, db)
+            if recordsEffects { try await Self.mirror(job.kind, subject: job.subject, state: state, error: error, db) }
         }
     }
 
@@ -203,7 +208,7 @@ public struct JobStore: Sendable {
         try await database.write { db in
             try await db.update("photoJob").set("state", to: PhotoState.pending.rawValue).set("error", to: SQLLiteral.null)
                 .set("updatedAt", to: Date()).where("id", .equal, job.id).where("state", .notEqual, PhotoState.uploading.rawValue).run()
-            try await Self.mirror(job.kind, subject: job.subject, state: .pending, error: nil, url: nil, db)
+            if recordsEffects { try await Self.mirror(job.kind, subject: job.subject, state: .pending, error: nil, db) }
         }
     }
 
@@ -212,18 +217,15 @@ public struct JobStore: Sendable {
             .where("job", .equal, id).where("runner", .equal, runner).where("endedAt", .is, SQLLiteral.null).run()
     }
 
-    /// Shows the job's state on what it belongs to: the group's photo state, the album photo's state.
-    static func mirror(_ kind: PhotoJob.Kind, subject: String, state: PhotoState, error: String?, url: String?, _ db: any SQLDatabase) async throws {
+    /// Shows an unfinished job's state on what it belongs to: the group's photo state, the album photo's
+    /// state. (A finished one is recorded by the intake, with its URL.)
+    static func mirror(_ kind: PhotoJob.Kind, subject: String, state: PhotoState, error: String?, _ db: any SQLDatabase) async throws {
         switch kind {
         case .group:
-            var update = db.update("chatGroup").set("photoState", to: state.rawValue)
-                .set("photoError", to: bindOrNull(error)).set("updatedAt", to: Date())
-            if let url { update = update.set("photoURL", to: url) }
-            try await update.where("id", .equal, subject).run()
+            try await db.update("chatGroup").set("photoState", to: state.rawValue).set("photoError", to: bindOrNull(error))
+                .set("updatedAt", to: Date()).where("id", .equal, subject).run()
         case .album:
-            var update = db.update("albumPhoto").set("state", to: state.rawValue)
-            if let url { update = update.set("url", to: url) }
-            try await update.where("id", .equal, subject).run()
+            try await db.update("albumPhoto").set("state", to: state.rawValue).where("id", .equal, subject).run()
         case .profile:
             break
         }

@@ -36,10 +36,9 @@ public enum PhotoJobEvent: Sendable, Hashable {
 /// What a job does is `PhotoJobMachine`'s decision; this does the I/O.
 public final class PhotoJobs: Sendable {
     public let store: JobStore
-    let uploader: Uploader
+    /// Preparing, storing, recording and deleting replaced objects: the steps every photo goes through.
+    let intake: PhotoIntake
     let staging: URL
-    /// The `Authorization` header for a user's uploads (nil: none).
-    let credentials: @Sendable (String) -> String?
     /// The photo's URL once its upload finished at `location` (a server that stores the photo
     /// elsewhere says where); nil: the upload's location is the photo's URL.
     let photoURL: (@Sendable (PhotoJob, String) async -> String)?
@@ -47,10 +46,6 @@ public final class PhotoJobs: Sendable {
     public let runner = "runner-" + UUID().uuidString.lowercased()
     /// How long a claim lasts unless renewed (renewed every third of it while the job runs).
     public let lease: Duration
-    /// Replaced objects whose deletion failed, retried by `sync()`.
-    let stale: StaleObjects
-    /// The bounded pool the pipeline runs on (the server's own, shared with the photos arriving there).
-    let cpu: NIOThreadPool
     private let running = Mutex<[String: Running]>([:])
     private let stopping = Mutex(false)
 
@@ -64,17 +59,11 @@ public final class PhotoJobs: Sendable {
         var subscribers: [UUID: AsyncStream<PhotoJobEvent>.Continuation] = [:]
     }
 
-    init(
-        database: AppDatabase, uploader: Uploader, staging: URL, lease: Duration, cpu: NIOThreadPool = .singleton,
-        credentials: @escaping @Sendable (String) -> String?, photoURL: (@Sendable (PhotoJob, String) async -> String)? = nil
-    ) {
-        self.cpu = cpu
-        store = JobStore(database: database)
-        stale = StaleObjects(database: database)
-        self.uploader = uploader
+    init(store: JobStore, intake: PhotoIntake, staging: URL, lease: Duration, photoURL: (@Sendable (PhotoJob, String) async -> String)? = nil) {
+        self.store = store
+        self.intake = intake
         self.staging = staging
         self.lease = lease
-        self.credentials = credentials
         self.photoURL = photoURL
     }
 
@@ -133,7 +122,7 @@ public final class PhotoJobs: Sendable {
     /// ends or its lease runs out (then it is taken over). Returns the jobs' states afterwards.
     @discardableResult
     public func sync() async -> [PhotoJob] {
-        await stale.retryAll { url, caller in try await self.deleteObject(url, caller: caller) }
+        await intake.deleteStaleObjects()
         var seen: [String] = []
         while !stopping.withLock({ $0 }) {
             // Runnable ones, and those already running here (a submission, a group just released).
@@ -174,7 +163,7 @@ public final class PhotoJobs: Sendable {
 
     /// Objects that should be gone but could not be deleted yet, with why.
     public func staleObjects() async throws(ServiceError) -> [StaleObject] {
-        try await stale.all()
+        try await intake.stale.all()
     }
 
     // MARK: - Running
@@ -182,10 +171,10 @@ public final class PhotoJobs: Sendable {
     /// Stages the caller's photo as a new job, records it in one transaction with `also` (what it
     /// belongs to), and starts it. Nothing is kept when the transaction fails.
     func submit(
-        kind: PhotoJob.Kind, caller: String, subject: String, path: StoragePath, preset: PrepareOptions.Preset, photo: PhotoInput,
+        kind: PhotoJob.Kind, caller: String, subject: String, path: StoragePath, photo: PhotoInput,
         also: @escaping @Sendable (any SQLDatabase) async throws -> Void = { _ in }
     ) async throws(ServiceError) -> String {
-        let job = try newJob(kind: kind, caller: caller, subject: subject, path: path, preset: preset, original: try photo.load(), staging: staging)
+        let job = try newJob(kind: kind, caller: caller, subject: subject, path: path, original: try photo.load(), staging: staging)
         do {
             try await store.database.write { db in
                 try await also(db)
@@ -295,9 +284,10 @@ public final class PhotoJobs: Sendable {
                 case .deleteOriginal:
                     try? FileManager.default.removeItem(atPath: job.originalPath)
                 case .startUpload(let path):
-                    let task = await uploader.upload(
+                    let task = await intake.storage.upload(
                         .file(path),
-                        request: UploadRequest(key: job.key, contentType: "image/jpeg", metadata: ["job": job.id], authorization: credentials(job.caller)))
+                        request: UploadRequest(
+                            key: job.key, contentType: "image/jpeg", metadata: ["job": job.id], authorization: intake.credentials(job.caller)))
                     upload = task
                     uploadEvents = task.events.makeAsyncIterator()
                     // A cancel or stop asked meanwhile reaches the upload through the machine (the loop's next turn).
@@ -321,12 +311,12 @@ public final class PhotoJobs: Sendable {
                         pending += machine.handle(.recordFailed(reason: "\(error)"))
                     }
                 case .forgetUpload:
-                    uploader.journal?.remove(destination: uploader.destination, key: job.key)
+                    intake.storage.journal?.remove(destination: intake.storage.destination, key: job.key)
                     try? FileManager.default.removeItem(atPath: job.originalPath)
                     if let prepared = job.preparedPath { try? FileManager.default.removeItem(atPath: prepared) }
                 case .deleteReplaced(let url):
                     // The profile points at the new picture already: deleting the old one leaves no broken window.
-                    await deleteStale(url, caller: job.caller)
+                    await intake.deleteReplaced(url, caller: job.caller)
                 case .end(let state, let error):
                     try? await store.end(job, runner: runner, state: state, error: error)
                 case .finish(let event):
@@ -336,39 +326,13 @@ public final class PhotoJobs: Sendable {
         }
     }
 
-    /// Prepares the staged original with the job's preset, checks the storage rules and stages the
-    /// JPEG (written atomically); returns its path. The pipeline's CPU work runs on the bounded pool
-    /// `cpu`, never on the cooperative pool that renews leases and serves requests.
+    /// Prepares the staged original (the intake's rules and pool) and stages the JPEG, written
+    /// atomically; returns its path.
     private func prepare(_ job: PhotoJob) async throws(ServiceError) -> String {
-        guard let preset = PrepareOptions.Preset(rawValue: job.preset) else { throw .invalidState("unknown preset \(job.preset)") }
-        let original = job.originalPath
-        let result: Result<PreparedPhoto, PhotoPrepError>
-        do {
-            result = try await cpu.runIfActive {
-                do throws(PhotoPrepError) { return .success(try PhotoPipeline(preset: preset).prepare(contentsOf: original)) } catch { return .failure(error) }
-            }
-        } catch {
-            throw .storage("the pipeline's threads are shut down: \(error)")
-        }
-        let prepared: PreparedPhoto
-        switch result {
-        case .success(let photo): prepared = photo
-        case .failure(let error): throw .unsupportedPhoto("\(error)")
-        }
-        try StorageRules.checkUpload(prepared.jpeg, to: try StoragePath(key: job.key))
+        let prepared = try await intake.prepare(contentsOf: job.originalPath, for: try StoragePath(key: job.key))
         let path = staging.appendingPathComponent("\(job.id).jpg").path
         do { try AtomicFile.write(prepared.jpeg, to: path, permissions: 0o600) } catch { throw .storage(error.message) }
         return path
-    }
-
-    /// Deletes an object that should be gone, trying `attempts` times; one that still cannot be deleted
-    /// is recorded (`staleObjects()`), and `sync()` tries again.
-    func deleteStale(_ url: String, caller: String, attempts: Int = 3) async {
-        await stale.delete(url, caller: caller, attempts: attempts) { url in try await self.deleteObject(url, caller: caller) }
-    }
-
-    private func deleteObject(_ url: String, caller: String) async throws {
-        try await uploader.delete(url, authorization: credentials(caller))
     }
 
     /// The terminal event that describes the job's recorded state.

@@ -34,7 +34,7 @@ public struct GroupService: Sendable {
         }
         let original = try photo?.load()
         let job = try original.map { bytes throws(ServiceError) in
-            try newJob(kind: .group, caller: creator, subject: groupId, path: .groupPhoto(groupId: groupId), preset: .group, original: bytes, staging: jobs.staging)
+            try newJob(kind: .group, caller: creator, subject: groupId, path: .groupPhoto(groupId: groupId), original: bytes, staging: jobs.staging)
         }
         let created: Created
         do {
@@ -74,8 +74,8 @@ public struct GroupService: Sendable {
     public func setPhoto(caller: String, groupId: String, photo: PhotoInput) async throws(ServiceError) -> String {
         let path = StoragePath.groupPhoto(groupId: try StorageRules.validated(groupId, "group id"))
         try await authorize(caller: caller, path: path)
-        return try await jobs.submit(kind: .group, caller: caller, subject: groupId, path: path, preset: .group, photo: photo) { db in
-            try await JobStore.mirror(.group, subject: groupId, state: .pending, error: nil, url: nil, db)
+        return try await jobs.submit(kind: .group, caller: caller, subject: groupId, path: path, photo: photo) { db in
+            try await JobStore.mirror(.group, subject: groupId, state: .pending, error: nil, db)
         }
     }
 

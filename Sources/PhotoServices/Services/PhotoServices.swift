@@ -48,8 +48,8 @@ public final class PhotoServices: Sendable {
         }
         self.database = database
         jobs = PhotoJobs(
-            database: database, uploader: uploader, staging: stateFolder.appendingPathComponent("staging"), lease: lease, cpu: cpu,
-            credentials: credentials)
+            store: JobStore(database: database), intake: PhotoIntake(database: database, storage: uploader, cpu: cpu, credentials: credentials),
+            staging: stateFolder.appendingPathComponent("staging"), lease: lease)
         users = UserDirectory(database: database)
         groups = GroupService(database: database, jobs: jobs)
         profiles = ProfileService(database: database, jobs: jobs)
@@ -166,15 +166,6 @@ enum Users {
         guard unknown.isEmpty else { throw ServiceError.unknownUsers(unknown) }
     }
 
-    /// Makes `url` (the object at `key`) the user's profile picture; returns the picture it replaces when that
-    /// is another object, which the caller deletes once this transaction committed. What storing a profile
-    /// picture changes — for the photo jobs and for photos arriving at the server alike.
-    static func setProfilePhoto(_ user: String, url: String, key: String, _ db: any SQLDatabase) async throws -> String? {
-        let old = try await find(user, db)?.profilePhotoURL
-        try await db.update("user").set("profilePhotoURL", to: url).set("profilePhotoKey", to: key).where("id", .equal, user).run()
-        return old == url ? nil : old
-    }
-
     static func isAdmin(_ user: String, of group: String, _ db: any SQLDatabase) async throws -> Bool {
         try await db.select().column("isAdmin").from("groupMember").where("groupId", .equal, group).where("userId", .equal, user)
             .first(decodingColumn: "isAdmin", as: Bool.self) ?? false
@@ -190,7 +181,7 @@ extension String {
 
 /// Stages the caller's photo and the job that will prepare and upload it.
 func newJob(
-    kind: PhotoJob.Kind, caller: String, subject: String, path: StoragePath, preset: PrepareOptions.Preset, original: [UInt8], staging: URL,
+    kind: PhotoJob.Kind, caller: String, subject: String, path: StoragePath, original: [UInt8], staging: URL,
     waitsFor: String? = nil
 ) throws(ServiceError) -> PhotoJob {
     let id = UUID().uuidString.lowercased()
@@ -200,7 +191,7 @@ func newJob(
     do { try AtomicFile.write(original, to: originalPath, permissions: 0o600) } catch { throw .storage(error.message) }
     let now = Date()
     return PhotoJob(
-        id: id, kind: kind, caller: caller, subject: subject, key: path.key, preset: preset.rawValue, originalPath: originalPath,
+        id: id, kind: kind, caller: caller, subject: subject, key: path.key, preset: path.preset.rawValue, originalPath: originalPath,
         preparedPath: nil, state: .pending, error: nil, attempts: 0, url: nil, uploadLocation: nil, uploadedBytes: 0, waitsFor: waitsFor, leaseOwner: nil,
         leaseExpiresAt: nil, createdAt: now, updatedAt: now)
 }

@@ -15,7 +15,7 @@ public struct ProfileService: Sendable {
     public func setProfilePhoto(caller: String, photo: PhotoInput) async throws(ServiceError) -> String {
         let id = UUID().uuidString.lowercased()
         let path = StoragePath.profileImage(userId: try StorageRules.validated(caller, "user id"), file: "\(id).jpg")
-        return try await enqueue(kind: .profile, caller: caller, subject: caller, path: path, preset: .profile, photo: photo)
+        return try await enqueue(kind: .profile, caller: caller, subject: caller, path: path, photo: photo)
     }
 
     /// Removes the caller's profile picture: the profile first, then the stored picture.
@@ -27,7 +27,7 @@ public struct ProfileService: Sendable {
                 .where("id", .equal, caller).run()
             return url
         }
-        if let url { try await deleteObject(url, caller: caller) }
+        if let url { try await jobs.intake.delete(url, caller: caller) }
     }
 
     /// Adds a photo to one of the caller's albums (`photo` preset, `user_photos/{userId}/{album}/{photoId}.jpg`).
@@ -36,7 +36,7 @@ public struct ProfileService: Sendable {
         let path = StoragePath.userPhoto(
             userId: try StorageRules.validated(caller, "user id"), album: try StorageRules.validated(album, "album"), file: "\(photoId).jpg")
         let record = AlbumPhoto(id: photoId, userId: caller, album: album, key: path.key, url: nil, state: .pending, createdAt: Date())
-        let job = try await enqueue(kind: .album, caller: caller, subject: photoId, path: path, preset: .photo, photo: photo) { db in
+        let job = try await enqueue(kind: .album, caller: caller, subject: photoId, path: path, photo: photo) { db in
             try await db.insert(into: "albumPhoto").model(record).run()
         }
         return (record, job)
@@ -65,23 +65,15 @@ public struct ProfileService: Sendable {
             try await db.delete(from: "albumPhoto").where("id", .equal, photoId).run()
             try await JobStore.deleteAlbumJobs(photo: photoId, db)
         }
-        if let url = photo.url { try await deleteObject(url, caller: caller) }
+        if let url = photo.url { try await jobs.intake.delete(url, caller: caller) }
     }
 
     private func enqueue(
-        kind: PhotoJob.Kind, caller: String, subject: String, path: StoragePath, preset: PrepareOptions.Preset, photo: PhotoInput,
+        kind: PhotoJob.Kind, caller: String, subject: String, path: StoragePath, photo: PhotoInput,
         also: @escaping @Sendable (any SQLDatabase) async throws -> Void = { _ in }
     ) async throws(ServiceError) -> String {
         try await database.read { db in try await Users.require([caller], db) }
         try StorageRules.authorize(caller: caller, writing: path) { _ in false }
-        return try await jobs.submit(kind: kind, caller: caller, subject: subject, path: path, preset: preset, photo: photo, also: also)
-    }
-
-    private func deleteObject(_ url: String, caller: String) async throws(ServiceError) {
-        do {
-            try await jobs.uploader.delete(url, authorization: jobs.credentials(caller))
-        } catch {
-            throw .storage("deleting \(url): \(error)")
-        }
+        return try await jobs.submit(kind: kind, caller: caller, subject: subject, path: path, photo: photo, also: also)
     }
 }

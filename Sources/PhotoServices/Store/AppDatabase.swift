@@ -7,8 +7,9 @@ public import SQLKit
 import SQLiteKit
 import Synchronization
 
-/// The services' database: users, groups and their members, messages, notifications, album photos and
-/// the photo jobs. One schema and one set of migrations (`Schema`) on either store:
+/// A database of the services, the server or a client (`Role`: each gets its own tables): users, groups
+/// and their members, messages, notifications, album photos, the photo jobs, a client's pending groups,
+/// the server's shared uploads. One schema and one set of migrations (`Schema`) on either store:
 ///
 /// - **SQLite**, the embedded default: one file, for one machine (several processes may share it).
 /// - **PostgreSQL**, to scale out: several `photoprep serve` instances share one database.
@@ -22,6 +23,24 @@ import Synchronization
 public final class AppDatabase: Sendable {
     public enum Kind: String, Sendable {
         case sqlite, postgres
+    }
+
+    /// Who uses the database, and so which tables it has.
+    public enum Role: String, Sendable {
+        /// The embedded services (the commands on one machine): their records and the photo jobs.
+        case services
+        /// `photoprep serve`: the services' records, the photo jobs, and the uploads in progress shared by instances.
+        case server
+        /// A client of `photoprep serve`: the groups it created while offline and its photo jobs; the server records the rest.
+        case client
+
+        var migrations: [Schema.Migration] {
+            switch self {
+            case .services: Schema.services + Schema.jobs
+            case .server: Schema.services + Schema.jobs + Schema.sharedUploads
+            case .client: Schema.client + Schema.jobs
+            }
+        }
     }
 
     public let kind: Kind
@@ -38,17 +57,17 @@ public final class AppDatabase: Sendable {
 
     /// Opens (and migrates) the database at `location`: a `postgres://` (or `postgresql://`) URL, or a path
     /// to an SQLite file.
-    public static func open(_ location: String) async throws(ServiceError) -> AppDatabase {
+    public static func open(_ location: String, role: Role = .services) async throws(ServiceError) -> AppDatabase {
         if location.hasPrefix("postgres://") || location.hasPrefix("postgresql://") {
-            return try await AppDatabase(postgres: location)
+            return try await AppDatabase(postgres: location, role: role)
         }
-        return try await AppDatabase(path: location)
+        return try await AppDatabase(path: location, role: role)
     }
 
     /// An SQLite file (WAL mode, so readers never block the writer; several processes may share it).
     /// A new file is created owner-only (0600, in a new folder 0700; SQLite gives its WAL and shared-memory
     /// files the database's mode): it holds users, groups and messages.
-    public convenience init(path: String) async throws(ServiceError) {
+    public convenience init(path: String, role: Role = .services) async throws(ServiceError) {
         do {
             try FileManager.default.createDirectory(
                 at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true,
@@ -58,7 +77,7 @@ public final class AppDatabase: Sendable {
         }
         let fd = Glibc.open(path, O_WRONLY | O_CREAT, 0o600)
         if fd >= 0 { Glibc.close(fd) }
-        try await self.init(kind: .sqlite, location: path, limit: 1) {
+        try await self.init(kind: .sqlite, role: role, location: path, limit: 1) {
             let connection = try await SQLiteConnection.open(storage: .file(path: path))
             do {
                 let sql = connection.sql(queryLogLevel: nil)
@@ -77,9 +96,9 @@ public final class AppDatabase: Sendable {
     /// An in-memory SQLite database, for fast tests and throwaway demos (gone with this object).
     /// Its one connection is the database: should it be discarded, the database is gone and every later
     /// transaction fails saying so (a new connection would silently be a new, empty database).
-    public static func inMemory() async throws(ServiceError) -> AppDatabase {
+    public static func inMemory(role: Role = .services) async throws(ServiceError) -> AppDatabase {
         let opened = Mutex(false)
-        return try await AppDatabase(kind: .sqlite, location: ":memory:", limit: 1) {
+        return try await AppDatabase(kind: .sqlite, role: role, location: ":memory:", limit: 1) {
             guard !opened.withLock({ wasOpened in
                 defer { wasOpened = true }
                 return wasOpened
@@ -95,7 +114,7 @@ public final class AppDatabase: Sendable {
     /// A PostgreSQL database, e.g. `postgres://user:password@host:5432/name` (`?sslmode=disable` or
     /// `require`; a `unix-socket` query names a socket path instead of host and port). The schema is
     /// migrated under an advisory lock, so instances started together migrate once.
-    public convenience init(postgres url: String, connections: Int = 8) async throws(ServiceError) {
+    public convenience init(postgres url: String, role: Role = .services, connections: Int = 8) async throws(ServiceError) {
         let configuration: SQLPostgresConfiguration
         do {
             configuration = try SQLPostgresConfiguration(url: url)
@@ -104,7 +123,7 @@ public final class AppDatabase: Sendable {
         }
         let logger = Logger(label: "photoprep.database")
         let ids = Counter()
-        try await self.init(kind: .postgres, location: Self.redacted(url), limit: connections) {
+        try await self.init(kind: .postgres, role: role, location: Self.redacted(url), limit: connections) {
             let connection = try await PostgresConnection.connect(
                 on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration.coreConfiguration, id: ids.next(), logger: logger)
             return Connection(
@@ -113,12 +132,12 @@ public final class AppDatabase: Sendable {
         }
     }
 
-    private init(kind: Kind, location: String, limit: Int, connect: @escaping @Sendable () async throws -> Connection) async throws(ServiceError) {
+    private init(kind: Kind, role: Role, location: String, limit: Int, connect: @escaping @Sendable () async throws -> Connection) async throws(ServiceError) {
         self.kind = kind
         self.location = location
         pool = ConnectionPool(limit: limit, connect: connect, isUsable: { $0.isUsable() }, close: { $0.close() })
         do {
-            try await write { db in try await Schema.migrate(db, kind: kind) }
+            try await write { db in try await Schema.migrate(db, kind: kind, role: role) }
         } catch {
             await pool.shutdown()
             throw .storage("\(location): migrating the schema: \(error)")

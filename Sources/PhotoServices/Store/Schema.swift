@@ -2,23 +2,34 @@ import Foundation
 import SQLKit
 
 /// The schema, as migrations run in order on SQLite and PostgreSQL alike (SQLKit's schema builders
-/// speak both). Each runs once, in the transaction that records it in `schemaMigration`. Add a new one
-/// at the end; never change one that shipped.
+/// speak both), in modules: each role's database gets the modules it uses and no others (`Role`). Each
+/// migration runs once, in the transaction that records it in `schemaMigration`. Add a new one at the
+/// end of its module; never change one that shipped.
 enum Schema {
     struct Migration: Sendable {
         let name: String
+        /// The name it shipped under when every database got every table (v1–v5): a database migrated
+        /// then has it already.
+        let shippedAs: String
         let run: @Sendable (any SQLDatabase) async throws -> Void
     }
 
-    static let migrations: [Migration] = [
-        Migration(name: "v1: users, groups, messages, notifications, album photos, photo jobs", run: v1),
-        Migration(name: "v2: offline-first client", run: v2),
-        Migration(name: "v3: stale objects", run: v3),
-        Migration(name: "v4: photo job runs", run: v4),
-        Migration(name: "v5: shared partial uploads", run: v5),
+    /// The services' own records: users, groups, members, messages, notifications, album photos.
+    static let services = [Migration(name: "services v1: users, groups, messages, notifications, album photos", shippedAs: legacyV1, run: servicesV1)]
+    /// The photo jobs (embedded services and clients alike), their runs, and replaced objects still to delete.
+    static let jobs = [
+        Migration(name: "jobs v1: photo jobs", shippedAs: legacyV1, run: jobsV1),
+        Migration(name: "jobs v2: jobs waiting for their group", shippedAs: "v2: offline-first client", run: jobsV2),
+        Migration(name: "jobs v3: stale objects", shippedAs: "v3: stale objects", run: jobsV3),
+        Migration(name: "jobs v4: photo job runs", shippedAs: "v4: photo job runs", run: jobsV4),
     ]
+    /// A client of `photoprep serve`: the groups it created while the server was unreachable.
+    static let client = [Migration(name: "client v1: groups waiting for the server", shippedAs: "v2: offline-first client", run: clientV1)]
+    /// `photoprep serve` on several machines: the uploads in progress, shared.
+    static let sharedUploads = [Migration(name: "uploads v1: shared partial uploads", shippedAs: "v5: shared partial uploads", run: uploadsV1)]
+    private static let legacyV1 = "v1: users, groups, messages, notifications, album photos, photo jobs"
 
-    static func migrate(_ db: any SQLDatabase, kind: AppDatabase.Kind) async throws {
+    static func migrate(_ db: any SQLDatabase, kind: AppDatabase.Kind, role: AppDatabase.Role) async throws {
         if kind == .postgres {
             // Instances started together: one migrates, the others wait here and find it done.
             try await db.raw("SELECT pg_advisory_xact_lock(7270818)").run()
@@ -28,7 +39,7 @@ enum Schema {
             .column("appliedAt", type: .timestamp, .notNull)
             .run()
         let applied = Set(try await db.select().column("name").from("schemaMigration").all(decodingColumn: "name", as: String.self))
-        for migration in migrations where !applied.contains(migration.name) {
+        for migration in role.migrations where !applied.contains(migration.name) && !applied.contains(migration.shippedAs) {
             try await migration.run(db)
             try await db.insert(into: "schemaMigration").columns("name", "appliedAt").values(SQLBind(migration.name), SQLBind(Date())).run()
         }
@@ -36,7 +47,7 @@ enum Schema {
 
     static let boolean = SQLDataType.custom(SQLRaw("BOOLEAN"))
 
-    private static func v1(_ db: any SQLDatabase) async throws {
+    private static func servicesV1(_ db: any SQLDatabase) async throws {
         try await db.create(table: "user")
             .column("id", type: .text, .primaryKey(autoIncrement: false))
             .column("displayName", type: .text, .notNull)
@@ -90,6 +101,9 @@ enum Schema {
             .column("createdAt", type: .timestamp, .notNull)
             .run()
         try await db.create(index: "albumPhoto_key").on("albumPhoto").column("key").run()
+    }
+
+    private static func jobsV1(_ db: any SQLDatabase) async throws {
         try await db.create(table: "photoJob")
             .column("id", type: .text, .primaryKey(autoIncrement: false))
             .column("kind", type: .text, .notNull)  // group, profile, album
@@ -116,9 +130,13 @@ enum Schema {
         try await db.create(index: "photoJob_state").on("photoJob").column("state").run()
     }
 
-    private static func v2(_ db: any SQLDatabase) async throws {
-        // A client of `photoprep serve` keeps the groups it created while the server was unreachable,
-        // and holds their photos back until the server has the group.
+    private static func jobsV2(_ db: any SQLDatabase) async throws {
+        // A client's group photo waits until the server has its group.
+        try await db.alter(table: "photoJob").column("waitsFor", type: .text).run()
+    }
+
+    private static func clientV1(_ db: any SQLDatabase) async throws {
+        // A client of `photoprep serve` keeps the groups it created while the server was unreachable.
         try await db.create(table: "pendingGroup")
             .column("id", type: .text, .primaryKey(autoIncrement: false))
             .column("name", type: .text, .notNull)
@@ -130,10 +148,9 @@ enum Schema {
             .column("createdAt", type: .timestamp, .notNull)
             .column("updatedAt", type: .timestamp, .notNull)
             .run()
-        try await db.alter(table: "photoJob").column("waitsFor", type: .text).run()
     }
 
-    private static func v3(_ db: any SQLDatabase) async throws {
+    private static func jobsV3(_ db: any SQLDatabase) async throws {
         // Stored objects that should be gone (a replaced profile picture) but could not be deleted yet.
         try await db.create(table: "staleObject")
             .column("url", type: .text, .primaryKey(autoIncrement: false))
@@ -144,7 +161,7 @@ enum Schema {
             .run()
     }
 
-    private static func v4(_ db: any SQLDatabase) async throws {
+    private static func jobsV4(_ db: any SQLDatabase) async throws {
         // Every time a runner held a job: who, from when to when, how it ended. "No job runs twice at
         // once" is checked against this history.
         try await db.create(table: "photoJobRun")
@@ -160,7 +177,7 @@ enum Schema {
 }
 
 extension Schema {
-    fileprivate static func v5(_ db: any SQLDatabase) async throws {
+    fileprivate static func uploadsV1(_ db: any SQLDatabase) async throws {
         // `photoprep serve` on several machines: the tus uploads in progress (their bytes are objects in
         // the bucket, one per durable piece), and who is finishing one under a lease, with a history.
         try await db.create(table: "tusUpload")

@@ -1,0 +1,154 @@
+public import Foundation
+public import NIOPosix
+public import PhotoPrep
+public import PhotoUpload
+import SQLKit
+
+/// Taking a photo in, in one definition: who may write its path, preparing it with the path's preset on
+/// the bounded CPU pool and checking the result against the path's limits, storing it, recording what
+/// storing it changes (the group's photo, the user's profile picture, an album photo), and deleting the
+/// object it replaced. `photoprep serve` takes every arriving photo in at once (`take`, when its last
+/// byte arrived or when the sweeper finds a complete upload); the photo jobs use the same steps with a
+/// resumable upload between preparing and recording.
+public struct PhotoIntake: Sendable {
+    let database: AppDatabase
+    /// Where photos are stored.
+    public let storage: Uploader
+    /// The bounded pool the pipeline runs on (one thread per core), never the cooperative pool.
+    let cpu: NIOThreadPool
+    /// Replaced objects whose deletion failed, tried again by `deleteStaleObjects()`.
+    public let stale: StaleObjects
+    /// The `Authorization` header for deleting a user's objects (nil: none).
+    let credentials: @Sendable (String) -> String?
+
+    public init(
+        database: AppDatabase, storage: Uploader, cpu: NIOThreadPool = .singleton, credentials: @escaping @Sendable (String) -> String? = { _ in nil }
+    ) {
+        self.database = database
+        self.storage = storage
+        self.cpu = cpu
+        stale = StaleObjects(database: database)
+        self.credentials = credentials
+    }
+
+    /// A photo taken in: its URL, and how long preparing it took.
+    public struct Taken: Sendable {
+        public var url: String
+        public var preparing: Duration
+    }
+
+    /// Prepares the photo in `file` for `key`, stores it, records it as `caller`'s and deletes what it
+    /// replaced. Throws `.notAllowed` when the caller may not (or no longer) write there, `.storage` when
+    /// storage, the database or the pool failed (nothing recorded; ask again), and the photo's own error
+    /// (`.unsupportedPhoto`, `.photoTooLarge`) when it cannot be stored.
+    public func take(_ file: String, key: String, caller: String, displayName: String?) async throws(ServiceError) -> Taken {
+        let path = try StoragePath(key: key)
+        let started = ContinuousClock.now
+        let prepared = try await prepare(contentsOf: file, for: path)
+        let preparing = ContinuousClock.now - started
+        try await authorize(caller: caller, writing: path)
+        let url = try await store(prepared.jpeg, at: path)
+        let replaced = try await record(caller: caller, displayName: displayName, path: path, url: url)
+        // The record points at the new photo already: deleting the old one leaves no broken window.
+        if let replaced { await deleteReplaced(replaced, caller: caller) }
+        return Taken(url: url, preparing: preparing)
+    }
+
+    // MARK: - The steps
+
+    /// May `caller` write `path`? The storage rules, with group admins read from the database.
+    public func authorize(caller: String, writing path: StoragePath) async throws(ServiceError) {
+        var admin = false
+        if case .groupPhoto(let group) = path {
+            admin = try await database.read { db in try await Users.isAdmin(caller, of: group, db) }
+        }
+        try StorageRules.authorize(caller: caller, writing: path) { _ in admin }
+    }
+
+    /// The photo in `file` prepared with the path's preset on the bounded pool — one that already
+    /// complies passes through byte for byte — and checked against the path's limits.
+    public func prepare(contentsOf file: String, for path: StoragePath) async throws(ServiceError) -> PreparedPhoto {
+        let preset = path.preset
+        let result: Result<PreparedPhoto, PhotoPrepError>
+        do {
+            result = try await cpu.runIfActive {
+                do throws(PhotoPrepError) { return .success(try PhotoPipeline(preset: preset).prepare(contentsOf: file)) } catch { return .failure(error) }
+            }
+        } catch {
+            throw .storage("the pipeline's threads are shut down: \(error)")
+        }
+        switch result {
+        case .success(let prepared):
+            try StorageRules.checkUpload(prepared.jpeg, to: path)
+            return prepared
+        case .failure(let error):
+            throw .unsupportedPhoto("the photo cannot be prepared: \(error)")
+        }
+    }
+
+    /// Stores the prepared bytes whole at the path's key; returns the stored object's URL.
+    public func store(_ jpeg: [UInt8], at path: StoragePath) async throws(ServiceError) -> String {
+        let stored = await storage.upload(.bytes(jpeg), request: UploadRequest(key: path.key, contentType: "image/jpeg")).result()
+        guard case .finished(let location) = stored else { throw .storage("the photo could not be stored: \(stored)") }
+        storage.journal?.remove(destination: storage.destination, key: path.key)
+        return storage.objectURL(key: path.key) ?? location
+    }
+
+    /// Records the stored photo's effect in one transaction; returns the object it replaces, for the
+    /// caller to delete once recorded (`deleteReplaced`).
+    public func record(caller: String, displayName: String?, path: StoragePath, url: String) async throws(ServiceError) -> String? {
+        try await database.write { db in try await Self.record(caller: caller, displayName: displayName, path: path, url: url, db) }
+    }
+
+    /// What storing a photo changes, inside the caller's transaction — for photos arriving at the server
+    /// and for the photo jobs alike. The caller is added as a user when the store does not know them yet
+    /// (their id comes from a verified token; `displayName` from its `name` claim, if any). A group's
+    /// photo is re-checked here: an admin removed meanwhile changes nothing. Returns the object the photo
+    /// replaces (a previous profile picture under another name), nil when none.
+    static func record(caller: String, displayName: String?, path: StoragePath, url: String, at date: Date = Date(), _ db: any SQLDatabase)
+        async throws -> String?
+    {
+        if try await Users.find(caller, db) == nil {
+            let name = displayName.flatMap { try? NameRules.displayName($0) } ?? caller
+            try await db.insert(into: "user").model(User(id: caller, displayName: name)).run()
+        }
+        switch path {
+        case .groupPhoto(let group):
+            guard try await Users.isAdmin(caller, of: group, db) else {
+                throw ServiceError.notAllowed("only the admins of group \(group) change its photo")
+            }
+            try await db.update("chatGroup").set("photoURL", to: url).set("photoState", to: PhotoState.done.rawValue)
+                .set("photoError", to: SQLLiteral.null).set("updatedAt", to: date).where("id", .equal, group).run()
+            return nil
+        case .profileImage:
+            let old = try await Users.find(caller, db)?.profilePhotoURL
+            try await db.update("user").set("profilePhotoURL", to: url).set("profilePhotoKey", to: path.key).where("id", .equal, caller).run()
+            return old == url ? nil : old
+        case .userPhoto(let user, let album, _):
+            // The same key again replaces that album photo (an album job's record has its key already); a new key is a new photo.
+            let updated = try await db.update("albumPhoto").set("url", to: url).set("state", to: PhotoState.done.rawValue)
+                .where("key", .equal, path.key).returning("id").all()
+            if updated.isEmpty {
+                let photo = AlbumPhoto(id: UUID().uuidString.lowercased(), userId: user, album: album, key: path.key, url: url, state: .done, createdAt: date)
+                try await db.insert(into: "albumPhoto").model(photo).run()
+            }
+            return nil
+        }
+    }
+
+    /// Deletes an object a newer photo replaced, trying `attempts` times; one that still cannot be deleted
+    /// is kept in `stale` and tried again by `deleteStaleObjects()`.
+    public func deleteReplaced(_ url: String, caller: String, attempts: Int = 3) async {
+        await stale.delete(url, caller: caller, attempts: attempts) { url in try await delete(url, caller: caller) }
+    }
+
+    /// Tries once more to delete every replaced object that could not be deleted before.
+    public func deleteStaleObjects() async {
+        await stale.retryAll { url, caller in try await delete(url, caller: caller) }
+    }
+
+    /// Deletes the object at `url` with `caller`'s credentials.
+    public func delete(_ url: String, caller: String) async throws(ServiceError) {
+        do { try await storage.delete(url, authorization: credentials(caller)) } catch { throw .storage("deleting \(url): \(error)") }
+    }
+}
