@@ -11,6 +11,9 @@ struct ServerContext: RequestContext {
     let log = RequestLogEntry()
     /// Who is calling, as `BearerAuthentication` found it: the verified token's caller, or why there is none.
     var identity: Result<Caller, Authenticator.Failure> = .failure(.init(description: "no Authorization header"))
+    /// The API's JSON: its rules for request bodies and its encoding of answers.
+    var requestDecoder: APIRequestDecoder { APIRequestDecoder() }
+    var responseEncoder: APIResponseEncoder { APIResponseEncoder() }
 
     init(source: Source) {
         coreContext = .init(source: source)

@@ -1,0 +1,158 @@
+import Foundation
+import Hummingbird
+import PhotoServices
+
+// The API's bodies: what a handler returns (`ResponseEncodable`, written by `APIResponseEncoder`) and
+// what it reads (`Decodable`, read by `APIRequestDecoder`). Described by `openapi.yaml`.
+
+struct UpdateMe: Decodable {
+    var displayName: String
+}
+
+struct CreateGroup: Decodable {
+    var name: String
+    var participants: [String]
+    var id: String?
+}
+
+struct RenameGroup: Decodable {
+    var name: String
+}
+
+struct ChangeMembers: Decodable {
+    var add: [String]?
+    var remove: [String]?
+}
+
+struct UserBody: ResponseEncodable {
+    var id: String
+    var displayName: String
+    var profilePhotoURL: String?
+
+    init(_ user: User) {
+        id = user.id
+        displayName = user.displayName
+        profilePhotoURL = user.profilePhotoURL
+    }
+}
+
+struct MemberBody: Encodable {
+    var userId: String
+    var isAdmin: Bool
+}
+
+struct PhotoBody: ResponseEncodable {
+    /// none, pending, uploading, ready, failed, cancelled
+    var state: String
+    var url: String?
+    var error: String?
+    var acknowledgedBytes: Int64?
+    var totalBytes: Int64?
+
+    init(state: String, url: String?, error: String?, acknowledgedBytes: Int64?, totalBytes: Int64?) {
+        self.state = state
+        self.url = url
+        self.error = error
+        self.acknowledgedBytes = acknowledgedBytes
+        self.totalBytes = totalBytes
+    }
+
+    init(_ group: ChatGroup) {
+        let state = group.photoState == .done ? "ready" : group.photoState.rawValue
+        self.init(state: state, url: group.photoURL, error: group.photoError, acknowledgedBytes: nil, totalBytes: nil)
+    }
+}
+
+struct GroupBody: ResponseEncodable {
+    var id: String
+    var name: String
+    var createdBy: String
+    var createdAt: Date
+    var updatedAt: Date
+    var members: [MemberBody]
+    var photo: PhotoBody
+
+    init(_ group: ChatGroup, members: [GroupMember]) {
+        id = group.id
+        name = group.name
+        createdBy = group.createdBy
+        createdAt = group.createdAt
+        updatedAt = group.updatedAt
+        self.members = members.map { MemberBody(userId: $0.userId, isAdmin: $0.isAdmin) }
+        photo = PhotoBody(group)
+    }
+}
+
+struct AlbumPhotoBody: Encodable {
+    var id: String
+    var album: String
+    var key: String
+    var url: String?
+    var state: String
+    var createdAt: Date
+
+    init(_ photo: AlbumPhoto) {
+        id = photo.id
+        album = photo.album
+        key = photo.key
+        url = photo.url
+        state = photo.state == .done ? "ready" : photo.state.rawValue
+        createdAt = photo.createdAt
+    }
+}
+
+struct AlbumPage: ResponseEncodable {
+    var photos: [AlbumPhotoBody]
+}
+
+struct UserPage: ResponseEncodable {
+    var users: [UserBody]
+    var nextCursor: String?
+}
+
+struct MessageBody: Encodable {
+    var id: Int64
+    var sender: String
+    var text: String
+    var isSystem: Bool
+    var createdAt: Date
+
+    init(_ message: Message) {
+        id = message.id ?? 0
+        sender = message.sender
+        text = message.text
+        isSystem = message.isSystem
+        createdAt = message.createdAt
+    }
+}
+
+struct MessagePage: ResponseEncodable {
+    var messages: [MessageBody]
+    var next: Int64?
+}
+
+struct NotificationBody: Encodable {
+    var id: Int64
+    var groupId: String
+    var kind: String
+    var deepLink: String
+    var createdAt: Date
+
+    init(_ notification: GroupNotification) {
+        id = notification.id ?? 0
+        groupId = notification.groupId
+        kind = notification.kind
+        deepLink = notification.deepLink
+        createdAt = notification.createdAt
+    }
+}
+
+struct NotificationPage: ResponseEncodable {
+    var notifications: [NotificationBody]
+    var next: Int64?
+}
+
+struct GroupPage: ResponseEncodable {
+    var groups: [GroupBody]
+    var nextCursor: String?
+}

@@ -1,0 +1,67 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// How the API reads request bodies (`request.decode(as:context:)`): JSON only (415 otherwise), at most
+/// 256 KiB (413), and a body that is not the JSON the operation takes is a 400 problem naming why.
+struct APIRequestDecoder: RequestDecoder {
+    static let maxBody = 256 * 1024
+
+    func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
+        guard request.headers[.contentType]?.lowercased().hasPrefix("application/json") ?? false else {
+            throw Problem(.unsupportedMediaType, "content-type", "the body must be application/json")
+        }
+        let buffer: ByteBuffer
+        do { buffer = try await request.body.collect(upTo: Self.maxBody) } catch {
+            throw Problem(.contentTooLarge, "body-too-large", "the body is larger than 256 KiB")
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+        } catch {
+            throw Problem(.badRequest, "malformed-body", "the body is not the JSON this operation takes: \(error)")
+        }
+    }
+}
+
+/// How the API writes its bodies (a `ResponseEncodable` returned by a handler): `application/json`, keys
+/// sorted, dates in ISO 8601.
+struct APIResponseEncoder: ResponseEncoder {
+    func encode(_ value: some Encodable, from request: Request, context: some RequestContext) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    }
+}
+
+extension ServerContext {
+    /// The caller `BearerAuthentication` found; 401 without one.
+    func caller() throws(Problem) -> Caller {
+        switch identity {
+        case .success(let caller): return caller
+        case .failure(let error): throw Problem(.unauthorized, "unauthenticated", "not authenticated: \(error.description)")
+        }
+    }
+
+    /// A path parameter the route declares.
+    func parameter(_ name: String) -> String {
+        parameters.get(name) ?? ""
+    }
+}
+
+/// The paging parameters of the API's lists.
+enum Paging {
+    static func limit(_ request: Request) throws(Problem) -> Int {
+        guard let text = request.uri.queryParameters.get("limit") else { return 50 }
+        guard let value = Int(text), (1...200).contains(value) else { throw Problem(.badRequest, "limit", "limit must be 1–200", field: "limit") }
+        return value
+    }
+
+    /// `after`: the last message or notification id of the previous page.
+    static func after(_ request: Request) throws(Problem) -> Int64 {
+        guard let text = request.uri.queryParameters.get("after") else { return 0 }
+        guard let value = Int64(text), value >= 0 else { throw Problem(.badRequest, "after", "after must be a message or notification id", field: "after") }
+        return value
+    }
+}

@@ -1,0 +1,115 @@
+import Hummingbird
+import PhotoServices
+
+/// `/v1/me…` and `/v1/users…` over the user directory and the profile service: the caller's profile and
+/// its picture, and finding other users (the participant picker).
+struct UsersController: Sendable {
+    let users: UserDirectory
+    let profiles: ProfileService
+    let uploads: UploadsInProgress
+
+    func addRoutes(to v1: RouterGroup<ServerContext>) {
+        v1.get("me", use: me)
+        v1.patch("me", use: updateMe)
+        v1.get("me/photo", use: photo)
+        v1.delete("me/photo", use: deletePhoto)
+        v1.get("users", use: search)
+        v1.get("users/:id", use: user)
+    }
+
+    @Sendable func me(_ request: Request, context: ServerContext) async throws -> UserBody {
+        UserBody(try await known(context.caller()))
+    }
+
+    @Sendable func updateMe(_ request: Request, context: ServerContext) async throws -> UserBody {
+        let caller = try context.caller()
+        let body = try await request.decode(as: UpdateMe.self, context: context)
+        _ = try await known(caller)
+        return UserBody(try await users.rename(caller.id, to: body.displayName))
+    }
+
+    /// The caller's profile picture: none, uploading (with the bytes the server acknowledged) or ready.
+    @Sendable func photo(_ request: Request, context: ServerContext) async throws -> PhotoBody {
+        let caller = try context.caller()
+        let user = try await known(caller)
+        let prefix = "profile_images/\(caller.id)/"
+        if let uploading = try await uploads.photo(url: user.profilePhotoURL, where: { $0.owner == caller.id && $0.key.hasPrefix(prefix) }) {
+            return uploading
+        }
+        return PhotoBody(state: user.profilePhotoURL == nil ? "none" : "ready", url: user.profilePhotoURL, error: nil, acknowledgedBytes: nil, totalBytes: nil)
+    }
+
+    @Sendable func deletePhoto(_ request: Request, context: ServerContext) async throws -> HTTPResponse.Status {
+        let caller = try context.caller()
+        _ = try await known(caller)
+        try await profiles.deleteProfilePhoto(caller: caller.id)
+        return .noContent
+    }
+
+    /// Users by display-name prefix (a participant picker), never the caller, by name then id.
+    @Sendable func search(_ request: Request, context: ServerContext) async throws -> UserPage {
+        let caller = try context.caller()
+        let query = request.uri.queryParameters
+        let limit = try Paging.limit(request)
+        var after: User?
+        if let cursor = query.get("cursor") {
+            guard let user = try await users.user(cursor) else { throw Problem(.badRequest, "cursor", "not a cursor this server gave", field: "cursor") }
+            after = user
+        }
+        let found = try await users.search(prefix: query.get("prefix") ?? "", excluding: caller.id, limit: limit, after: after)
+        return UserPage(users: found.map(UserBody.init), nextCursor: found.count == limit ? found.last?.id : nil)
+    }
+
+    @Sendable func user(_ request: Request, context: ServerContext) async throws -> UserBody {
+        _ = try context.caller()
+        guard let user = try await users.user(context.parameter("id")) else { throw Problem(.notFound, "not-found", "no such user") }
+        return UserBody(user)
+    }
+
+    /// The caller as a user of the services; 404 before their first photo or group made them one.
+    private func known(_ caller: Caller) async throws -> User {
+        guard let user = try await users.user(caller.id) else {
+            throw Problem(.notFound, "unknown-user", "\(caller.id) is not a user of this service yet")
+        }
+        return user
+    }
+}
+
+/// `/v1/albums/{album}/photos…` over the profile service: the caller's album photos.
+struct AlbumsController: Sendable {
+    let users: UserDirectory
+    let profiles: ProfileService
+
+    func addRoutes(to v1: RouterGroup<ServerContext>) {
+        v1.get("albums/:album/photos", use: photos)
+        v1.delete("albums/:album/photos/:photo", use: delete)
+    }
+
+    @Sendable func photos(_ request: Request, context: ServerContext) async throws -> AlbumPage {
+        let caller = try context.caller()
+        guard try await users.user(caller.id) != nil else { return AlbumPage(photos: []) }
+        return AlbumPage(photos: try await profiles.albumPhotos(caller: caller.id, album: context.parameter("album")).map(AlbumPhotoBody.init))
+    }
+
+    /// Deletes one of the caller's album photos (404 for anyone else's, or one in another album).
+    @Sendable func delete(_ request: Request, context: ServerContext) async throws -> HTTPResponse.Status {
+        let caller = try context.caller()
+        let photo = context.parameter("photo")
+        guard try await users.user(caller.id) != nil,
+            try await profiles.albumPhotos(caller: caller.id, album: context.parameter("album")).contains(where: { $0.id == photo })
+        else { throw Problem(.notFound, "not-found", "no such photo") }
+        try await profiles.deleteAlbumPhoto(caller: caller.id, photoId: photo)
+        return .noContent
+    }
+}
+
+/// What the API says of a photo still on its way: the newest unfinished upload that matches, with the
+/// bytes the server acknowledged.
+struct UploadsInProgress: Sendable {
+    let store: any PartialUploadStore
+
+    func photo(url: String?, where matches: (TusUpload) -> Bool) async throws(UploadStoreFailure) -> PhotoBody? {
+        guard let upload = try await store.unfinished().filter(matches).max(by: { $0.createdAt < $1.createdAt }) else { return nil }
+        return PhotoBody(state: "uploading", url: url, error: nil, acknowledgedBytes: try await store.offset(upload.id), totalBytes: upload.length)
+    }
+}
