@@ -222,6 +222,7 @@ let package = Package(
             name: "PhotoServerTests",
             dependencies: [
                 "PhotoServer", "PhotoServices", "PhotoPrep", "PhotoUpload", "photoprep", "photoprep-full", "TestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -69,6 +69,7 @@ public struct PhotoServer: Sendable {
     let services: PhotoServices
     let cpu: NIOThreadPool
     let io: NIOThreadPool
+    let resumable: ResumableUploadRoutes
 
     public init(configuration: Configuration, logger: Logger) async throws {
         self.configuration = configuration
@@ -100,6 +101,7 @@ public struct PhotoServer: Sendable {
             environment: configuration.environment, lease: configuration.jobLease, cpu: cpu)
         self.cpu = cpu
         self.io = io
+        resumable = ResumableUploadRoutes(uploads: uploads, publicURL: Self.publicURL(configuration))
     }
 
     /// Where uploads in progress are kept: with PostgreSQL and an `s3://` storage — the deployment on
@@ -114,11 +116,9 @@ public struct PhotoServer: Sendable {
         return try SharedUploadStore(database: database, objects: S3Objects(store: bucket), folder: folder, io: io, lease: configuration.jobLease)
     }
 
-    /// Serves until SIGTERM or SIGINT (or the task is cancelled). `onRunning` gets the bound port
-    /// (useful with port 0).
-    public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-        cpu.start()
-        io.start()
+    /// Every route: `/health`, `/metrics`, tus at `/files/`, the IETF draft at `/uploads/`, the API at
+    /// `/v1/`; authentication and the request log as middleware.
+    func router() -> Router<ServerContext> {
         let router = Router(context: ServerContext.self)
         router.add(middleware: RequestLogMiddleware(metrics: metrics))
         router.add(middleware: BearerAuthentication(authenticator: authenticator))
@@ -133,11 +133,24 @@ public struct PhotoServer: Sendable {
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
         }
-        let publicURL = configuration.publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
-        TusRoutes(uploads: uploads, publicURL: publicURL).register(on: router)
-        let resumable = ResumableUploadRoutes(uploads: uploads, publicURL: publicURL)
+        TusRoutes(uploads: uploads, publicURL: Self.publicURL(configuration)).register(on: router)
         resumable.register(on: router)
         APIRoutes(services: services, store: uploads.store).register(on: router)
+        return router
+    }
+
+    /// The URL clients reach the server at, without a trailing slash (nil: each request's `Host`).
+    static func publicURL(_ configuration: Configuration) -> String? {
+        configuration.publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+    }
+
+    /// Serves until SIGTERM or SIGINT (or the task is cancelled). `onRunning` gets the bound port
+    /// (useful with port 0).
+    public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        cpu.start()
+        io.start()
+        let router = router()
+        let resumable = self.resumable
         let app = Application(
             router: router,
             server: HTTPServerBuilder { responder in

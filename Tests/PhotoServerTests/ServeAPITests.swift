@@ -8,7 +8,7 @@ import TestSupport
 /// what, idempotent creation, pagination, the photo's state — and schemathesis against `/openapi.yaml`.
 @Suite struct ServeAPITests {
     static func call(
-        _ server: PhotoServerProcess, _ method: String, _ path: String, token: String?, json: Any? = nil, headers: [String: String] = [:]
+        _ server: any HTTPCalls, _ method: String, _ path: String, token: String?, json: Any? = nil, headers: [String: String] = [:]
     ) async throws -> (status: Int, body: [String: Any], exchange: HTTPExchange) {
         var all = headers
         if let token { all["Authorization"] = "Bearer \(token)" }
@@ -17,189 +17,203 @@ import TestSupport
             all["Content-Type"] = "application/json"
             body = Array(try JSONSerialization.data(withJSONObject: json))
         }
-        let exchange = try await HTTPExchange.send(method, server.base + path, headers: all, body: body)
+        let exchange = try await server.send(method, path, headers: all, body: body)
         let parsed = (try? JSONSerialization.jsonObject(with: Data(exchange.body.utf8)) as? [String: Any]) ?? [:]
         return (exchange.status, parsed, exchange)
     }
 
     /// Adds users u4…u`count` straight into the server's database.
-    static func addUsers(_ seeded: SeededServer, upTo count: Int) async throws {
+    static func addUsers(_ seeded: some Seeded, upTo count: Int) async throws {
         let users = (4...count).map { User(id: "u\($0)", displayName: "User \($0)") }
         try await seeded.database().write { db in try await db.insert(into: "user").models(users).run() }
     }
 
-    static func addUsers(_ seeded: SeededServer, _ users: [(String, String)]) async throws {
+    static func addUsers(_ seeded: some Seeded, _ users: [(String, String)]) async throws {
         let users = users.map { User(id: $0.0, displayName: $0.1) }
         try await seeded.database().write { db in try await db.insert(into: "user").models(users).run() }
     }
 
     @Test func everyOperationNeedsAToken() async throws {
-        let seeded = try await SeededServer.start()
-        let g = seeded.groupId
-        let operations = [("GET", "/v1/me"), ("PATCH", "/v1/me"), ("GET", "/v1/me/photo"), ("DELETE", "/v1/me/photo"),
-                          ("GET", "/v1/albums/trip/photos"), ("DELETE", "/v1/albums/trip/photos/x"), ("POST", "/v1/groups/\(seeded.groupId)/members"), ("GET", "/v1/users?prefix=A"), ("GET", "/v1/users/u2"), ("GET", "/v1/notifications"),
-                          ("GET", "/v1/groups"), ("POST", "/v1/groups"), ("GET", "/v1/groups/\(g)"), ("PATCH", "/v1/groups/\(g)"),
-                          ("GET", "/v1/groups/\(g)/messages"), ("GET", "/v1/groups/\(g)/photo")]
-        for (method, path) in operations {
-            for token in [nil, TestTokens.hs256(sub: "u1", secret: "a-different-secret-of-32-bytes-or-more")] {
-                let (status, body, exchange) = try await Self.call(seeded.server, method, path, token: token, json: method == "GET" ? nil : ["name": "x", "displayName": "x", "participants": ["u2", "u3"]])
-                #expect(status == 401, "\(method) \(path)")
-                #expect(exchange.header("Content-Type") == "application/problem+json" && body["status"] as? Int == 401)
+        try await SeededRouter.run { seeded in
+            let g = seeded.groupId
+            let operations = [("GET", "/v1/me"), ("PATCH", "/v1/me"), ("GET", "/v1/me/photo"), ("DELETE", "/v1/me/photo"),
+                              ("GET", "/v1/albums/trip/photos"), ("DELETE", "/v1/albums/trip/photos/x"), ("POST", "/v1/groups/\(seeded.groupId)/members"), ("GET", "/v1/users?prefix=A"), ("GET", "/v1/users/u2"), ("GET", "/v1/notifications"),
+                              ("GET", "/v1/groups"), ("POST", "/v1/groups"), ("GET", "/v1/groups/\(g)"), ("PATCH", "/v1/groups/\(g)"),
+                              ("GET", "/v1/groups/\(g)/messages"), ("GET", "/v1/groups/\(g)/photo")]
+            for (method, path) in operations {
+                for token in [nil, TestTokens.hs256(sub: "u1", secret: "a-different-secret-of-32-bytes-or-more")] {
+                    let (status, body, exchange) = try await Self.call(seeded.api, method, path, token: token, json: method == "GET" ? nil : ["name": "x", "displayName": "x", "participants": ["u2", "u3"]])
+                    #expect(status == 401, "\(method) \(path)")
+                    #expect(exchange.header("Content-Type") == "application/problem+json" && body["status"] as? Int == 401)
+                }
             }
+            #expect(try await seeded.database().count("chatGroup") == 1)
+            #expect(try await seeded.database().one(User.self, from: "user", id: "u1")?.displayName == "Ana")
+    
         }
-        #expect(try await seeded.database().count("chatGroup") == 1)
-        #expect(try await seeded.database().one(User.self, from: "user", id: "u1")?.displayName == "Ana")
     }
 
     @Test func usersProfilesAndThePicker() async throws {
-        let seeded = try await SeededServer.start()
-        try await Self.addUsers(seeded, [("u4", "anabel"), ("u5", "Andrés"), ("u6", "Bob"), ("u7", "An%y")])
-        let u1 = TestTokens.hs256(sub: "u1")
-        #expect(try await Self.call(seeded.server, "GET", "/v1/me", token: u1).body["displayName"] as? String == "Ana")
-        let renamed = try await Self.call(seeded.server, "PATCH", "/v1/me", token: u1, json: ["displayName": "  Ana María\u{202E} "])
-        #expect(renamed.status == 200 && renamed.body["displayName"] as? String == "Ana María")
-        let blank = try await Self.call(seeded.server, "PATCH", "/v1/me", token: u1, json: ["displayName": " \n "])
-        #expect(blank.status == 422 && blank.body["field"] as? String == "displayName")
-        // The picker: by prefix, ignoring case, never the caller ("Ana María"), by name; % is a character, not a wildcard.
-        func names(_ query: String) async throws -> [String] {
-            let page = try await Self.call(seeded.server, "GET", "/v1/users?\(query)", token: u1)
-            return (page.body["users"] as? [[String: Any]] ?? []).compactMap { $0["displayName"] as? String }
+        try await SeededRouter.run { seeded in
+            try await Self.addUsers(seeded, [("u4", "anabel"), ("u5", "Andrés"), ("u6", "Bob"), ("u7", "An%y")])
+            let u1 = TestTokens.hs256(sub: "u1")
+            #expect(try await Self.call(seeded.api, "GET", "/v1/me", token: u1).body["displayName"] as? String == "Ana")
+            let renamed = try await Self.call(seeded.api, "PATCH", "/v1/me", token: u1, json: ["displayName": "  Ana María\u{202E} "])
+            #expect(renamed.status == 200 && renamed.body["displayName"] as? String == "Ana María")
+            let blank = try await Self.call(seeded.api, "PATCH", "/v1/me", token: u1, json: ["displayName": " \n "])
+            #expect(blank.status == 422 && blank.body["field"] as? String == "displayName")
+            // The picker: by prefix, ignoring case, never the caller ("Ana María"), by name; % is a character, not a wildcard.
+            func names(_ query: String) async throws -> [String] {
+                let page = try await Self.call(seeded.api, "GET", "/v1/users?\(query)", token: u1)
+                return (page.body["users"] as? [[String: Any]] ?? []).compactMap { $0["displayName"] as? String }
+            }
+            #expect(try await names("prefix=an") == ["An%y", "anabel", "Andrés"])
+            #expect(try await names("prefix=An%25") == ["An%y"])
+            #expect(try await names("prefix=zz").isEmpty)
+            let first = try await Self.call(seeded.api, "GET", "/v1/users?prefix=an&limit=2", token: u1)
+            let cursor = try #require(first.body["nextCursor"] as? String)
+            #expect(try await names("prefix=an&limit=2&cursor=\(cursor)") == ["Andrés"])
+            #expect(try await Self.call(seeded.api, "GET", "/v1/users/u6", token: u1).body["displayName"] as? String == "Bob")
+            #expect(try await Self.call(seeded.api, "GET", "/v1/users/nobody", token: u1).status == 404)
+    
         }
-        #expect(try await names("prefix=an") == ["An%y", "anabel", "Andrés"])
-        #expect(try await names("prefix=An%25") == ["An%y"])
-        #expect(try await names("prefix=zz").isEmpty)
-        let first = try await Self.call(seeded.server, "GET", "/v1/users?prefix=an&limit=2", token: u1)
-        let cursor = try #require(first.body["nextCursor"] as? String)
-        #expect(try await names("prefix=an&limit=2&cursor=\(cursor)") == ["Andrés"])
-        #expect(try await Self.call(seeded.server, "GET", "/v1/users/u6", token: u1).body["displayName"] as? String == "Bob")
-        #expect(try await Self.call(seeded.server, "GET", "/v1/users/nobody", token: u1).status == 404)
     }
 
     @Test func renameMessagesAndNotifications() async throws {
-        let seeded = try await SeededServer.start()
-        try await Self.addUsers(seeded, upTo: 4)
-        let g = seeded.groupId
-        let (u1, u2, u4) = (TestTokens.hs256(sub: "u1"), TestTokens.hs256(sub: "u2"), TestTokens.hs256(sub: "u4"))
-        // Rename: the admin may; a member may not (403); anyone else does not see the group (404).
-        let renamed = try await Self.call(seeded.server, "PATCH", "/v1/groups/\(g)", token: u1, json: ["name": " Summit "])
-        #expect(renamed.status == 200 && renamed.body["name"] as? String == "Summit")
-        #expect(try await Self.call(seeded.server, "PATCH", "/v1/groups/\(g)", token: u2, json: ["name": "Mine"]).status == 403)
-        #expect(try await Self.call(seeded.server, "PATCH", "/v1/groups/\(g)", token: u4, json: ["name": "Mine"]).status == 404)
-        #expect(try await Self.call(seeded.server, "PATCH", "/v1/groups/\(g)", token: u1, json: ["name": String(repeating: "x", count: 51)]).status == 422)
-        // Messages: the system message, to members only.
-        let messages = try await Self.call(seeded.server, "GET", "/v1/groups/\(g)/messages", token: u2)
-        let list = messages.body["messages"] as? [[String: Any]] ?? []
-        #expect(list.count == 1 && list.first?["text"] as? String == "Ana created the group" && list.first?["sender"] as? String == "system")
-        let after = try #require(list.first?["id"] as? Int)
-        #expect((try await Self.call(seeded.server, "GET", "/v1/groups/\(g)/messages?after=\(after)", token: u2).body["messages"] as? [Any])?.isEmpty == true)
-        #expect(try await Self.call(seeded.server, "GET", "/v1/groups/\(g)/messages", token: u4).status == 404)
-        // Notifications: one for each other participant, opening the group; none for the creator.
-        let notes = try await Self.call(seeded.server, "GET", "/v1/notifications", token: u2).body["notifications"] as? [[String: Any]] ?? []
-        #expect(notes.count == 1 && notes.first?["deepLink"] as? String == "photoprep://groups/\(g)")
-        #expect((try await Self.call(seeded.server, "GET", "/v1/notifications", token: u1).body["notifications"] as? [Any])?.isEmpty == true)
+        try await SeededRouter.run { seeded in
+            try await Self.addUsers(seeded, upTo: 4)
+            let g = seeded.groupId
+            let (u1, u2, u4) = (TestTokens.hs256(sub: "u1"), TestTokens.hs256(sub: "u2"), TestTokens.hs256(sub: "u4"))
+            // Rename: the admin may; a member may not (403); anyone else does not see the group (404).
+            let renamed = try await Self.call(seeded.api, "PATCH", "/v1/groups/\(g)", token: u1, json: ["name": " Summit "])
+            #expect(renamed.status == 200 && renamed.body["name"] as? String == "Summit")
+            #expect(try await Self.call(seeded.api, "PATCH", "/v1/groups/\(g)", token: u2, json: ["name": "Mine"]).status == 403)
+            #expect(try await Self.call(seeded.api, "PATCH", "/v1/groups/\(g)", token: u4, json: ["name": "Mine"]).status == 404)
+            #expect(try await Self.call(seeded.api, "PATCH", "/v1/groups/\(g)", token: u1, json: ["name": String(repeating: "x", count: 51)]).status == 422)
+            // Messages: the system message, to members only.
+            let messages = try await Self.call(seeded.api, "GET", "/v1/groups/\(g)/messages", token: u2)
+            let list = messages.body["messages"] as? [[String: Any]] ?? []
+            #expect(list.count == 1 && list.first?["text"] as? String == "Ana created the group" && list.first?["sender"] as? String == "system")
+            let after = try #require(list.first?["id"] as? Int)
+            #expect((try await Self.call(seeded.api, "GET", "/v1/groups/\(g)/messages?after=\(after)", token: u2).body["messages"] as? [Any])?.isEmpty == true)
+            #expect(try await Self.call(seeded.api, "GET", "/v1/groups/\(g)/messages", token: u4).status == 404)
+            // Notifications: one for each other participant, opening the group; none for the creator.
+            let notes = try await Self.call(seeded.api, "GET", "/v1/notifications", token: u2).body["notifications"] as? [[String: Any]] ?? []
+            #expect(notes.count == 1 && notes.first?["deepLink"] as? String == "photoprep://groups/\(g)")
+            #expect((try await Self.call(seeded.api, "GET", "/v1/notifications", token: u1).body["notifications"] as? [Any])?.isEmpty == true)
+    
+        }
     }
 
     @Test func groupRulesAtTheirBoundaries() async throws {
-        let seeded = try await SeededServer.start()
-        try await Self.addUsers(seeded, upTo: 258)
-        let u1 = TestTokens.hs256(sub: "u1")
-        func create(_ name: String, _ participants: [String]) async throws -> (Int, [String: Any]) {
-            let (status, body, _) = try await Self.call(seeded.server, "POST", "/v1/groups", token: u1, json: ["name": name, "participants": participants])
-            return (status, body)
+        try await SeededRouter.run { seeded in
+            try await Self.addUsers(seeded, upTo: 258)
+            let u1 = TestTokens.hs256(sub: "u1")
+            func create(_ name: String, _ participants: [String]) async throws -> (Int, [String: Any]) {
+                let (status, body, _) = try await Self.call(seeded.api, "POST", "/v1/groups", token: u1, json: ["name": name, "participants": participants])
+                return (status, body)
+            }
+            let fifty = String(repeating: "é", count: 50)
+            // Names: 1 and 50 characters (after trimming) are fine; 51, empty and blank are not.
+            #expect(try await create("A", ["u2", "u3"]).0 == 201)
+            let (status50, body50) = try await create("  \(fifty)\n", ["u2", "u3"])
+            #expect(status50 == 201 && body50["name"] as? String == fifty)
+            for bad in [fifty + "x", "", "   ", "\u{202E}"] {
+                let (status, body) = try await create(bad, ["u2", "u3"])
+                #expect(status == 422 && body["field"] as? String == "name", "\(bad.debugDescription): \(body)")
+            }
+            // Participants: 2 others are enough, 1 is not (duplicates and the creator do not count).
+            let (tooFew, tooFewBody) = try await create("g", ["u2", "u2", "u1"])
+            #expect(tooFew == 422 && tooFewBody["field"] as? String == "participants" && (tooFewBody["type"] as? String)?.hasSuffix("too-few-participants") == true)
+            let (deduplicated, dedupBody) = try await create("g", ["u2", "u3", "u2", "u1"])
+            #expect(deduplicated == 201 && (dedupBody["members"] as? [Any])?.count == 3)
+            // 256 members with the creator; 257 is one too many.
+            let (full, fullBody) = try await create("big", (2...256).map { "u\($0)" })
+            #expect(full == 201 && (fullBody["members"] as? [Any])?.count == 256)
+            let (over, overBody) = try await create("bigger", (2...257).map { "u\($0)" })
+            #expect(over == 422 && (overBody["type"] as? String)?.hasSuffix("too-many-members") == true)
+            // Unknown users, and ids that are not ids.
+            let (unknown, unknownBody) = try await create("g", ["u2", "nobody"])
+            #expect(unknown == 422 && unknownBody["field"] as? String == "participants" && (unknownBody["detail"] as? String)?.contains("nobody") == true)
+            #expect(try await create("g", ["u2", "../u3"]).0 == 422)
+            // Every created group has its system message and a notification per other participant.
+            let database = try await seeded.database()
+            let created = try await Self.call(seeded.api, "POST", "/v1/groups", token: u1, json: ["name": "Trip", "participants": ["u2", "u3"]])
+            let id = try #require(created.body["id"] as? String)
+            let messages = try await database.all(Message.self, from: "message", where: "groupId", id)
+            #expect(messages.map(\.text) == ["Ana created the group"] && messages.first?.sender == "system")
+            #expect(try await database.all(Notification.self, from: "notification", where: "groupId", id).map(\.userId).sorted() == ["u2", "u3"])
+    
         }
-        let fifty = String(repeating: "é", count: 50)
-        // Names: 1 and 50 characters (after trimming) are fine; 51, empty and blank are not.
-        #expect(try await create("A", ["u2", "u3"]).0 == 201)
-        let (status50, body50) = try await create("  \(fifty)\n", ["u2", "u3"])
-        #expect(status50 == 201 && body50["name"] as? String == fifty)
-        for bad in [fifty + "x", "", "   ", "\u{202E}"] {
-            let (status, body) = try await create(bad, ["u2", "u3"])
-            #expect(status == 422 && body["field"] as? String == "name", "\(bad.debugDescription): \(body)")
-        }
-        // Participants: 2 others are enough, 1 is not (duplicates and the creator do not count).
-        let (tooFew, tooFewBody) = try await create("g", ["u2", "u2", "u1"])
-        #expect(tooFew == 422 && tooFewBody["field"] as? String == "participants" && (tooFewBody["type"] as? String)?.hasSuffix("too-few-participants") == true)
-        let (deduplicated, dedupBody) = try await create("g", ["u2", "u3", "u2", "u1"])
-        #expect(deduplicated == 201 && (dedupBody["members"] as? [Any])?.count == 3)
-        // 256 members with the creator; 257 is one too many.
-        let (full, fullBody) = try await create("big", (2...256).map { "u\($0)" })
-        #expect(full == 201 && (fullBody["members"] as? [Any])?.count == 256)
-        let (over, overBody) = try await create("bigger", (2...257).map { "u\($0)" })
-        #expect(over == 422 && (overBody["type"] as? String)?.hasSuffix("too-many-members") == true)
-        // Unknown users, and ids that are not ids.
-        let (unknown, unknownBody) = try await create("g", ["u2", "nobody"])
-        #expect(unknown == 422 && unknownBody["field"] as? String == "participants" && (unknownBody["detail"] as? String)?.contains("nobody") == true)
-        #expect(try await create("g", ["u2", "../u3"]).0 == 422)
-        // Every created group has its system message and a notification per other participant.
-        let database = try await seeded.database()
-        let created = try await Self.call(seeded.server, "POST", "/v1/groups", token: u1, json: ["name": "Trip", "participants": ["u2", "u3"]])
-        let id = try #require(created.body["id"] as? String)
-        let messages = try await database.all(Message.self, from: "message", where: "groupId", id)
-        #expect(messages.map(\.text) == ["Ana created the group"] && messages.first?.sender == "system")
-        #expect(try await database.all(Notification.self, from: "notification", where: "groupId", id).map(\.userId).sorted() == ["u2", "u3"])
     }
 
     @Test func onlyMembersSeeAGroupAndItsPhoto() async throws {
-        let seeded = try await SeededServer.start()
-        try await Self.addUsers(seeded, upTo: 5)
-        for (user, expected) in [("u1", 200), ("u2", 200), ("u3", 200), ("u4", 404)] {
-            let token = TestTokens.hs256(sub: user)
-            #expect(try await Self.call(seeded.server, "GET", "/v1/groups/\(seeded.groupId)", token: token).status == expected, "\(user)")
-            #expect(try await Self.call(seeded.server, "GET", "/v1/groups/\(seeded.groupId)/photo", token: token).status == expected, "\(user)")
+        try await SeededRouter.run { seeded in
+            try await Self.addUsers(seeded, upTo: 5)
+            for (user, expected) in [("u1", 200), ("u2", 200), ("u3", 200), ("u4", 404)] {
+                let token = TestTokens.hs256(sub: user)
+                #expect(try await Self.call(seeded.api, "GET", "/v1/groups/\(seeded.groupId)", token: token).status == expected, "\(user)")
+                #expect(try await Self.call(seeded.api, "GET", "/v1/groups/\(seeded.groupId)/photo", token: token).status == expected, "\(user)")
+            }
+            #expect(try await Self.call(seeded.api, "GET", "/v1/groups/no-such-group", token: TestTokens.hs256(sub: "u1")).status == 404)
+            let list = try await Self.call(seeded.api, "GET", "/v1/groups", token: TestTokens.hs256(sub: "u4"))
+            #expect(list.status == 200 && (list.body["groups"] as? [Any])?.isEmpty == true)
+    
         }
-        #expect(try await Self.call(seeded.server, "GET", "/v1/groups/no-such-group", token: TestTokens.hs256(sub: "u1")).status == 404)
-        let list = try await Self.call(seeded.server, "GET", "/v1/groups", token: TestTokens.hs256(sub: "u4"))
-        #expect(list.status == 200 && (list.body["groups"] as? [Any])?.isEmpty == true)
     }
 
     @Test func creationIsIdempotent() async throws {
-        let seeded = try await SeededServer.start()
-        let u1 = TestTokens.hs256(sub: "u1"), u2 = TestTokens.hs256(sub: "u2")
-        let body: [String: Any] = ["name": "Once", "participants": ["u2", "u3"]]
-        let first = try await Self.call(seeded.server, "POST", "/v1/groups", token: u1, json: body, headers: ["Idempotency-Key": "create-1"])
-        let again = try await Self.call(seeded.server, "POST", "/v1/groups", token: u1, json: body, headers: ["Idempotency-Key": "create-1"])
-        #expect(first.status == 201 && again.status == 201 && first.exchange.body == again.exchange.body)
-        // The same key from another user is another group.
-        let other = try await Self.call(seeded.server, "POST", "/v1/groups", token: u2, json: ["name": "Once", "participants": ["u1", "u3"]],
-                                        headers: ["Idempotency-Key": "create-1"])
-        #expect(other.status == 201 && other.body["id"] as? String != first.body["id"] as? String)
-        // A client id: sent twice, one group; someone else's id: refused.
-        let id = UUID().uuidString
-        var withId = body
-        withId["id"] = id
-        #expect(try await Self.call(seeded.server, "POST", "/v1/groups", token: u1, json: withId).status == 201)
-        let repeated = try await Self.call(seeded.server, "POST", "/v1/groups", token: u1, json: withId)
-        #expect(repeated.status == 201 && repeated.body["id"] as? String == id.lowercased())
-        let stolen: [String: Any] = ["name": "Once", "participants": ["u1", "u3"], "id": id]
-        #expect(try await Self.call(seeded.server, "POST", "/v1/groups", token: u2, json: stolen).status == 403)
-        let database = try await seeded.database()
-        #expect(try await database.count("chatGroup", where: "name", "Once") == 3)
-        #expect(try await database.count("message", where: "groupId", id.lowercased()) == 1)
+        try await SeededRouter.run { seeded in
+            let u1 = TestTokens.hs256(sub: "u1"), u2 = TestTokens.hs256(sub: "u2")
+            let body: [String: Any] = ["name": "Once", "participants": ["u2", "u3"]]
+            let first = try await Self.call(seeded.api, "POST", "/v1/groups", token: u1, json: body, headers: ["Idempotency-Key": "create-1"])
+            let again = try await Self.call(seeded.api, "POST", "/v1/groups", token: u1, json: body, headers: ["Idempotency-Key": "create-1"])
+            #expect(first.status == 201 && again.status == 201 && first.exchange.body == again.exchange.body)
+            // The same key from another user is another group.
+            let other = try await Self.call(seeded.api, "POST", "/v1/groups", token: u2, json: ["name": "Once", "participants": ["u1", "u3"]],
+                                            headers: ["Idempotency-Key": "create-1"])
+            #expect(other.status == 201 && other.body["id"] as? String != first.body["id"] as? String)
+            // A client id: sent twice, one group; someone else's id: refused.
+            let id = UUID().uuidString
+            var withId = body
+            withId["id"] = id
+            #expect(try await Self.call(seeded.api, "POST", "/v1/groups", token: u1, json: withId).status == 201)
+            let repeated = try await Self.call(seeded.api, "POST", "/v1/groups", token: u1, json: withId)
+            #expect(repeated.status == 201 && repeated.body["id"] as? String == id.lowercased())
+            let stolen: [String: Any] = ["name": "Once", "participants": ["u1", "u3"], "id": id]
+            #expect(try await Self.call(seeded.api, "POST", "/v1/groups", token: u2, json: stolen).status == 403)
+            let database = try await seeded.database()
+            #expect(try await database.count("chatGroup", where: "name", "Once") == 3)
+            #expect(try await database.count("message", where: "groupId", id.lowercased()) == 1)
+    
+        }
     }
 
     @Test func theCallersGroupsPageByPage() async throws {
-        let seeded = try await SeededServer.start()
-        let u2 = TestTokens.hs256(sub: "u2")
-        var created = [seeded.groupId]
-        for i in 0..<4 {
-            let response = try await Self.call(seeded.server, "POST", "/v1/groups", token: u2, json: ["name": "g\(i)", "participants": ["u1", "u3"]])
-            created.append(try #require(response.body["id"] as? String))
-            try await Task.sleep(for: .milliseconds(5))
+        try await SeededRouter.run { seeded in
+            let u2 = TestTokens.hs256(sub: "u2")
+            var created = [seeded.groupId]
+            for i in 0..<4 {
+                let response = try await Self.call(seeded.api, "POST", "/v1/groups", token: u2, json: ["name": "g\(i)", "participants": ["u1", "u3"]])
+                created.append(try #require(response.body["id"] as? String))
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            var seen: [String] = []
+            var cursor: String?
+            repeat {
+                let query = "/v1/groups?limit=2" + (cursor.map { "&cursor=\($0)" } ?? "")
+                let page = try await Self.call(seeded.api, "GET", query, token: u2)
+                #expect(page.status == 200)
+                let ids = (page.body["groups"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+                #expect(ids.count <= 2)
+                seen += ids
+                cursor = page.body["nextCursor"] as? String
+            } while cursor != nil && seen.count < 10
+            #expect(seen == created.reversed(), "newest activity first, each once")
+            #expect(try await Self.call(seeded.api, "GET", "/v1/groups?cursor=bogus", token: u2).status == 400)
+            #expect(try await Self.call(seeded.api, "GET", "/v1/groups?limit=0", token: u2).status == 400)
+    
         }
-        var seen: [String] = []
-        var cursor: String?
-        repeat {
-            let query = "/v1/groups?limit=2" + (cursor.map { "&cursor=\($0)" } ?? "")
-            let page = try await Self.call(seeded.server, "GET", query, token: u2)
-            #expect(page.status == 200)
-            let ids = (page.body["groups"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
-            #expect(ids.count <= 2)
-            seen += ids
-            cursor = page.body["nextCursor"] as? String
-        } while cursor != nil && seen.count < 10
-        #expect(seen == created.reversed(), "newest activity first, each once")
-        #expect(try await Self.call(seeded.server, "GET", "/v1/groups?cursor=bogus", token: u2).status == 400)
-        #expect(try await Self.call(seeded.server, "GET", "/v1/groups?limit=0", token: u2).status == 400)
     }
 
     @Test func thePhotoStateFollowsTheUpload() async throws {
@@ -219,24 +233,26 @@ import TestSupport
     }
 
     @Test func membersChangeUnderTheRules() async throws {
-        let seeded = try await SeededServer.start()
-        try await Self.addUsers(seeded, upTo: 260)
-        let g = seeded.groupId
-        let (u1, u2, u9) = (TestTokens.hs256(sub: "u1"), TestTokens.hs256(sub: "u2"), TestTokens.hs256(sub: "u9"))
-        func change(_ token: String, add: [String] = [], remove: [String] = []) async throws -> (Int, [String: Any]) {
-            let (status, body, _) = try await Self.call(seeded.server, "POST", "/v1/groups/\(g)/members", token: token, json: ["add": add, "remove": remove])
-            return (status, body)
+        try await SeededRouter.run { seeded in
+            try await Self.addUsers(seeded, upTo: 260)
+            let g = seeded.groupId
+            let (u1, u2, u9) = (TestTokens.hs256(sub: "u1"), TestTokens.hs256(sub: "u2"), TestTokens.hs256(sub: "u9"))
+            func change(_ token: String, add: [String] = [], remove: [String] = []) async throws -> (Int, [String: Any]) {
+                let (status, body, _) = try await Self.call(seeded.api, "POST", "/v1/groups/\(g)/members", token: token, json: ["add": add, "remove": remove])
+                return (status, body)
+            }
+            let (added, addedBody) = try await change(u1, add: ["u4", "u5", "u4"], remove: ["u3"])
+            #expect(added == 200 && Set((addedBody["members"] as? [[String: Any]] ?? []).compactMap { $0["userId"] as? String }) == ["u1", "u2", "u4", "u5"])
+            #expect(try await change(u2, add: ["u6"]).0 == 403)  // a member, not an admin
+            #expect(try await change(u9, add: ["u6"]).0 == 404)  // not a member
+            #expect(try await change(u1, add: ["nobody"]).0 == 422)
+            #expect(try await change(u1, remove: ["u1"]).0 == 409)  // the last admin
+            #expect(try await change(u1, add: (6...256).map { "u\($0)" }).0 == 200)  // 4 + 251 = 255 members
+            let (over, overBody) = try await change(u1, add: ["u257", "u258"])
+            #expect(over == 422 && (overBody["type"] as? String)?.hasSuffix("too-many-members") == true)
+            #expect(try await seeded.database().count("groupMember", where: "groupId", g) == 255)
+    
         }
-        let (added, addedBody) = try await change(u1, add: ["u4", "u5", "u4"], remove: ["u3"])
-        #expect(added == 200 && Set((addedBody["members"] as? [[String: Any]] ?? []).compactMap { $0["userId"] as? String }) == ["u1", "u2", "u4", "u5"])
-        #expect(try await change(u2, add: ["u6"]).0 == 403)  // a member, not an admin
-        #expect(try await change(u9, add: ["u6"]).0 == 404)  // not a member
-        #expect(try await change(u1, add: ["nobody"]).0 == 422)
-        #expect(try await change(u1, remove: ["u1"]).0 == 409)  // the last admin
-        #expect(try await change(u1, add: (6...256).map { "u\($0)" }).0 == 200)  // 4 + 251 = 255 members
-        let (over, overBody) = try await change(u1, add: ["u257", "u258"])
-        #expect(over == 422 && (overBody["type"] as? String)?.hasSuffix("too-many-members") == true)
-        #expect(try await seeded.database().count("groupMember", where: "groupId", g) == 255)
     }
 
     @Test func profileAndAlbumPhotos() async throws {

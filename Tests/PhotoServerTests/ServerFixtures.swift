@@ -1,6 +1,12 @@
 import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
 import SQLKit
 @testable import PhotoPrep
+@testable import PhotoServer
 import PhotoServices
 import TestSupport
 
@@ -12,14 +18,19 @@ enum Fixture {
 }
 
 /// A server on a data folder that already knows users u1 (Ana), u2 (Ben), u3 (Cleo) and a group u1
-/// created (so u1 is its admin, u2 and u3 members).
-struct SeededServer: Sendable {
-    let server: PhotoServerProcess
-    let groupId: String
+/// created (so u1 is its admin, u2 and u3 members): the built binary in a process of its own
+/// (`SeededServer`), or the same server's router in the test's process (`SeededRouter`).
+protocol Seeded: Sendable {
+    var data: URL { get }
+    var groupId: String { get }
+}
 
-    /// Seeds the data folder, then starts the server off the cooperative pool (its start is waited for
-    /// with a blocking poll).
-    static func start(arguments: [String] = [], environment: [String: String] = [:]) async throws -> SeededServer {
+extension Seeded {
+    /// The services' database, as the server sees it.
+    func database() async throws -> AppDatabase { try await AppDatabase(path: data.appendingPathComponent("app.sqlite").path, role: .server) }
+
+    /// Seeds a new data folder; returns it and the group's id.
+    static func seed() async throws -> (data: URL, groupId: String) {
         let data = try temporaryFolder()
         let services = try await PhotoServices(folder: data)
         try await services.users.add(id: "u1", displayName: "Ana")
@@ -27,12 +38,67 @@ struct SeededServer: Sendable {
         try await services.users.add(id: "u3", displayName: "Cleo")
         let groupId = try await services.groups.createGroup(creator: "u1", name: "Hiking", participants: ["u2", "u3"]).group.id
         await services.database.close()
+        return (data, groupId)
+    }
+}
+
+/// `photoprep serve`, the built binary, on the seeded folder: for what needs a real process and socket
+/// (uploads by real clients, kills, signals, schemathesis).
+struct SeededServer: Seeded {
+    let server: PhotoServerProcess
+    let groupId: String
+    var data: URL { server.data }
+
+    /// Seeds the data folder, then starts the server off the cooperative pool (its start is waited for
+    /// with a blocking poll).
+    static func start(arguments: [String] = [], environment: [String: String] = [:]) async throws -> SeededServer {
+        let (data, groupId) = try await seed()
         let server = try await onThread { try PhotoServerProcess(data: data, arguments: arguments, environment: environment) }
         return SeededServer(server: server, groupId: groupId)
     }
+}
 
-    /// The services' database, as the server sees it.
-    func database() async throws -> AppDatabase { try await AppDatabase(path: server.data.appendingPathComponent("app.sqlite").path, role: .server) }
+/// The server's router on the seeded folder, in the test's process (HummingbirdTesting: no process, no
+/// port): the same routes, middleware and services as `serve`, for what needs no real process.
+struct SeededRouter: Seeded {
+    let data: URL
+    let groupId: String
+    let api: RouterClient
+
+    static func run(_ body: @escaping @Sendable (SeededRouter) async throws -> Void) async throws {
+        let (data, groupId) = try await seed()
+        let server = try await PhotoServer(
+            configuration: .init(data: data, keys: .sharedSecret(TestTokens.secret)), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        try await Application(router: server.router()).test(.router) { client in
+            try await body(SeededRouter(data: data, groupId: groupId, api: RouterClient(client: client)))
+        }
+    }
+}
+
+/// Calls to the server's HTTP interface, whichever way it runs.
+protocol HTTPCalls: Sendable {
+    func send(_ method: String, _ path: String, headers: [String: String], body: [UInt8]?) async throws -> HTTPExchange
+}
+
+extension PhotoServerProcess: HTTPCalls {
+    func send(_ method: String, _ path: String, headers: [String: String], body: [UInt8]?) async throws -> HTTPExchange {
+        try await HTTPExchange.send(method, base + path, headers: headers, body: body)
+    }
+}
+
+/// HummingbirdTesting's client of a router, answering as a real exchange would.
+struct RouterClient: HTTPCalls {
+    let client: any TestClientProtocol
+
+    func send(_ method: String, _ path: String, headers: [String: String], body: [UInt8]?) async throws -> HTTPExchange {
+        var fields = HTTPFields()
+        for (name, value) in headers { fields[HTTPField.Name(name)!] = value }
+        let response = try await client.executeRequest(
+            uri: path, method: HTTPRequest.Method(method)!, headers: fields, body: body.map { ByteBuffer(bytes: $0) })
+        var answered: [String: String] = [:]
+        for field in response.headers { answered[field.name.canonicalName] = field.value }
+        return HTTPExchange(status: Int(response.status.code), headers: answered, body: String(buffer: response.body))
+    }
 }
 
 /// Big real photos made once per test run from LadyBird (TestImages/photos): 5472 × 3648 (20 MP, a

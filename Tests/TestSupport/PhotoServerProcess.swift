@@ -177,6 +177,12 @@ public struct HTTPExchange: Sendable {
     public var headers: [String: String]
     public var body: String
 
+    public init(status: Int, headers: [String: String], body: String) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
 
     public static func send(
