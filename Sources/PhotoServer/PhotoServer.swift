@@ -135,7 +135,8 @@ public struct PhotoServer: Sendable {
         }
         TusRoutes(uploads: uploads, publicURL: Self.publicURL(configuration)).register(on: router)
         resumable.register(on: router)
-        APIRoutes(services: services, store: uploads.store).register(on: router)
+        APIRoutes(services: services, store: uploads.store, publicURL: Self.publicURL(configuration)).register(on: router)
+        MediaRoutes(photos: StoredPhotos(database: database), storage: uploads.processor.intake.storage).register(on: router)
         return router
     }
 

@@ -44,12 +44,12 @@ import TestSupport
         #expect(try await store.renew([id], runner: "A", lease: .seconds(10), at: t0 + 21) == [id], "A learns it lost the job")
         // What A would still write is ignored: B holds the job.
         try await store.saveProgress(id, runner: "A", location: "http://a/stale", uploadedBytes: 99)
-        let (recorded, _) = try await store.complete(a, runner: "A", url: "http://a/photo.jpg", size: 2)
+        let (recorded, _) = try await store.complete(a, runner: "A", url: "http://a/photo.jpg", content: StoredPhotos.Content(of: [0xFF, 0xD8]))
         #expect(!recorded)
         let current = try #require(try await store.job(id))
         #expect(current.state == .uploading && current.leaseOwner == "B" && current.uploadLocation == nil && current.url == nil)
 
-        let (done, _) = try await store.complete(b, runner: "B", url: "http://b/photo.jpg", size: 2, at: t0 + 25)
+        let (done, _) = try await store.complete(b, runner: "B", url: "http://b/photo.jpg", content: StoredPhotos.Content(of: [0xFF, 0xD8]), at: t0 + 25)
         #expect(done)
         let runs = try await store.runs(of: id)
         #expect(runs.map(\.runner) == ["A", "B"])

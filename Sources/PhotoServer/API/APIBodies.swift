@@ -27,7 +27,10 @@ struct ChangeMembers: Decodable {
 struct UserBody: ResponseEncodable {
     var id: String
     var displayName: String
+    /// Where storage has the picture.
     var profilePhotoURL: String?
+    /// The URL an image view loads it from, no `Authorization` needed (`/media/…?v=…&token=…`).
+    var profilePhotoDownloadURL: String?
 
     init(_ user: User) {
         id = user.id
@@ -44,7 +47,10 @@ struct MemberBody: Encodable {
 struct PhotoBody: ResponseEncodable {
     /// none, pending, uploading, ready, failed, cancelled
     var state: String
+    /// Where storage has the photo.
     var url: String?
+    /// The URL an image view loads it from, no `Authorization` needed (`/media/…?v=…&token=…`).
+    var downloadURL: String?
     var error: String?
     var acknowledgedBytes: Int64?
     var totalBytes: Int64?
@@ -88,6 +94,7 @@ struct AlbumPhotoBody: Encodable {
     var album: String
     var key: String
     var url: String?
+    var downloadURL: String?
     var state: String
     var createdAt: Date
 

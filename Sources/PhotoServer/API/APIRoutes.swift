@@ -11,14 +11,17 @@ import PhotoServices
 struct APIRoutes: Sendable {
     let services: PhotoServices
     let store: any PartialUploadStore
+    let publicURL: String?
 
     func register(on router: Router<ServerContext>) {
         router.get("/openapi.yaml") { _, _ in Self.document() }
         let v1 = router.group("v1").add(middleware: ProblemMiddleware())
         let uploads = UploadsInProgress(store: store)
-        UsersController(users: services.users, profiles: services.profiles, uploads: uploads).addRoutes(to: v1)
-        AlbumsController(users: services.users, profiles: services.profiles).addRoutes(to: v1)
-        GroupsController(groups: services.groups, uploads: uploads).addRoutes(to: v1)
+        let photos = StoredPhotos(database: services.database)
+        let links = DownloadLinks(photos: photos, publicURL: publicURL)
+        UsersController(users: services.users, profiles: services.profiles, photos: photos, uploads: uploads, links: links).addRoutes(to: v1)
+        AlbumsController(users: services.users, profiles: services.profiles, links: links).addRoutes(to: v1)
+        GroupsController(groups: services.groups, photos: photos, uploads: uploads, links: links).addRoutes(to: v1)
     }
 
     static let documentPath: String? = Bundle.module.path(forResource: "openapi", ofType: "yaml")

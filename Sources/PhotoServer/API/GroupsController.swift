@@ -9,7 +9,9 @@ import PhotoServices
 /// visible to its members only: anyone else gets 404, as for a group that does not exist.
 struct GroupsController: Sendable {
     let groups: GroupService
+    let photos: StoredPhotos
     let uploads: UploadsInProgress
+    let links: DownloadLinks
 
     func addRoutes(to v1: RouterGroup<ServerContext>) {
         v1.post("groups", use: create)
@@ -19,6 +21,7 @@ struct GroupsController: Sendable {
         v1.post("groups/:id/members", use: changeMembers)
         v1.get("groups/:id/messages", use: messages)
         v1.get("groups/:id/photo", use: photo)
+        v1.post("groups/:id/photo/token", use: regenerateToken)
         v1.get("notifications", use: notifications)
     }
 
@@ -33,7 +36,8 @@ struct GroupsController: Sendable {
         }
         let created = try await groups.createGroup(creator: caller.id, name: body.name, participants: body.participants, id: id)
         return EditedResponse(
-            status: .created, headers: [.location: "/v1/groups/\(created.group.id)"], response: GroupBody(created.group, members: created.members))
+            status: .created, headers: [.location: "/v1/groups/\(created.group.id)"],
+            response: try await links.group(created.group, members: created.members, request))
     }
 
     @Sendable func list(_ request: Request, context: ServerContext) async throws -> GroupPage {
@@ -45,14 +49,14 @@ struct GroupsController: Sendable {
             cursor = parsed
         }
         let page = try await groups.groups(of: caller.id, limit: limit, after: cursor)
-        var bodies: [GroupBody] = []
-        for group in page.groups { bodies.append(GroupBody(group, members: try await groups.members(of: group.id))) }
-        return GroupPage(groups: bodies, nextCursor: page.nextCursor?.token)
+        var withMembers: [(ChatGroup, [GroupMember])] = []
+        for group in page.groups { withMembers.append((group, try await groups.members(of: group.id))) }
+        return GroupPage(groups: try await links.groups(withMembers, request), nextCursor: page.nextCursor?.token)
     }
 
     @Sendable func group(_ request: Request, context: ServerContext) async throws -> GroupBody {
         let (group, members) = try await memberGroup(context)
-        return GroupBody(group, members: members)
+        return try await links.group(group, members: members, request)
     }
 
     /// Renames the group: its admins only (a member who is not: 403; anyone else: 404).
@@ -61,7 +65,7 @@ struct GroupsController: Sendable {
         let body = try await request.decode(as: RenameGroup.self, context: context)
         try await groups.rename(caller: try context.caller().id, groupId: group.id, to: body.name)
         let (renamed, members) = try await memberGroup(context)
-        return GroupBody(renamed, members: members)
+        return try await links.group(renamed, members: members, request)
     }
 
     /// Adds and removes members: the group's admins only (a member who is not: 403; anyone else: 404).
@@ -70,7 +74,7 @@ struct GroupsController: Sendable {
         let body = try await request.decode(as: ChangeMembers.self, context: context)
         let members = try await groups.changeMembers(caller: try context.caller().id, groupId: group.id, add: body.add ?? [], remove: body.remove ?? [])
         guard let changed = try await groups.group(group.id) else { throw Problem(.notFound, "not-found", "no such group") }
-        return GroupBody(changed, members: members)
+        return try await links.group(changed, members: members, request)
     }
 
     /// The group's messages (the system message first) after the id `after`; members only.
@@ -86,7 +90,18 @@ struct GroupsController: Sendable {
     @Sendable func photo(_ request: Request, context: ServerContext) async throws -> PhotoBody {
         let (group, _) = try await memberGroup(context)
         let key = StoragePath.groupPhoto(groupId: group.id).key
-        return try await uploads.photo(url: group.photoURL, where: { $0.key == key }) ?? PhotoBody(group)
+        var body = try await uploads.photo(url: group.photoURL, where: { $0.key == key }) ?? PhotoBody(group)
+        body.downloadURL = try await links.urls([key], request)[key]
+        return body
+    }
+
+    /// A new download URL for the group's photo (its admins only); the previous one stops working.
+    @Sendable func regenerateToken(_ request: Request, context: ServerContext) async throws -> PhotoBody {
+        let (group, _) = try await memberGroup(context)
+        let photo = try await photos.regenerateToken(caller: try context.caller().id, .groupPhoto(groupId: group.id))
+        var body = PhotoBody(group)
+        body.downloadURL = MediaRoutes.downloadURL(photo, base: MediaRoutes.base(publicURL: links.publicURL, request))
+        return body
     }
 
     /// The caller's notifications after the id `after`.

@@ -6,26 +6,29 @@ import PhotoServices
 struct UsersController: Sendable {
     let users: UserDirectory
     let profiles: ProfileService
+    let photos: StoredPhotos
     let uploads: UploadsInProgress
+    let links: DownloadLinks
 
     func addRoutes(to v1: RouterGroup<ServerContext>) {
         v1.get("me", use: me)
         v1.patch("me", use: updateMe)
         v1.get("me/photo", use: photo)
         v1.delete("me/photo", use: deletePhoto)
+        v1.post("me/photo/token", use: regenerateToken)
         v1.get("users", use: search)
         v1.get("users/:id", use: user)
     }
 
     @Sendable func me(_ request: Request, context: ServerContext) async throws -> UserBody {
-        UserBody(try await known(context.caller()))
+        try await links.user(try await known(context.caller()), request)
     }
 
     @Sendable func updateMe(_ request: Request, context: ServerContext) async throws -> UserBody {
         let caller = try context.caller()
         let body = try await request.decode(as: UpdateMe.self, context: context)
         _ = try await known(caller)
-        return UserBody(try await users.rename(caller.id, to: body.displayName))
+        return try await links.user(try await users.rename(caller.id, to: body.displayName), request)
     }
 
     /// The caller's profile picture: none, uploading (with the bytes the server acknowledged) or ready.
@@ -33,10 +36,22 @@ struct UsersController: Sendable {
         let caller = try context.caller()
         let user = try await known(caller)
         let prefix = "profile_images/\(caller.id)/"
-        if let uploading = try await uploads.photo(url: user.profilePhotoURL, where: { $0.owner == caller.id && $0.key.hasPrefix(prefix) }) {
-            return uploading
-        }
-        return PhotoBody(state: user.profilePhotoURL == nil ? "none" : "ready", url: user.profilePhotoURL, error: nil, acknowledgedBytes: nil, totalBytes: nil)
+        var body =
+            try await uploads.photo(url: user.profilePhotoURL, where: { $0.owner == caller.id && $0.key.hasPrefix(prefix) })
+            ?? PhotoBody(state: user.profilePhotoURL == nil ? "none" : "ready", url: user.profilePhotoURL, error: nil, acknowledgedBytes: nil, totalBytes: nil)
+        body.downloadURL = try await links.user(user, request).profilePhotoDownloadURL
+        return body
+    }
+
+    /// A new download URL for the caller's profile picture; the previous one stops working.
+    @Sendable func regenerateToken(_ request: Request, context: ServerContext) async throws -> PhotoBody {
+        let caller = try context.caller()
+        let user = try await known(caller)
+        guard let key = user.profilePhotoKey else { throw Problem(.notFound, "not-found", "no profile picture") }
+        let photo = try await photos.regenerateToken(caller: caller.id, try StoragePath(key: key))
+        var body = PhotoBody(state: "ready", url: user.profilePhotoURL, error: nil, acknowledgedBytes: nil, totalBytes: nil)
+        body.downloadURL = MediaRoutes.downloadURL(photo, base: MediaRoutes.base(publicURL: links.publicURL, request))
+        return body
     }
 
     @Sendable func deletePhoto(_ request: Request, context: ServerContext) async throws -> HTTPResponse.Status {
@@ -57,13 +72,13 @@ struct UsersController: Sendable {
             after = user
         }
         let found = try await users.search(prefix: query.get("prefix") ?? "", excluding: caller.id, limit: limit, after: after)
-        return UserPage(users: found.map(UserBody.init), nextCursor: found.count == limit ? found.last?.id : nil)
+        return UserPage(users: try await links.users(found, request), nextCursor: found.count == limit ? found.last?.id : nil)
     }
 
     @Sendable func user(_ request: Request, context: ServerContext) async throws -> UserBody {
         _ = try context.caller()
         guard let user = try await users.user(context.parameter("id")) else { throw Problem(.notFound, "not-found", "no such user") }
-        return UserBody(user)
+        return try await links.user(user, request)
     }
 
     /// The caller as a user of the services; 404 before their first photo or group made them one.
@@ -79,6 +94,7 @@ struct UsersController: Sendable {
 struct AlbumsController: Sendable {
     let users: UserDirectory
     let profiles: ProfileService
+    let links: DownloadLinks
 
     func addRoutes(to v1: RouterGroup<ServerContext>) {
         v1.get("albums/:album/photos", use: photos)
@@ -88,7 +104,7 @@ struct AlbumsController: Sendable {
     @Sendable func photos(_ request: Request, context: ServerContext) async throws -> AlbumPage {
         let caller = try context.caller()
         guard try await users.user(caller.id) != nil else { return AlbumPage(photos: []) }
-        return AlbumPage(photos: try await profiles.albumPhotos(caller: caller.id, album: context.parameter("album")).map(AlbumPhotoBody.init))
+        return AlbumPage(photos: try await links.album(try await profiles.albumPhotos(caller: caller.id, album: context.parameter("album")), request))
     }
 
     /// Deletes one of the caller's album photos (404 for anyone else's, or one in another album).

@@ -48,7 +48,7 @@ public struct PhotoIntake: Sendable {
         let preparing = ContinuousClock.now - started
         try await authorize(caller: caller, writing: path)
         let url = try await store(prepared.jpeg, at: path)
-        let replaced = try await record(caller: caller, displayName: displayName, path: path, url: url)
+        let replaced = try await record(caller: caller, displayName: displayName, path: path, url: url, content: StoredPhotos.Content(of: prepared.jpeg))
         // The record points at the new photo already: deleting the old one leaves no broken window.
         if let replaced { await deleteReplaced(replaced, caller: caller) }
         return Taken(url: url, preparing: preparing)
@@ -96,18 +96,25 @@ public struct PhotoIntake: Sendable {
 
     /// Records the stored photo's effect in one transaction; returns the object it replaces, for the
     /// caller to delete once recorded (`deleteReplaced`).
-    public func record(caller: String, displayName: String?, path: StoragePath, url: String) async throws(ServiceError) -> String? {
-        try await database.write { db in try await Self.record(caller: caller, displayName: displayName, path: path, url: url, db) }
+    public func record(caller: String, displayName: String?, path: StoragePath, url: String, content: StoredPhotos.Content) async throws(ServiceError)
+        -> String?
+    {
+        try await database.write { db in
+            try await Self.record(caller: caller, displayName: displayName, path: path, url: url, content: content, db)
+        }
     }
 
     /// What storing a photo changes, inside the caller's transaction — for photos arriving at the server
     /// and for the photo jobs alike. The caller is added as a user when the store does not know them yet
     /// (their id comes from a verified token; `displayName` from its `name` claim, if any). A group's
-    /// photo is re-checked here: an admin removed meanwhile changes nothing. Returns the object the photo
-    /// replaces (a previous profile picture under another name), nil when none.
-    static func record(caller: String, displayName: String?, path: StoragePath, url: String, at date: Date = Date(), _ db: any SQLDatabase)
-        async throws -> String?
-    {
+    /// photo is re-checked here: an admin removed meanwhile changes nothing. The photo gets its version
+    /// and a new download token (`StoredPhotos`); what it replaced loses its own. Returns the object the
+    /// photo replaces (a previous profile picture under another name), nil when none.
+    static func record(
+        caller: String, displayName: String?, path: StoragePath, url: String, content: StoredPhotos.Content, at date: Date = Date(),
+        _ db: any SQLDatabase
+    ) async throws -> String? {
+        try await StoredPhotos.record(key: path.key, location: url, bytes: content, at: date, db)
         if try await Users.find(caller, db) == nil {
             let name = displayName.flatMap { try? NameRules.displayName($0) } ?? caller
             try await db.insert(into: "user").model(User(id: caller, displayName: name)).run()
@@ -121,9 +128,10 @@ public struct PhotoIntake: Sendable {
                 .set("photoError", to: SQLLiteral.null).set("updatedAt", to: date).where("id", .equal, group).run()
             return nil
         case .profileImage:
-            let old = try await Users.find(caller, db)?.profilePhotoURL
+            let old = try await Users.find(caller, db)
             try await db.update("user").set("profilePhotoURL", to: url).set("profilePhotoKey", to: path.key).where("id", .equal, caller).run()
-            return old == url ? nil : old
+            if let oldKey = old?.profilePhotoKey, oldKey != path.key { try await StoredPhotos.forget(key: oldKey, db) }
+            return old?.profilePhotoURL == url ? nil : old?.profilePhotoURL
         case .userPhoto(let user, let album, _):
             // The same key again replaces that album photo (an album job's record has its key already); a new key is a new photo.
             let updated = try await db.update("albumPhoto").set("url", to: url).set("state", to: PhotoState.done.rawValue)

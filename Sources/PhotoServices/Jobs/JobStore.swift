@@ -166,7 +166,7 @@ public struct JobStore: Sendable {
     /// intake records for any stored photo) in one transaction, the lease released. Returns the profile
     /// picture it replaced (to be deleted), and false when the runner had lost the job meanwhile
     /// (nothing recorded).
-    func complete(_ job: PhotoJob, runner: String, url: String, size: Int64?, at now: Date = Date()) async throws(ServiceError) -> (
+    func complete(_ job: PhotoJob, runner: String, url: String, content: StoredPhotos.Content?, at now: Date = Date()) async throws(ServiceError) -> (
         recorded: Bool, replaced: String?
     ) {
         try await database.write { db in
@@ -175,13 +175,14 @@ public struct JobStore: Sendable {
             guard let current = try await query.first(decoding: PhotoJob.self), current.leaseOwner == runner, current.state == .uploading
             else { return (false, nil) }
             var replaced: String?
-            if recordsEffects {
-                replaced = try await PhotoIntake.record(caller: job.caller, displayName: nil, path: try StoragePath(key: job.key), url: url, at: now, db)
+            if recordsEffects, let content {
+                replaced = try await PhotoIntake.record(
+                    caller: job.caller, displayName: nil, path: try StoragePath(key: job.key), url: url, content: content, at: now, db)
             }
             var update = db.update("photoJob").set("state", to: PhotoState.done.rawValue).set("url", to: url)
                 .set("error", to: SQLLiteral.null).set("leaseOwner", to: SQLLiteral.null).set("leaseExpiresAt", to: SQLLiteral.null)
                 .set("updatedAt", to: now)
-            if let size { update = update.set("uploadedBytes", to: size) }
+            if let content { update = update.set("uploadedBytes", to: content.size) }
             try await update.where("id", .equal, job.id).run()
             try await Self.endRun(job.id, runner: runner, outcome: "done", now: now, db)
             return (true, replaced)

@@ -303,9 +303,9 @@ public final class PhotoJobs: Sendable {
                     upload?.pause()
                 case .record(let location):
                     let url = await photoURL?(job, location) ?? location
-                    let size = job.preparedPath.flatMap { Path.size(of: $0) }.map { Int64($0) }
+                    let content = job.preparedPath.flatMap { FileManager.default.contents(atPath: $0) }.map { StoredPhotos.Content(of: [UInt8]($0)) }
                     do {
-                        let (recorded, replaced) = try await store.complete(job, runner: runner, url: url, size: size)
+                        let (recorded, replaced) = try await store.complete(job, runner: runner, url: url, content: content)
                         pending += machine.handle(recorded ? .recorded(url: url, replaced: replaced) : .notRecorded)
                     } catch {
                         pending += machine.handle(.recordFailed(reason: "\(error)"))

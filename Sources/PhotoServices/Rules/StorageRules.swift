@@ -94,6 +94,18 @@ public enum StorageRules {
         }
     }
 
+    /// May signed-in `caller` read `path`? Profile pictures and album photos: anyone signed in (the app's
+    /// `allow read`); a group's photo: its members. `isMember(groupId)` answers whether the caller is one.
+    /// (A download URL's token stands instead of a caller, for that one version of that one photo.)
+    public static func mayRead(caller: String, _ path: StoragePath, isMember: (String) throws -> Bool) throws(ServiceError) -> Bool {
+        switch path {
+        case .groupPhoto(let group):
+            do { return try isMember(group) } catch { throw .storage("\(error)") }
+        case .profileImage, .userPhoto:
+            return true
+        }
+    }
+
     /// The bytes may be uploaded to `path`: a JPEG, smaller than the path's limit.
     public static func checkUpload(_ bytes: [UInt8], to path: StoragePath) throws(ServiceError) {
         guard (try? ImageFormat.sniff(bytes)) == .jpeg else { throw .unsupportedPhoto("uploads must be JPEG images") }

@@ -25,6 +25,7 @@ public struct ProfileService: Sendable {
             let url = user.profilePhotoURL
             try await db.update("user").set("profilePhotoURL", to: SQLLiteral.null).set("profilePhotoKey", to: SQLLiteral.null)
                 .where("id", .equal, caller).run()
+            if let key = user.profilePhotoKey { try await StoredPhotos.forget(key: key, db) }
             return url
         }
         if let url { try await jobs.intake.delete(url, caller: caller) }
@@ -63,6 +64,7 @@ public struct ProfileService: Sendable {
         if let job = try await jobs.store.albumJob(photo: photoId) { try await jobs.cancel(job) }
         try await database.write { db in
             try await db.delete(from: "albumPhoto").where("id", .equal, photoId).run()
+            try await StoredPhotos.forget(key: photo.key, db)
             try await JobStore.deleteAlbumJobs(photo: photoId, db)
         }
         if let url = photo.url { try await jobs.intake.delete(url, caller: caller) }

@@ -127,3 +127,17 @@ public struct StaleObject: Codable, Sendable, Equatable {
 
 /// `Notification` under a name that does not clash with Foundation's (for modules that import both).
 public typealias GroupNotification = Notification
+
+/// A photo in storage as readers get it: where it is, which version (its content's SHA-256, the strong
+/// `ETag`), and the download token that lets anyone holding its URL read exactly that version (like
+/// Firebase's download tokens). A new photo at the key, or a regenerated token, is a new token.
+public struct StoredPhoto: Codable, Sendable, Equatable {
+    public var key: String
+    /// Where storage has it (`file://…`, or the bucket's URL).
+    public var location: String
+    /// The SHA-256 of its bytes, in hex.
+    public var sha256: String
+    public var size: Int64
+    public var token: String
+    public var storedAt: Date
+}

@@ -9,13 +9,16 @@ enum Schema {
     struct Migration: Sendable {
         let name: String
         /// The name it shipped under when every database got every table (v1–v5): a database migrated
-        /// then has it already.
+        /// then has it already. Empty for those added since.
         let shippedAs: String
         let run: @Sendable (any SQLDatabase) async throws -> Void
     }
 
     /// The services' own records: users, groups, members, messages, notifications, album photos.
-    static let services = [Migration(name: "services v1: users, groups, messages, notifications, album photos", shippedAs: legacyV1, run: servicesV1)]
+    static let services = [
+        Migration(name: "services v1: users, groups, messages, notifications, album photos", shippedAs: legacyV1, run: servicesV1),
+        Migration(name: "services v2: stored photos' versions and download tokens", shippedAs: "", run: servicesV2),
+    ]
     /// The photo jobs (embedded services and clients alike), their runs, and replaced objects still to delete.
     static let jobs = [
         Migration(name: "jobs v1: photo jobs", shippedAs: legacyV1, run: jobsV1),
@@ -101,6 +104,19 @@ enum Schema {
             .column("createdAt", type: .timestamp, .notNull)
             .run()
         try await db.create(index: "albumPhoto_key").on("albumPhoto").column("key").run()
+    }
+
+    private static func servicesV2(_ db: any SQLDatabase) async throws {
+        // Every stored photo's version (its content's SHA-256) and download token, by key: what the read
+        // path serves and what its download URLs name.
+        try await db.create(table: "storedPhoto")
+            .column("key", type: .text, .primaryKey(autoIncrement: false))
+            .column("location", type: .text, .notNull)
+            .column("sha256", type: .text, .notNull)
+            .column("size", type: .bigint, .notNull)
+            .column("token", type: .text, .notNull)
+            .column("storedAt", type: .timestamp, .notNull)
+            .run()
     }
 
     private static func jobsV1(_ db: any SQLDatabase) async throws {

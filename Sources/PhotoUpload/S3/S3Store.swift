@@ -118,6 +118,11 @@ public struct S3Store: Sendable {
         signer.presign(method: "PUT", url: url(for: key), expires: expires, date: date)
     }
 
+    /// A presigned GET URL for `key`, valid for `expires` seconds: a reader without keys fetches with it.
+    public func presignedGET(key: String, expires: Int = 300, date: Date = Date()) -> URL {
+        signer.presign(method: "GET", url: url(for: key), expires: expires, date: date)
+    }
+
     /// The object's bytes (a signed GET), or nil when there is none.
     func download(_ key: String, client: HTTPClient, timeout: Duration = .seconds(60)) async throws(TransportFailure) -> [UInt8]? {
         do {

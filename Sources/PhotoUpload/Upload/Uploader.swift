@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-import Foundation
+public import Foundation
 import PhotoFiles
 import NIOHTTP1
 import Synchronization
@@ -138,6 +138,12 @@ public final class Uploader: Sendable {
     public func objectURL(key: String) -> String? {
         guard case .s3(let store) = kind else { return nil }
         return store.url(for: key).absoluteString
+    }
+
+    /// A short-lived presigned GET for the object under `key` at an S3 destination (nil for others).
+    public func presignedGET(key: String, expires: Int = 300) -> URL? {
+        guard case .s3(let store) = kind else { return nil }
+        return store.presignedGET(key: key, expires: expires)
     }
 
     /// The metadata of the object at `key` if the destination has it (S3: `HEAD`, the `x-amz-meta-*`

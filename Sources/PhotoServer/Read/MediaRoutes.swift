@@ -1,0 +1,169 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import NIOPosix
+import PhotoServices
+import PhotoUpload
+
+/// Stored photos back out: `GET` and `HEAD /media/{key}`.
+///
+/// Two ways in, both answering 404 — never 403 — to anyone else, so that nothing says a photo exists:
+/// - a **download URL** (`?v={version}&token={token}`, `MediaRoutes.downloadURL`): no `Authorization`
+///   header; the token grants exactly that one version of that one photo, and the answer may be cached
+///   forever (`public, max-age=31536000, immutable`) because a new photo, or a regenerated token, is a new URL;
+/// - a **bearer token**: the storage rules' read rule (`StoredPhotos.mayRead`); `private, no-cache`.
+///
+/// HTTP as RFC 9110 says: a strong `ETag` (the content's SHA-256), `Last-Modified`, `304` on
+/// `If-None-Match` (or on `If-Modified-Since` when there is none), one byte range (`206`, `416` when it
+/// is unsatisfiable, `If-Range` honoured), `HEAD` with the same headers, `nosniff`. The bytes of a photo
+/// in the local store are streamed from its file in 128 KiB chunks; a photo in S3 is a `307` to a
+/// presigned `GET` valid for five minutes (the bucket serves the bytes and their ranges itself; the
+/// server's CPU and bandwidth are not spent on it), after the same checks.
+struct MediaRoutes: Sendable {
+    let photos: StoredPhotos
+    let storage: Uploader
+    let files = FileIO(threadPool: .singleton)
+
+    func register(on router: Router<ServerContext>) {
+        router.get("media/**", use: serve)
+        router.head("media/**", use: serve)
+    }
+
+    /// The download URL of `photo`: on `--public-url`, else on the request's host.
+    static func downloadURL(_ photo: StoredPhoto, base: String) -> String {
+        let path = photo.key.split(separator: "/").map { String($0).addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? String($0) }
+        return "\(base)/media/\(path.joined(separator: "/"))?v=\(version(photo))&token=\(photo.token)"
+    }
+
+    /// The URL the server is reached at: `--public-url`, else the request's scheme-less `Host` over http.
+    static func base(publicURL: String?, _ request: Request) -> String {
+        publicURL ?? "http://\(request.head.authority ?? "localhost")"
+    }
+
+    /// A photo's version in its URL: the first 16 hex digits of its SHA-256.
+    static func version(_ photo: StoredPhoto) -> String { String(photo.sha256.prefix(16)) }
+
+    @Sendable func serve(_ request: Request, context: ServerContext) async throws -> Response {
+        let key = context.parameters.getCatchAll().joined(separator: "/")
+        do {
+            guard let path = try? StoragePath(key: key), let photo = try await photos.photo(key) else { return Self.notFound }
+            let query = request.uri.queryParameters
+            let cacheControl: String
+            if let token = query.get("token") {
+                guard Self.same(token, photo.token), query.get("v") == Self.version(photo) else { return Self.notFound }
+                cacheControl = "public, max-age=31536000, immutable"
+            } else {
+                guard case .success(let caller) = context.identity, try await photos.mayRead(caller: caller.id, path) else { return Self.notFound }
+                cacheControl = "private, no-cache"
+            }
+            return try await answer(request, context: context, photo: photo, cacheControl: cacheControl)
+        } catch let error as ServiceError {
+            return Problem(error).response
+        }
+    }
+
+    private func answer(_ request: Request, context: ServerContext, photo: StoredPhoto, cacheControl: String) async throws -> Response {
+        let etag = "\"\(photo.sha256)\""
+        var headers: HTTPFields = [
+            .eTag: etag, .lastModified: HTTPDate.format(photo.storedAt), .cacheControl: cacheControl, Self.nosniff: "nosniff",
+        ]
+        if Self.notModified(request.headers, etag: etag, storedAt: photo.storedAt) { return Response(status: .notModified, headers: headers) }
+        if let location = URL(string: photo.location), location.scheme != "file" {
+            guard let presigned = storage.presignedGET(key: photo.key) else { return Self.notFound }
+            headers[.location] = presigned.absoluteString
+            return Response(status: .temporaryRedirect, headers: headers)
+        }
+        guard let file = URL(string: photo.location)?.path else { return Self.notFound }
+        headers[.contentType] = "image/jpeg"
+        headers[.acceptRanges] = "bytes"
+        let size = Int(photo.size)
+        var status = HTTPResponse.Status.ok
+        var range = 0...max(0, size - 1)
+        if let asked = request.headers[.range], request.headers[.ifRange].map({ $0 == etag }) ?? true {
+            switch ByteRange.parse(asked, size: size) {
+            case .whole:
+                break
+            case .part(let part):
+                status = .partialContent
+                range = part
+                headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound)/\(size)"
+            case .unsatisfiable:
+                headers[.contentRange] = "bytes */\(size)"
+                headers[.contentLength] = "0"
+                return Response(status: .rangeNotSatisfiable, headers: headers)
+            }
+        }
+        headers[.contentLength] = String(size == 0 ? 0 : range.count)
+        if request.method == .head || size == 0 { return Response(status: status, headers: headers) }
+        let body = try await files.loadFile(path: file, range: range, context: context)
+        return Response(status: status, headers: headers, body: body)
+    }
+
+    /// `If-None-Match` naming the photo's tag (or `*`); without it, `If-Modified-Since` at or after the
+    /// time it was stored (to the second, as HTTP dates go).
+    static func notModified(_ headers: HTTPFields, etag: String, storedAt: Date) -> Bool {
+        if let tags = headers[.ifNoneMatch] {
+            return tags.split(separator: ",").contains { tag in
+                let tag = tag.trimmingCharacters(in: .whitespaces)
+                return tag == "*" || tag == etag || tag == "W/\(etag)"
+            }
+        }
+        if let since = headers[.ifModifiedSince].flatMap(HTTPDate.parse) {
+            return storedAt.timeIntervalSince1970.rounded(.down) <= since.timeIntervalSince1970
+        }
+        return false
+    }
+
+    /// Compares a token in constant time (as long as the lengths match).
+    static func same(_ a: String, _ b: String) -> Bool {
+        let (x, y) = (Array(a.utf8), Array(b.utf8))
+        guard x.count == y.count else { return false }
+        return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    static let nosniff = HTTPField.Name("X-Content-Type-Options")!
+    static var notFound: Response { Problem(.notFound, "not-found", "no such photo").response }
+}
+
+/// One `Range: bytes=…` (RFC 9110 §14.1.2) against a representation of `size` bytes.
+enum ByteRange: Equatable {
+    /// No range to honour: the header is not one single bytes range (several are answered whole, too).
+    case whole
+    case part(ClosedRange<Int>)
+    /// A valid range that starts past the end, or an empty suffix: 416.
+    case unsatisfiable
+
+    static func parse(_ header: String, size: Int) -> ByteRange {
+        let header = header.trimmingCharacters(in: .whitespaces)
+        guard header.lowercased().hasPrefix("bytes="), !header.contains(",") else { return .whole }
+        let spec = header.dropFirst("bytes=".count).trimmingCharacters(in: .whitespaces)
+        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard parts.count == 2, parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }) else { return .whole }
+        if parts[0].isEmpty {
+            // The last n bytes.
+            guard let n = Int(parts[1]) else { return .whole }
+            guard n > 0, size > 0 else { return .unsatisfiable }
+            return .part(max(0, size - n)...(size - 1))
+        }
+        guard let first = Int(parts[0]) else { return .whole }
+        let last = parts[1].isEmpty ? size - 1 : Int(parts[1]) ?? -1
+        guard last >= first else { return parts[1].isEmpty ? .unsatisfiable : .whole }
+        guard first < size else { return .unsatisfiable }
+        return .part(first...min(last, size - 1))
+    }
+}
+
+/// HTTP dates (IMF-fixdate, RFC 9110 §5.6.7).
+enum HTTPDate {
+    static func format(_ date: Date) -> String { formatter().string(from: date) }
+    static func parse(_ text: String) -> Date? { formatter().date(from: text) }
+
+    private static func formatter() -> DateFormatter {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter
+    }
+}

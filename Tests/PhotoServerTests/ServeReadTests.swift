@@ -1,0 +1,149 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Testing
+import TestSupport
+
+/// Photos back out of the built server (`GET`/`HEAD /media/{key}`): download URLs that need no
+/// `Authorization`, the read rules for bearer tokens, 404 for everyone else, and HTTP's caching and
+/// range semantics checked byte for byte against what storage holds.
+@Suite struct ServeReadTests {
+    struct Fetched {
+        var status: Int
+        var headers: [String: String]
+        var bytes: [UInt8]
+        func header(_ name: String) -> String? { headers[name.lowercased()] }
+    }
+
+    static func fetch(_ url: String, method: HTTPMethod = .GET, headers: [String: String] = [:], token: String? = nil) async throws -> Fetched {
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+        let body = try await response.body.collect(upTo: 32 << 20)
+        var fields: [String: String] = [:]
+        for header in response.headers { fields[header.name.lowercased()] = header.value }
+        return Fetched(status: Int(response.status.code), headers: fields, bytes: Array(buffer: body))
+    }
+
+    /// Uploads the photo `file` to `key` through tus as the token's user; the server stores it normalised.
+    static func upload(_ server: PhotoServerProcess, _ file: String, to key: String, token: String) async throws {
+        let jpeg = try Fixture.bytes(file)
+        let location = try #require(try await ServeRulesTests.create(server, key: key, length: jpeg.count, token: token).header("Location"))
+        let finished = try await ServeRulesTests.patch(location, offset: 0, body: jpeg, token: token)
+        try #require(finished.status == 204, "\(finished.status) \(finished.body)")
+    }
+
+    static func downloadURL(_ server: PhotoServerProcess, _ path: String, token: String) async throws -> String {
+        let photo = try await ServeAPITests.call(server, "GET", path, token: token)
+        return try #require(photo.body["downloadURL"] as? String, "\(photo.body)")
+    }
+
+    static func sha256(_ bytes: [UInt8]) -> String { SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined() }
+
+    @Test func aGroupPhotoIsReadThroughItsDownloadURLAndByMembersOnly() async throws {
+        let seeded = try await SeededServer.start()
+        let server = seeded.server
+        let key = "group_photos/\(seeded.groupId)/photo.jpg"
+        let (admin, member, outsider) = (TestTokens.hs256(sub: "u1"), TestTokens.hs256(sub: "u2"), TestTokens.hs256(sub: "u9"))
+        try await Self.upload(server, "photos/storm-1920x1280.jpg", to: key, token: admin)
+        let stored = try #require(server.stored(key))
+        let url = try await Self.downloadURL(server, "/v1/groups/\(seeded.groupId)/photo", token: member)
+        #expect(url.hasPrefix("\(server.base)/media/\(key)?v="), "\(url)")
+
+        // The download URL, no Authorization: the stored bytes, cacheable forever.
+        let whole = try await Self.fetch(url)
+        #expect(whole.status == 200 && whole.bytes == stored)
+        #expect(whole.header("Content-Type") == "image/jpeg" && whole.header("Content-Length") == String(stored.count))
+        #expect(whole.header("ETag") == "\"\(Self.sha256(stored))\"")
+        #expect(whole.header("Cache-Control") == "public, max-age=31536000, immutable")
+        #expect(whole.header("X-Content-Type-Options") == "nosniff" && whole.header("Accept-Ranges") == "bytes")
+        let lastModified = try #require(whole.header("Last-Modified"))
+        // HEAD: the same headers, no body.
+        let head = try await Self.fetch(url, method: .HEAD)
+        #expect(head.status == 200 && head.bytes.isEmpty && head.header("Content-Length") == String(stored.count))
+        #expect(head.header("ETag") == whole.header("ETag") && head.header("Last-Modified") == lastModified)
+        // Conditional requests.
+        let etag = try #require(whole.header("ETag"))
+        let revalidated = try await Self.fetch(url, headers: ["If-None-Match": etag])
+        #expect(revalidated.status == 304 && revalidated.bytes.isEmpty && revalidated.header("ETag") == etag)
+        #expect(try await Self.fetch(url, headers: ["If-None-Match": "\"other\", \(etag)"]).status == 304)
+        #expect(try await Self.fetch(url, headers: ["If-None-Match": "\"other\""]).status == 200)
+        #expect(try await Self.fetch(url, headers: ["If-Modified-Since": lastModified]).status == 304)
+        #expect(try await Self.fetch(url, headers: ["If-Modified-Since": "Sat, 01 Jan 2000 00:00:00 GMT"]).status == 200)
+        #expect(try await Self.fetch(url, headers: ["If-None-Match": "\"other\"", "If-Modified-Since": lastModified]).status == 200, "If-None-Match wins")
+        // Ranges, byte for byte.
+        let n = stored.count
+        for (range, expected) in [("bytes=0-99", 0..<100), ("bytes=-10", (n - 10)..<n), ("bytes=\(n - 5)-", (n - 5)..<n), ("bytes=100-\(n + 50)", 100..<n)] {
+            let part = try await Self.fetch(url, headers: ["Range": range])
+            #expect(part.status == 206 && part.bytes == Array(stored[expected]), "\(range)")
+            #expect(part.header("Content-Range") == "bytes \(expected.lowerBound)-\(expected.upperBound - 1)/\(n)", "\(range)")
+            #expect(part.header("Content-Length") == String(expected.count), "\(range)")
+        }
+        let beyond = try await Self.fetch(url, headers: ["Range": "bytes=\(n)-"])
+        #expect(beyond.status == 416 && beyond.header("Content-Range") == "bytes */\(n)" && beyond.bytes.isEmpty)
+        #expect(try await Self.fetch(url, headers: ["Range": "bytes=0-9", "If-Range": "\"old\""]).bytes == stored, "a changed photo: the whole of it")
+        #expect(try await Self.fetch(url, headers: ["Range": "bytes=0-9,20-29"]).bytes == stored, "several ranges: the whole of it")
+
+        // Wrong, missing or partial credentials: 404, like a photo that does not exist.
+        let token = try #require(URLComponents(string: url)?.queryItems?.first { $0.name == "token" }?.value)
+        let plain = "\(server.base)/media/\(key)"
+        for attempt in [
+            url.replacingOccurrences(of: token, with: String(token.reversed())), url.replacingOccurrences(of: "v=", with: "v=0"),
+            plain, plain + "?token=\(token)", "\(server.base)/media/group_photos/nosuchgroup/photo.jpg?v=0&token=\(token)",
+        ] {
+            let refused = try await Self.fetch(attempt)
+            #expect(refused.status == 404 && !refused.bytes.elementsEqual(stored), "\(attempt)")
+        }
+        // A bearer token: members read it (privately), others do not learn it exists.
+        let asMember = try await Self.fetch(plain, token: member)
+        #expect(asMember.status == 200 && asMember.bytes == stored && asMember.header("Cache-Control") == "private, no-cache")
+        #expect(try await Self.fetch(plain, token: outsider).status == 404)
+        #expect(try await Self.fetch(plain, token: ServeRulesTests.tampered(member, sub: "u2")).status == 404)
+
+        // A regenerated token: only an admin may; the old URL stops working.
+        let tokenPath = "/v1/groups/\(seeded.groupId)/photo/token"
+        #expect(try await ServeAPITests.call(server, "POST", tokenPath, token: member).status == 403)
+        #expect(try await ServeAPITests.call(server, "POST", tokenPath, token: outsider).status == 404)
+        let regenerated = try #require(try await ServeAPITests.call(server, "POST", tokenPath, token: admin).body["downloadURL"] as? String)
+        let listed = try await Self.downloadURL(server, "/v1/groups/\(seeded.groupId)/photo", token: member)
+        #expect(regenerated != url && regenerated == listed)
+        #expect(try await Self.fetch(url).status == 404)
+        #expect(try await Self.fetch(regenerated).bytes == stored)
+
+        // A new photo is a new URL; the old one is 404.
+        try await Self.upload(server, "photos/ladybird-2560x1600.jpg", to: key, token: admin)
+        let replaced = try #require(server.stored(key))
+        let newURL = try await Self.downloadURL(server, "/v1/groups/\(seeded.groupId)/photo", token: admin)
+        #expect(replaced != stored && newURL != regenerated)
+        #expect(try await Self.fetch(regenerated).status == 404)
+        #expect(try await Self.fetch(newURL).bytes == replaced)
+    }
+
+    @Test func profilePicturesAreReadByAnyoneSignedInAndAReplacedOneIsGone() async throws {
+        let seeded = try await SeededServer.start()
+        let server = seeded.server
+        let (owner, other) = (TestTokens.hs256(sub: "u3"), TestTokens.hs256(sub: "u9"))
+        try await Self.upload(server, "orientation/landscape_6.jpg", to: "profile_images/u3/a.jpg", token: owner)
+        let first = try await Self.downloadURL(server, "/v1/me/photo", token: owner)
+        let stored = try #require(server.stored("profile_images/u3/a.jpg"))
+        #expect(try await Self.fetch(first).bytes == stored)
+        #expect(try await ServeAPITests.call(server, "GET", "/v1/users/u3", token: other).body["profilePhotoDownloadURL"] as? String == first)
+        #expect(try await Self.fetch("\(server.base)/media/profile_images/u3/a.jpg", token: other).bytes == stored, "any signed-in user")
+        #expect(try await Self.fetch("\(server.base)/media/profile_images/u3/a.jpg").status == 404, "nobody without a token")
+
+        try await Self.upload(server, "orientation/landscape_3.jpg", to: "profile_images/u3/b.jpg", token: owner)
+        let second = try await Self.downloadURL(server, "/v1/me/photo", token: owner)
+        #expect(try await Self.fetch(first).status == 404 && server.stored("profile_images/u3/a.jpg") == nil, "the old picture and its URL are gone")
+        #expect(try await Self.fetch(second).bytes == server.stored("profile_images/u3/b.jpg"))
+
+        let regenerated = try #require(try await ServeAPITests.call(server, "POST", "/v1/me/photo/token", token: owner).body["downloadURL"] as? String)
+        #expect(try await Self.fetch(second).status == 404)
+        #expect(try await Self.fetch(regenerated).status == 200)
+        #expect(try await ServeAPITests.call(server, "DELETE", "/v1/me/photo", token: owner).status == 204)
+        #expect(try await Self.fetch(regenerated).status == 404)
+    }
+}
