@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
+@testable import PhotoUpload
 import Testing
 import TestSupport
 
@@ -17,12 +18,14 @@ import TestSupport
         func header(_ name: String) -> String? { headers[name.lowercased()] }
     }
 
-    static func fetch(_ url: String, method: HTTPMethod = .GET, headers: [String: String] = [:], token: String? = nil) async throws -> Fetched {
+    static func fetch(
+        _ url: String, method: HTTPMethod = .GET, headers: [String: String] = [:], token: String? = nil, client: HTTPClient = .shared
+    ) async throws -> Fetched {
         var request = HTTPClientRequest(url: url)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+        let response = try await client.execute(request, timeout: .seconds(60))
         let body = try await response.body.collect(upTo: 32 << 20)
         var fields: [String: String] = [:]
         for header in response.headers { fields[header.name.lowercased()] = header.value }
@@ -40,6 +43,18 @@ import TestSupport
     static func downloadURL(_ server: PhotoServerProcess, _ path: String, token: String) async throws -> String {
         let photo = try await ServeAPITests.call(server, "GET", path, token: token)
         return try #require(photo.body["downloadURL"] as? String, "\(photo.body)")
+    }
+
+    /// A client that reports redirects instead of following them (shut down afterwards, whatever happens).
+    static func withoutRedirects(_ body: (HTTPClient) async throws -> Void) async throws {
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+        do {
+            try await body(client)
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+        try await client.shutdown()
     }
 
     static func sha256(_ bytes: [UInt8]) -> String { SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined() }
@@ -145,5 +160,32 @@ import TestSupport
         #expect(try await Self.fetch(regenerated).status == 200)
         #expect(try await ServeAPITests.call(server, "DELETE", "/v1/me/photo", token: owner).status == 204)
         #expect(try await Self.fetch(regenerated).status == 404)
+    }
+
+    /// Photos kept in S3 (moto on 127.0.0.1): after the same checks, a 307 to a short-lived presigned GET
+    /// that fetches the stored object (ranges included) without any credentials of the reader's.
+    @Test func aPhotoInS3IsARedirectToAPresignedGet() async throws {
+        let moto = try MotoServer()
+        try await moto.createBucket("photos")
+        let seeded = try await SeededServer.start(arguments: ["--to", "s3://photos/prod"], environment: moto.environment())
+        let server = seeded.server
+        let key = "group_photos/\(seeded.groupId)/photo.jpg"
+        let admin = TestTokens.hs256(sub: "u1")
+        try await Self.upload(server, "photos/storm-1920x1280.jpg", to: key, token: admin)
+        let stored = try #require(try await S3Store(url: "s3://photos", environment: moto.environment()).download("prod/\(key)", client: .shared))
+        let url = try await Self.downloadURL(server, "/v1/groups/\(seeded.groupId)/photo", token: admin)
+        try await Self.withoutRedirects { direct in
+            let redirect = try await Self.fetch(url, client: direct)
+            let presigned = try #require(redirect.header("Location"))
+            #expect(redirect.status == 307 && presigned.hasPrefix("\(moto.endpoint)/photos/prod/\(key)?") && presigned.contains("X-Amz-Expires=300"))
+            #expect(redirect.header("ETag") == "\"\(Self.sha256(stored))\"")
+            #expect(try await Self.fetch(presigned).bytes == stored)
+            let part = try await Self.fetch(presigned, headers: ["Range": "bytes=0-99"])
+            #expect(part.status == 206 && part.bytes == Array(stored.prefix(100)))
+            // The same refusals before any redirect.
+            #expect(try await Self.fetch(url.replacingOccurrences(of: "token=", with: "token=x"), client: direct).status == 404)
+            #expect(try await Self.fetch("\(server.base)/media/\(key)", token: TestTokens.hs256(sub: "u9"), client: direct).status == 404)
+            #expect(try await Self.fetch("\(server.base)/media/\(key)", token: TestTokens.hs256(sub: "u2"), client: direct).status == 307)
+        }
     }
 }
