@@ -56,8 +56,9 @@ public struct PhotoPipeline: Sendable {
             report.outputHeight = upright.height
             report.outputBytes = jpeg.count
             report.keptColorProfile = upright.iccProfile != nil
+            let thumbnails = try thumbnails(ofPassedThrough: jpeg, upright.iccProfile, warnings: &report.warnings)
             report.timings.total = seconds(clock.now - start)
-            return PreparedPhoto(jpeg: jpeg, report: report)
+            return PreparedPhoto(jpeg: jpeg, report: report, thumbnails: thumbnails)
         }
 
         let plan = DecodePlan(info: info, fileBytes: bytes.count, target: target, options: options)
@@ -92,8 +93,25 @@ public struct PhotoPipeline: Sendable {
         report.quality = encoded.quality
         report.encodes = encoded.encodes
         report.keptColorProfile = !profile.isEmpty
+        // From the pixels just encoded (shrunk to fit the budget, if it came to that): no second decode.
+        let thumbnails = try Thumbnails.make(
+            from: encoded.width == image.width ? image : Resizer.resize(image, width: encoded.width, height: encoded.height),
+            edges: options.thumbnails, quality: options.thumbnailQuality, extraSegments: profile)
         report.timings.total = seconds(clock.now - start)
-        return PreparedPhoto(jpeg: encoded.jpeg, report: report)
+        return PreparedPhoto(jpeg: encoded.jpeg, report: report, thumbnails: thumbnails)
+    }
+
+    /// Thumbnails of a JPEG passed through without decoding: decoded once, at the smallest DCT scale that
+    /// still covers the largest thumbnail.
+    private func thumbnails(ofPassedThrough jpeg: [UInt8], _ iccProfile: [UInt8]?, warnings: inout [String]) throws(PhotoPrepError) -> [Thumbnail] {
+        guard let largest = options.thumbnails.max() else { return [] }
+        let info = try SourceInfo.read(jpeg, maxPixels: options.maxPixels)
+        var small = options
+        small.maxEdge = largest
+        let plan = DecodePlan(info: info, fileBytes: jpeg.count, target: small.outputSize(width: info.width, height: info.height), options: small)
+        let decoded = try Decoder.decode(jpeg, info: info, plan: plan, options: options)
+        let profile = colorProfileSegments(iccProfile, channels: decoded.image.channels, warnings: &warnings)
+        return try Thumbnails.make(from: decoded.image, edges: options.thumbnails, quality: options.thumbnailQuality, extraSegments: profile)
     }
 
     /// The source JPEG without decoding it, when it already fits: within the size and the budget,

@@ -56,6 +56,11 @@ public struct PrepareOptions: Sendable, Hashable {
     public var decodingThreads: Int = PrepareOptions.processors
     /// Pass a JPEG through unchanged (or with metadata stripped losslessly) when it already fits.
     public var allowPassThrough: Bool = true
+    /// Thumbnails to make with the photo: their long edges in pixels (none by default). Made from the
+    /// photo's own pixels, never larger than the photo.
+    public var thumbnails: [Int] = []
+    /// The JPEG quality of thumbnails.
+    public var thumbnailQuality: Int = 82
 
     public init(maxEdge: Int, maxBytes: Int) {
         self.maxEdge = maxEdge

@@ -2,6 +2,17 @@
 public struct PreparedPhoto: Sendable {
     public var jpeg: [UInt8]
     public var report: PrepareReport
+    /// One per `PrepareOptions.thumbnails` edge, smallest first.
+    public var thumbnails: [Thumbnail] = []
+}
+
+/// A small copy of a prepared photo (`PrepareOptions.thumbnails`).
+public struct Thumbnail: Sendable, Equatable {
+    /// The long edge it was asked for; `width` and `height` are its size (never larger than the photo).
+    public var edge: Int
+    public var width: Int
+    public var height: Int
+    public var jpeg: [UInt8]
 }
 
 /// What `PhotoPipeline.prepare` did to one photo.

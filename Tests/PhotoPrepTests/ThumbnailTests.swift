@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+@testable import PhotoPrep
+
+/// Thumbnails come with the prepared photo: each asked-for long edge, upright, the photo's pixels scaled
+/// down — whether the photo was re-encoded or passed through without decoding.
+@Suite struct ThumbnailTests {
+    /// Mean absolute difference per sample between two images of the same size.
+    static func difference(_ a: PixelImage, _ b: PixelImage) -> Double {
+        precondition(a.width == b.width && a.height == b.height && a.channels == b.channels)
+        var total = 0
+        for i in a.pixels.indices { total += abs(Int(a.pixels[i]) - Int(b.pixels[i])) }
+        return Double(total) / Double(a.pixels.count)
+    }
+
+    @Test(arguments: ["photos/ladybird-2560x1600.jpg", "orientation/landscape_6.jpg", "edge/rgba-half-transparent.png"])
+    func eachEdgeIsThePhotoScaledDown(file: String) throws {
+        var options = PrepareOptions(preset: .group)
+        options.thumbnails = [256, 128, 4096]
+        let photo = try PhotoPipeline(options: options).prepare(contentsOf: Fixture.path(file))
+        #expect(photo.thumbnails.map(\.edge) == [128, 256, 4096])
+        let full = try decodeJPEG(photo.jpeg)
+        for thumbnail in photo.thumbnails {
+            let image = try decodeJPEG(thumbnail.jpeg)
+            #expect(image.width == thumbnail.width && image.height == thumbnail.height, "\(file) \(thumbnail.edge)")
+            #expect(max(image.width, image.height) == min(thumbnail.edge, max(full.width, full.height)), "\(file) \(thumbnail.edge): never larger than the photo")
+            // The same picture, the same way up: the photo scaled down to its size is close to it.
+            #expect((full.width > full.height) == (image.width > image.height) || full.width == full.height)
+            let scaled = Resizer.resize(full, width: image.width, height: image.height)
+            #expect(Self.difference(scaled, image) < 6, "\(file) \(thumbnail.edge): \(Self.difference(scaled, image))")
+        }
+        // Another picture scaled to the same size is far from it: the check can fail.
+        let mine = try decodeJPEG(photo.thumbnails[0].jpeg)
+        let other = Resizer.resize(try decodeJPEG(try Fixture.bytes("photos/storm-1920x1280.jpg")), width: mine.width, height: mine.height)
+        #expect(Self.difference(other, mine) > 20, "\(Self.difference(other, mine))")
+    }
+
+    /// A JPEG that already fits is passed through untouched; its thumbnails are made all the same.
+    @Test func aPassedThroughPhotoHasThumbnailsToo() throws {
+        var options = PrepareOptions(preset: .photo)
+        options.thumbnails = [200]
+        let photo = try PhotoPipeline(options: options).prepare(contentsOf: Fixture.path("orientation/landscape_1.jpg"))
+        #expect(photo.report.action != .reencoded)
+        let thumbnail = try #require(photo.thumbnails.first)
+        let full = try decodeJPEG(photo.jpeg)
+        let image = try decodeJPEG(thumbnail.jpeg)
+        #expect(max(image.width, image.height) == min(200, max(full.width, full.height)))
+        #expect(Self.difference(Resizer.resize(full, width: image.width, height: image.height), image) < 6)
+    }
+
+    @Test func noneUnlessAskedFor() throws {
+        #expect(try PhotoPipeline(preset: .group).prepare(contentsOf: Fixture.path("photos/storm-1920x1280.jpg")).thumbnails.isEmpty)
+    }
+}
