@@ -5,7 +5,7 @@ import HummingbirdCore
 public import Logging
 import NIOCore
 import NIOPosix
-import PhotoServices
+public import PhotoServices
 import PhotoUpload
 import ServiceLifecycle
 import UnixSignals
@@ -49,6 +49,8 @@ public struct PhotoServer: Sendable {
         public var maxUnfinishedUploadsPerUser = 20
         /// How often expired uploads are looked for.
         public var sweepInterval: Duration = .seconds(60)
+        /// The thumbnails made with each photo on arrival.
+        public var thumbnails = ThumbnailSizes()
         /// Photos prepared at once (default: the number of cores).
         public var pipelineThreads: Int = ProcessInfo.processInfo.activeProcessorCount
         /// The longest graceful shutdown may take before requests still running are cancelled.
@@ -90,7 +92,8 @@ public struct PhotoServer: Sendable {
         let metrics = ServerMetrics()
         uploads = UploadHandler(
             store: try Self.partialUploads(configuration, database: database, io: io),
-            processor: ArrivalProcessor(intake: PhotoIntake(database: database, storage: storage, cpu: cpu), metrics: metrics),
+            processor: ArrivalProcessor(
+                intake: PhotoIntake(database: database, storage: storage, cpu: cpu, thumbnails: configuration.thumbnails), metrics: metrics),
             metrics: metrics, expiry: configuration.uploadExpiry, maxUnfinishedPerUser: configuration.maxUnfinishedUploadsPerUser,
             stopping: ShutdownSignal())
         self.authenticator = authenticator

@@ -3,6 +3,7 @@ import PhotoBatch
 import Foundation
 import Logging
 import PhotoServer
+import PhotoServices
 
 /// `photoprep serve`: the photo server apps upload to (see `PhotoServer`).
 struct Serve: AsyncParsableCommand {
@@ -52,6 +53,12 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Unfinished uploads are deleted this many seconds after creation (env PHOTOPREP_UPLOAD_EXPIRY; default 86400).")
     var uploadExpiry: Double?
+
+    @Option(help: "Thumbnails made with every group photo and profile picture: long edges in pixels, comma-separated, or none (default 128,256).")
+    var avatarThumbnails = "128,256"
+
+    @Option(help: "Thumbnails made with every album photo: long edges in pixels, comma-separated, or none (default 512).")
+    var albumThumbnails = "512"
 
     @Option(help: "Seconds between looks for expired uploads.")
     var sweepSeconds: Double = 60
@@ -104,6 +111,8 @@ struct Serve: AsyncParsableCommand {
         }
         configuration.issuer = setting(issuer, "PHOTOPREP_JWT_ISSUER")
         configuration.audience = setting(audience, "PHOTOPREP_JWT_AUDIENCE")
+        configuration.thumbnails = ThumbnailSizes(
+            avatar: try Self.edges(avatarThumbnails, "--avatar-thumbnails"), album: try Self.edges(albumThumbnails, "--album-thumbnails"))
         configuration.uploadExpiry = uploadExpiry
         configuration.sweepInterval = .milliseconds(Int(sweepSeconds * 1000))
         let server: PhotoServer
@@ -116,5 +125,16 @@ struct Serve: AsyncParsableCommand {
             StandardStream.output.write("photoprep serve: listening on http://\(host):\(port) (data: \(data))\n")
         }
         StandardStream.output.write("photoprep serve: stopped\n")
+    }
+
+    /// "128,256" → [128, 256]; "none" or "" → []. Each edge 16–4096 px.
+    static func edges(_ text: String, _ option: String) throws -> [Int] {
+        guard !["", "none"].contains(text.lowercased()) else { return [] }
+        return try text.split(separator: ",").map { part in
+            guard let edge = Int(part.trimmingCharacters(in: .whitespaces)), (16...4096).contains(edge) else {
+                throw ValidationError("\(option): \"\(part)\" is not a long edge of 16–4096 pixels")
+            }
+            return edge
+        }
     }
 }

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
+import PhotoPrep
 @testable import PhotoUpload
 import Testing
 import TestSupport
@@ -103,6 +104,23 @@ import TestSupport
         #expect(try await Self.fetch(url, headers: ["Range": "bytes=0-9", "If-Range": "\"old\""]).bytes == stored, "a changed photo: the whole of it")
         #expect(try await Self.fetch(url, headers: ["Range": "bytes=0-9,20-29"]).bytes == stored, "several ranges: the whole of it")
 
+        // Its thumbnails, made on arrival: listed with their sizes, read like the photo, decoded to those sizes.
+        let photoBody = try await ServeAPITests.call(server, "GET", "/v1/groups/\(seeded.groupId)/photo", token: member).body
+        let thumbnails = try #require(photoBody["thumbnails"] as? [[String: Any]])
+        #expect(thumbnails.compactMap { $0["edge"] as? Int } == [128, 256])
+        for thumbnail in thumbnails {
+            let edge = try #require(thumbnail["edge"] as? Int)
+            let bytes = try #require(server.stored("thumbnails/\(edge)/\(key)"))
+            let fetched = try await Self.fetch(try #require(thumbnail["downloadURL"] as? String))
+            #expect(fetched.status == 200 && fetched.bytes == bytes && fetched.header("ETag") == "\"\(Self.sha256(bytes))\"")
+            let probe = try PhotoPipeline(preset: .group).probe(bytes)
+            #expect(probe.format == .jpeg && max(probe.width, probe.height) == edge, "\(edge)")
+            #expect(probe.width == thumbnail["width"] as? Int && probe.height == thumbnail["height"] as? Int)
+            #expect(try await Self.fetch("\(server.base)/media/\(key)?size=\(edge)", token: member).bytes == bytes)
+            #expect(try await Self.fetch("\(server.base)/media/\(key)?size=\(edge)", token: outsider).status == 404)
+        }
+        #expect(try await Self.fetch(url + "&size=64").status == 404, "a size that was not made")
+
         // Wrong, missing or partial credentials: 404, like a photo that does not exist.
         let token = try #require(URLComponents(string: url)?.queryItems?.first { $0.name == "token" }?.value)
         let plain = "\(server.base)/media/\(key)"
@@ -127,6 +145,7 @@ import TestSupport
         let listed = try await Self.downloadURL(server, "/v1/groups/\(seeded.groupId)/photo", token: member)
         #expect(regenerated != url && regenerated == listed)
         #expect(try await Self.fetch(url).status == 404)
+        #expect(try await Self.fetch(url + "&size=128").status == 404, "the old thumbnail URLs too")
         #expect(try await Self.fetch(regenerated).bytes == stored)
 
         // A new photo is a new URL; the old one is 404.
@@ -150,9 +169,14 @@ import TestSupport
         #expect(try await Self.fetch("\(server.base)/media/profile_images/u3/a.jpg", token: other).bytes == stored, "any signed-in user")
         #expect(try await Self.fetch("\(server.base)/media/profile_images/u3/a.jpg").status == 404, "nobody without a token")
 
+        #expect(server.stored("thumbnails/128/profile_images/u3/a.jpg") != nil)
+        #expect(try await Self.fetch(first + "&size=256").status == 200)
         try await Self.upload(server, "orientation/landscape_3.jpg", to: "profile_images/u3/b.jpg", token: owner)
         let second = try await Self.downloadURL(server, "/v1/me/photo", token: owner)
         #expect(try await Self.fetch(first).status == 404 && server.stored("profile_images/u3/a.jpg") == nil, "the old picture and its URL are gone")
+        #expect(try await Self.fetch(first + "&size=256").status == 404)
+        #expect(server.stored("thumbnails/128/profile_images/u3/a.jpg") == nil && server.stored("thumbnails/256/profile_images/u3/a.jpg") == nil)
+        #expect(server.stored("thumbnails/256/profile_images/u3/b.jpg") != nil)
         #expect(try await Self.fetch(second).bytes == server.stored("profile_images/u3/b.jpg"))
 
         let regenerated = try #require(try await ServeAPITests.call(server, "POST", "/v1/me/photo/token", token: owner).body["downloadURL"] as? String)
@@ -160,6 +184,7 @@ import TestSupport
         #expect(try await Self.fetch(regenerated).status == 200)
         #expect(try await ServeAPITests.call(server, "DELETE", "/v1/me/photo", token: owner).status == 204)
         #expect(try await Self.fetch(regenerated).status == 404)
+        #expect(server.storedKeys.filter { $0.contains("profile_images/u3/") }.isEmpty, "the picture and its thumbnails are deleted: \(server.storedKeys)")
     }
 
     /// Photos kept in S3 (moto on 127.0.0.1): after the same checks, a 307 to a short-lived presigned GET

@@ -17,7 +17,10 @@ import TestSupport
         let objects: S3Objects
 
         /// Keys of stored photos (not the pieces of uploads in progress).
-        func photoKeys() async throws -> [String] { try await objects.list(prefix: "").filter { !$0.hasPrefix("partial-uploads/") }.sorted() }
+        func photoKeys() async throws -> [String] {
+            try await objects.list(prefix: "").filter { !$0.hasPrefix("partial-uploads/") && !$0.hasPrefix("thumbnails/") }.sorted()
+        }
+        func thumbnailKeys() async throws -> [String] { try await objects.list(prefix: "thumbnails/").sorted() }
         func pieceKeys() async throws -> [String] { try await objects.list(prefix: "partial-uploads/") }
     }
 
@@ -83,6 +86,7 @@ import TestSupport
         #expect(try await HTTPExchange.send("HEAD", two.a.endpoint + id, headers: Self.tus(u1)).header("Upload-Offset") == String(photo.count))
 
         #expect(try await two.photoKeys() == [key])
+        #expect(try await two.thumbnailKeys() == ["thumbnails/512/\(key)"], "an album photo's grid thumbnail")
         let stored = try #require(try await two.objects.get(key))
         #expect(stored.starts(with: [0xFF, 0xD8]) && stored.count <= photo.count)
         #expect(try await two.pieceKeys().isEmpty)

@@ -122,11 +122,14 @@ import TestSupport
         #expect(user.profilePhotoURL?.hasSuffix("profile_images/u3/b.jpg") == true)
         let left: [String]
         if let moto {
-            left = try await S3Objects(store: try S3Store(url: "s3://photos", environment: moto.environment())).list(prefix: "prod/profile_images/u3/")
+            let objects = S3Objects(store: try S3Store(url: "s3://photos", environment: moto.environment()))
+            left = try await objects.list(prefix: "prod/profile_images/u3/")
             #expect(left == ["prod/profile_images/u3/b.jpg"])
+            #expect(try await objects.list(prefix: "prod/thumbnails/").sorted() == [128, 256].map { "prod/thumbnails/\($0)/profile_images/u3/b.jpg" })
         } else {
             left = try FileManager.default.contentsOfDirectory(atPath: seeded.server.data.appendingPathComponent("storage/profile_images/u3").path)
             #expect(left == ["b.jpg"])
+            #expect(seeded.server.storedKeys.filter { $0.hasPrefix("thumbnails/") }.sorted() == [128, 256].map { "thumbnails/\($0)/profile_images/u3/b.jpg" })
         }
         #expect(try await seeded.database().count("staleObject") == 0, "nothing left to delete later")
     }

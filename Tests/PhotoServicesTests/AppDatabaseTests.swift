@@ -24,7 +24,7 @@ import TestSupport
     /// server records those), the embedded services' no pending groups or shared uploads.
     @Test func eachRoleGetsItsOwnTables() async throws {
         let jobs: Set = ["photoJob", "photoJobRun", "staleObject"]
-        let services: Set = ["user", "chatGroup", "groupMember", "message", "notification", "albumPhoto", "storedPhoto"]
+        let services: Set = ["user", "chatGroup", "groupMember", "message", "notification", "albumPhoto", "storedPhoto", "storedThumbnail"]
         let expected: [(AppDatabase.Role, Set<String>)] = [
             (.services, services.union(jobs)),
             (.client, jobs.union(["pendingGroup"])),
@@ -50,7 +50,8 @@ import TestSupport
         let everything = try await Harness.database(in: folder, role: .client)
         try await everything.write { db in
             try await db.delete(from: "schemaMigration").run()
-            try await db.drop(table: "storedPhoto").run()  // added since
+            try await db.drop(table: "storedThumbnail").run()  // added since
+            try await db.drop(table: "storedPhoto").run()
             for name in shipped {
                 try await db.insert(into: "schemaMigration").columns("name", "appliedAt").values(SQLBind(name), SQLBind(Date())).run()
             }

@@ -20,7 +20,7 @@ import Testing
         #expect(m.handle(.upload(.progress(progress(400)), at: t0)) == [.emit(.progress(progress(400))), .saveUploadedBytes(400)])
         #expect(m.handle(.upload(.finished(location: "http://t/files/1"), at: t0)) == [.record(location: "http://t/files/1")])
         #expect(m.state == .recording)
-        #expect(m.handle(.recorded(url: "http://cdn/p.jpg", replaced: nil)) == [.forgetUpload, .finish(.finished(url: "http://cdn/p.jpg"))])
+        #expect(m.handle(.recorded(url: "http://cdn/p.jpg", replaced: [])) == [.forgetUpload, .finish(.finished(url: "http://cdn/p.jpg"))])
         #expect(m.state == .ended)
         #expect(m.handle(.cancelRequested) == [], "nothing happens after the end")
     }
@@ -110,7 +110,7 @@ import Testing
         var m = PhotoJobMachine()
         _ = m.handle(.claimed(preparedPath: "/p"))
         _ = m.handle(.upload(.finished(location: "l"), at: t0))
-        #expect(m.handle(.recorded(url: "new", replaced: "old")) == [.forgetUpload, .deleteReplaced(url: "old"), .finish(.finished(url: "new"))])
+        #expect(m.handle(.recorded(url: "new", replaced: ["old"])) == [.forgetUpload, .deleteReplaced(url: "old"), .finish(.finished(url: "new"))])
     }
 
     @Test func aRecordThatFailsLeavesTheJobPending_andOneTakenOverIsLeftAlone() {

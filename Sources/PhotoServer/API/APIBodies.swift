@@ -5,6 +5,14 @@ import PhotoServices
 // The API's bodies: what a handler returns (`ResponseEncodable`, written by `APIResponseEncoder`) and
 // what it reads (`Decodable`, read by `APIRequestDecoder`). Described by `openapi.yaml`.
 
+/// A thumbnail of a photo: the long edge it was made for, its size, and its download URL.
+struct ThumbnailBody: Encodable {
+    var edge: Int
+    var width: Int
+    var height: Int
+    var downloadURL: String
+}
+
 struct UpdateMe: Decodable {
     var displayName: String
 }
@@ -31,6 +39,7 @@ struct UserBody: ResponseEncodable {
     var profilePhotoURL: String?
     /// The URL an image view loads it from, no `Authorization` needed (`/media/…?v=…&token=…`).
     var profilePhotoDownloadURL: String?
+    var profilePhotoThumbnails: [ThumbnailBody]?
 
     init(_ user: User) {
         id = user.id
@@ -51,6 +60,8 @@ struct PhotoBody: ResponseEncodable {
     var url: String?
     /// The URL an image view loads it from, no `Authorization` needed (`/media/…?v=…&token=…`).
     var downloadURL: String?
+    /// Its thumbnails, smallest first, each with its download URL.
+    var thumbnails: [ThumbnailBody]?
     var error: String?
     var acknowledgedBytes: Int64?
     var totalBytes: Int64?
@@ -95,6 +106,7 @@ struct AlbumPhotoBody: Encodable {
     var key: String
     var url: String?
     var downloadURL: String?
+    var thumbnails: [ThumbnailBody]?
     var state: String
     var createdAt: Date
 

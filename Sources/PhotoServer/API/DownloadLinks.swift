@@ -7,17 +7,44 @@ struct DownloadLinks: Sendable {
     let photos: StoredPhotos
     let publicURL: String?
 
-    /// The download URL of every stored photo among `keys`, by key.
-    func urls(_ keys: [String?], _ request: Request) async throws -> [String: String] {
+    /// A stored photo's download URL and its thumbnails'.
+    struct Links {
+        var photo: String
+        var thumbnails: [ThumbnailBody]
+    }
+
+    /// The links of every stored photo among `keys`, by key.
+    func links(_ keys: [String?], _ request: Request) async throws -> [String: Links] {
         let base = MediaRoutes.base(publicURL: publicURL, request)
-        return try await photos.photos(keys.compactMap { $0 }).mapValues { MediaRoutes.downloadURL($0, base: base) }
+        let keys = keys.compactMap { $0 }
+        let stored = try await photos.photos(keys)
+        let thumbnails = try await photos.thumbnails(Array(stored.keys))
+        return stored.mapValues { photo in
+            Links(
+                photo: MediaRoutes.downloadURL(photo, base: base),
+                thumbnails: (thumbnails[photo.key] ?? []).map {
+                    ThumbnailBody(edge: $0.edge, width: $0.width, height: $0.height, downloadURL: MediaRoutes.downloadURL(photo, base: base, edge: $0.edge))
+                })
+        }
+    }
+
+    /// A photo body with the links of the photo at `key`, if stored.
+    func photo(_ body: PhotoBody, key: String, _ request: Request) async throws -> PhotoBody {
+        var body = body
+        if let links = try await links([key], request)[key] {
+            body.downloadURL = links.photo
+            body.thumbnails = links.thumbnails
+        }
+        return body
     }
 
     func users(_ users: [User], _ request: Request) async throws -> [UserBody] {
-        let urls = try await urls(users.map(\.profilePhotoKey), request)
+        let links = try await links(users.map(\.profilePhotoKey), request)
         return users.map { user in
             var body = UserBody(user)
-            body.profilePhotoDownloadURL = user.profilePhotoKey.flatMap { urls[$0] }
+            let photo = user.profilePhotoKey.flatMap { links[$0] }
+            body.profilePhotoDownloadURL = photo?.photo
+            body.profilePhotoThumbnails = photo?.thumbnails
             return body
         }
     }
@@ -27,10 +54,12 @@ struct DownloadLinks: Sendable {
     }
 
     func groups(_ groups: [(ChatGroup, [GroupMember])], _ request: Request) async throws -> [GroupBody] {
-        let urls = try await urls(groups.map { StoragePath.groupPhoto(groupId: $0.0.id).key }, request)
+        let links = try await links(groups.map { StoragePath.groupPhoto(groupId: $0.0.id).key }, request)
         return groups.map { group, members in
             var body = GroupBody(group, members: members)
-            body.photo.downloadURL = urls[StoragePath.groupPhoto(groupId: group.id).key]
+            let photo = links[StoragePath.groupPhoto(groupId: group.id).key]
+            body.photo.downloadURL = photo?.photo
+            body.photo.thumbnails = photo?.thumbnails
             return body
         }
     }
@@ -40,10 +69,11 @@ struct DownloadLinks: Sendable {
     }
 
     func album(_ photos: [AlbumPhoto], _ request: Request) async throws -> [AlbumPhotoBody] {
-        let urls = try await urls(photos.map(\.key), request)
+        let links = try await links(photos.map(\.key), request)
         return photos.map { photo in
             var body = AlbumPhotoBody(photo)
-            body.downloadURL = urls[photo.key]
+            body.downloadURL = links[photo.key]?.photo
+            body.thumbnails = links[photo.key]?.thumbnails
             return body
         }
     }

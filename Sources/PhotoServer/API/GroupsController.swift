@@ -90,18 +90,14 @@ struct GroupsController: Sendable {
     @Sendable func photo(_ request: Request, context: ServerContext) async throws -> PhotoBody {
         let (group, _) = try await memberGroup(context)
         let key = StoragePath.groupPhoto(groupId: group.id).key
-        var body = try await uploads.photo(url: group.photoURL, where: { $0.key == key }) ?? PhotoBody(group)
-        body.downloadURL = try await links.urls([key], request)[key]
-        return body
+        return try await links.photo(try await uploads.photo(url: group.photoURL, where: { $0.key == key }) ?? PhotoBody(group), key: key, request)
     }
 
     /// A new download URL for the group's photo (its admins only); the previous one stops working.
     @Sendable func regenerateToken(_ request: Request, context: ServerContext) async throws -> PhotoBody {
         let (group, _) = try await memberGroup(context)
         let photo = try await photos.regenerateToken(caller: try context.caller().id, .groupPhoto(groupId: group.id))
-        var body = PhotoBody(group)
-        body.downloadURL = MediaRoutes.downloadURL(photo, base: MediaRoutes.base(publicURL: links.publicURL, request))
-        return body
+        return try await links.photo(PhotoBody(group), key: photo.key, request)
     }
 
     /// The caller's notifications after the id `after`.

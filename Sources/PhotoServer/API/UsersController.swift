@@ -36,11 +36,11 @@ struct UsersController: Sendable {
         let caller = try context.caller()
         let user = try await known(caller)
         let prefix = "profile_images/\(caller.id)/"
-        var body =
+        let body =
             try await uploads.photo(url: user.profilePhotoURL, where: { $0.owner == caller.id && $0.key.hasPrefix(prefix) })
             ?? PhotoBody(state: user.profilePhotoURL == nil ? "none" : "ready", url: user.profilePhotoURL, error: nil, acknowledgedBytes: nil, totalBytes: nil)
-        body.downloadURL = try await links.user(user, request).profilePhotoDownloadURL
-        return body
+        guard let key = user.profilePhotoKey else { return body }
+        return try await links.photo(body, key: key, request)
     }
 
     /// A new download URL for the caller's profile picture; the previous one stops working.
@@ -48,10 +48,8 @@ struct UsersController: Sendable {
         let caller = try context.caller()
         let user = try await known(caller)
         guard let key = user.profilePhotoKey else { throw Problem(.notFound, "not-found", "no profile picture") }
-        let photo = try await photos.regenerateToken(caller: caller.id, try StoragePath(key: key))
-        var body = PhotoBody(state: "ready", url: user.profilePhotoURL, error: nil, acknowledgedBytes: nil, totalBytes: nil)
-        body.downloadURL = MediaRoutes.downloadURL(photo, base: MediaRoutes.base(publicURL: links.publicURL, request))
-        return body
+        _ = try await photos.regenerateToken(caller: caller.id, try StoragePath(key: key))
+        return try await links.photo(PhotoBody(state: "ready", url: user.profilePhotoURL, error: nil, acknowledgedBytes: nil, totalBytes: nil), key: key, request)
     }
 
     @Sendable func deletePhoto(_ request: Request, context: ServerContext) async throws -> HTTPResponse.Status {

@@ -6,7 +6,7 @@ import NIOPosix
 import PhotoServices
 import PhotoUpload
 
-/// Stored photos back out: `GET` and `HEAD /media/{key}`.
+/// Stored photos back out: `GET` and `HEAD /media/{key}`, and their thumbnails (`&size={edge}`).
 ///
 /// Two ways in, both answering 404 — never 403 — to anyone else, so that nothing says a photo exists:
 /// - a **download URL** (`?v={version}&token={token}`, `MediaRoutes.downloadURL`): no `Authorization`
@@ -30,10 +30,10 @@ struct MediaRoutes: Sendable {
         router.head("media/**", use: serve)
     }
 
-    /// The download URL of `photo`: on `--public-url`, else on the request's host.
-    static func downloadURL(_ photo: StoredPhoto, base: String) -> String {
+    /// The download URL of `photo` (or of its thumbnail for `edge`): on `--public-url`, else on the request's host.
+    static func downloadURL(_ photo: StoredPhoto, base: String, edge: Int? = nil) -> String {
         let path = photo.key.split(separator: "/").map { String($0).addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? String($0) }
-        return "\(base)/media/\(path.joined(separator: "/"))?v=\(version(photo))&token=\(photo.token)"
+        return "\(base)/media/\(path.joined(separator: "/"))?v=\(version(photo))&token=\(photo.token)" + (edge.map { "&size=\($0)" } ?? "")
     }
 
     /// The URL the server is reached at: `--public-url`, else the request's scheme-less `Host` over http.
@@ -47,7 +47,7 @@ struct MediaRoutes: Sendable {
     @Sendable func serve(_ request: Request, context: ServerContext) async throws -> Response {
         let key = context.parameters.getCatchAll().joined(separator: "/")
         do {
-            guard let path = try? StoragePath(key: key), let photo = try await photos.photo(key) else { return Self.notFound }
+            guard let path = try? StoragePath(key: key), var photo = try await photos.photo(key) else { return Self.notFound }
             let query = request.uri.queryParameters
             let cacheControl: String
             if let token = query.get("token") {
@@ -56,6 +56,14 @@ struct MediaRoutes: Sendable {
             } else {
                 guard case .success(let caller) = context.identity, try await photos.mayRead(caller: caller.id, path) else { return Self.notFound }
                 cacheControl = "private, no-cache"
+            }
+            if let size = query.get("size") {
+                // A thumbnail: the same checks, its own bytes.
+                guard let thumbnail = try await photos.thumbnails(key).first(where: { String($0.edge) == size }) else { return Self.notFound }
+                photo.location = thumbnail.location
+                photo.sha256 = thumbnail.sha256
+                photo.size = thumbnail.size
+                photo.key = path.thumbnailKey(edge: thumbnail.edge)
             }
             return try await answer(request, context: context, photo: photo, cacheControl: cacheControl)
         } catch let error as ServiceError {

@@ -20,14 +20,18 @@ public struct PhotoIntake: Sendable {
     public let stale: StaleObjects
     /// The `Authorization` header for deleting a user's objects (nil: none).
     let credentials: @Sendable (String) -> String?
+    /// The thumbnails `take` makes and stores with each photo.
+    let thumbnails: ThumbnailSizes
 
     public init(
-        database: AppDatabase, storage: Uploader, cpu: NIOThreadPool = .singleton, credentials: @escaping @Sendable (String) -> String? = { _ in nil }
+        database: AppDatabase, storage: Uploader, cpu: NIOThreadPool = .singleton, thumbnails: ThumbnailSizes = ThumbnailSizes(),
+        credentials: @escaping @Sendable (String) -> String? = { _ in nil }
     ) {
         self.database = database
         self.storage = storage
         self.cpu = cpu
         stale = StaleObjects(database: database)
+        self.thumbnails = thumbnails
         self.credentials = credentials
     }
 
@@ -37,20 +41,28 @@ public struct PhotoIntake: Sendable {
         public var preparing: Duration
     }
 
-    /// Prepares the photo in `file` for `key`, stores it, records it as `caller`'s and deletes what it
-    /// replaced. Throws `.notAllowed` when the caller may not (or no longer) write there, `.storage` when
+    /// Prepares the photo in `file` for `key` with its thumbnails, stores them, records them as `caller`'s
+    /// and deletes what they replaced. Throws `.notAllowed` when the caller may not (or no longer) write there, `.storage` when
     /// storage, the database or the pool failed (nothing recorded; ask again), and the photo's own error
     /// (`.unsupportedPhoto`, `.photoTooLarge`) when it cannot be stored.
     public func take(_ file: String, key: String, caller: String, displayName: String?) async throws(ServiceError) -> Taken {
         let path = try StoragePath(key: key)
         let started = ContinuousClock.now
-        let prepared = try await prepare(contentsOf: file, for: path)
+        let prepared = try await prepare(contentsOf: file, for: path, thumbnails: thumbnails.edges(for: path))
         let preparing = ContinuousClock.now - started
         try await authorize(caller: caller, writing: path)
-        let url = try await store(prepared.jpeg, at: path)
-        let replaced = try await record(caller: caller, displayName: displayName, path: path, url: url, content: StoredPhotos.Content(of: prepared.jpeg))
+        let url = try await store(prepared.jpeg, at: path.key)
+        var stored = StoredPhotos.StoredObjects(photo: .init(location: url, content: .init(of: prepared.jpeg)), thumbnails: [])
+        for thumbnail in prepared.thumbnails {
+            let location = try await store(thumbnail.jpeg, at: path.thumbnailKey(edge: thumbnail.edge))
+            stored.thumbnails.append((thumbnail.edge, thumbnail.width, thumbnail.height, .init(location: location, content: .init(of: thumbnail.jpeg))))
+        }
+        let objects = stored
+        let replaced = try await database.write { db in
+            try await Self.record(caller: caller, displayName: displayName, path: path, stored: objects, db)
+        }
         // The record points at the new photo already: deleting the old one leaves no broken window.
-        if let replaced { await deleteReplaced(replaced, caller: caller) }
+        for object in replaced { await deleteReplaced(object, caller: caller) }
         return Taken(url: url, preparing: preparing)
     }
 
@@ -66,13 +78,16 @@ public struct PhotoIntake: Sendable {
     }
 
     /// The photo in `file` prepared with the path's preset on the bounded pool — one that already
-    /// complies passes through byte for byte — and checked against the path's limits.
-    public func prepare(contentsOf file: String, for path: StoragePath) async throws(ServiceError) -> PreparedPhoto {
-        let preset = path.preset
+    /// complies passes through byte for byte — with the `thumbnails` asked for, and checked against the
+    /// path's limits.
+    public func prepare(contentsOf file: String, for path: StoragePath, thumbnails: [Int] = []) async throws(ServiceError) -> PreparedPhoto {
+        var options = PrepareOptions(preset: path.preset)
+        options.thumbnails = thumbnails
+        let pipeline = PhotoPipeline(options: options)
         let result: Result<PreparedPhoto, PhotoPrepError>
         do {
             result = try await cpu.runIfActive {
-                do throws(PhotoPrepError) { return .success(try PhotoPipeline(preset: preset).prepare(contentsOf: file)) } catch { return .failure(error) }
+                do throws(PhotoPrepError) { return .success(try pipeline.prepare(contentsOf: file)) } catch { return .failure(error) }
             }
         } catch {
             throw .storage("the pipeline's threads are shut down: \(error)")
@@ -86,35 +101,26 @@ public struct PhotoIntake: Sendable {
         }
     }
 
-    /// Stores the prepared bytes whole at the path's key; returns the stored object's URL.
-    public func store(_ jpeg: [UInt8], at path: StoragePath) async throws(ServiceError) -> String {
-        let stored = await storage.upload(.bytes(jpeg), request: UploadRequest(key: path.key, contentType: "image/jpeg")).result()
-        guard case .finished(let location) = stored else { throw .storage("the photo could not be stored: \(stored)") }
-        storage.journal?.remove(destination: storage.destination, key: path.key)
-        return storage.objectURL(key: path.key) ?? location
-    }
-
-    /// Records the stored photo's effect in one transaction; returns the object it replaces, for the
-    /// caller to delete once recorded (`deleteReplaced`).
-    public func record(caller: String, displayName: String?, path: StoragePath, url: String, content: StoredPhotos.Content) async throws(ServiceError)
-        -> String?
-    {
-        try await database.write { db in
-            try await Self.record(caller: caller, displayName: displayName, path: path, url: url, content: content, db)
-        }
+    /// Stores bytes whole under `key`; returns the stored object's URL.
+    func store(_ jpeg: [UInt8], at key: String) async throws(ServiceError) -> String {
+        let stored = await storage.upload(.bytes(jpeg), request: UploadRequest(key: key, contentType: "image/jpeg")).result()
+        guard case .finished(let location) = stored else { throw .storage("\(key) could not be stored: \(stored)") }
+        storage.journal?.remove(destination: storage.destination, key: key)
+        return storage.objectURL(key: key) ?? location
     }
 
     /// What storing a photo changes, inside the caller's transaction — for photos arriving at the server
     /// and for the photo jobs alike. The caller is added as a user when the store does not know them yet
     /// (their id comes from a verified token; `displayName` from its `name` claim, if any). A group's
     /// photo is re-checked here: an admin removed meanwhile changes nothing. The photo gets its version
-    /// and a new download token (`StoredPhotos`); what it replaced loses its own. Returns the object the
-    /// photo replaces (a previous profile picture under another name), nil when none.
+    /// and a new download token (`StoredPhotos`); what it replaced loses its own. Returns the objects the
+    /// photo replaces — a previous profile picture under another name, thumbnails not overwritten — for
+    /// the caller to delete once this transaction committed.
     static func record(
-        caller: String, displayName: String?, path: StoragePath, url: String, content: StoredPhotos.Content, at date: Date = Date(),
-        _ db: any SQLDatabase
-    ) async throws -> String? {
-        try await StoredPhotos.record(key: path.key, location: url, bytes: content, at: date, db)
+        caller: String, displayName: String?, path: StoragePath, stored: StoredPhotos.StoredObjects, at date: Date = Date(), _ db: any SQLDatabase
+    ) async throws -> [String] {
+        let url = stored.photo.location
+        var replaced = try await StoredPhotos.record(key: path.key, stored: stored, at: date, db)
         if try await Users.find(caller, db) == nil {
             let name = displayName.flatMap { try? NameRules.displayName($0) } ?? caller
             try await db.insert(into: "user").model(User(id: caller, displayName: name)).run()
@@ -126,12 +132,11 @@ public struct PhotoIntake: Sendable {
             }
             try await db.update("chatGroup").set("photoURL", to: url).set("photoState", to: PhotoState.done.rawValue)
                 .set("photoError", to: SQLLiteral.null).set("updatedAt", to: date).where("id", .equal, group).run()
-            return nil
         case .profileImage:
             let old = try await Users.find(caller, db)
             try await db.update("user").set("profilePhotoURL", to: url).set("profilePhotoKey", to: path.key).where("id", .equal, caller).run()
-            if let oldKey = old?.profilePhotoKey, oldKey != path.key { try await StoredPhotos.forget(key: oldKey, db) }
-            return old?.profilePhotoURL == url ? nil : old?.profilePhotoURL
+            if let oldKey = old?.profilePhotoKey, oldKey != path.key { replaced += try await StoredPhotos.forget(key: oldKey, db) }
+            if let oldURL = old?.profilePhotoURL, oldURL != url { replaced.append(oldURL) }
         case .userPhoto(let user, let album, _):
             // The same key again replaces that album photo (an album job's record has its key already); a new key is a new photo.
             let updated = try await db.update("albumPhoto").set("url", to: url).set("state", to: PhotoState.done.rawValue)
@@ -140,8 +145,8 @@ public struct PhotoIntake: Sendable {
                 let photo = AlbumPhoto(id: UUID().uuidString.lowercased(), userId: user, album: album, key: path.key, url: url, state: .done, createdAt: date)
                 try await db.insert(into: "albumPhoto").model(photo).run()
             }
-            return nil
         }
+        return replaced
     }
 
     /// Deletes an object a newer photo replaced, trying `attempts` times; one that still cannot be deleted
@@ -158,5 +163,25 @@ public struct PhotoIntake: Sendable {
     /// Deletes the object at `url` with `caller`'s credentials.
     public func delete(_ url: String, caller: String) async throws(ServiceError) {
         do { try await storage.delete(url, authorization: credentials(caller)) } catch { throw .storage("deleting \(url): \(error)") }
+    }
+}
+
+/// Which thumbnails photos get when they arrive at the server, by path: long edges in pixels.
+public struct ThumbnailSizes: Sendable, Equatable {
+    /// Group photos and profile pictures: avatars in conversation lists and on profiles.
+    public var avatar: [Int]
+    /// Album photos: a grid.
+    public var album: [Int]
+
+    public init(avatar: [Int] = [128, 256], album: [Int] = [512]) {
+        self.avatar = avatar
+        self.album = album
+    }
+
+    public func edges(for path: StoragePath) -> [Int] {
+        switch path {
+        case .groupPhoto, .profileImage: avatar
+        case .userPhoto: album
+        }
     }
 }

@@ -167,17 +167,18 @@ public struct JobStore: Sendable {
     /// picture it replaced (to be deleted), and false when the runner had lost the job meanwhile
     /// (nothing recorded).
     func complete(_ job: PhotoJob, runner: String, url: String, content: StoredPhotos.Content?, at now: Date = Date()) async throws(ServiceError) -> (
-        recorded: Bool, replaced: String?
+        recorded: Bool, replaced: [String]
     ) {
         try await database.write { db in
             var query = db.select().columns("*").from("photoJob").where("id", .equal, job.id)
             if database.kind == .postgres { query = query.for(.update) }
             guard let current = try await query.first(decoding: PhotoJob.self), current.leaseOwner == runner, current.state == .uploading
-            else { return (false, nil) }
-            var replaced: String?
+            else { return (false, []) }
+            var replaced: [String] = []
             if recordsEffects, let content {
                 replaced = try await PhotoIntake.record(
-                    caller: job.caller, displayName: nil, path: try StoragePath(key: job.key), url: url, content: content, at: now, db)
+                    caller: job.caller, displayName: nil, path: try StoragePath(key: job.key),
+                    stored: .init(photo: .init(location: url, content: content), thumbnails: []), at: now, db)
             }
             var update = db.update("photoJob").set("state", to: PhotoState.done.rawValue).set("url", to: url)
                 .set("error", to: SQLLiteral.null).set("leaseOwner", to: SQLLiteral.null).set("leaseExpiresAt", to: SQLLiteral.null)

@@ -19,8 +19,9 @@ public struct PhotoJobMachine: Sendable, Equatable {
         /// `unsupported`: the photo itself is refused (retrying cannot help; its original goes).
         case prepareFailed(reason: String, unsupported: Bool)
         case upload(UploadEvent, at: Date)
-        /// The job's URL and effect were recorded; `replaced`: a profile picture to delete now.
-        case recorded(url: String, replaced: String?)
+        /// The job's URL and effect were recorded; `replaced`: objects to delete now (a replaced profile
+        /// picture and its thumbnails).
+        case recorded(url: String, replaced: [String])
         /// The runner no longer held the job when recording (taken over after its lease ran out).
         case notRecorded
         case recordFailed(reason: String)
@@ -82,7 +83,7 @@ public struct PhotoJobMachine: Sendable, Equatable {
             return uploading(upload, now: now)
         case (.recording, .recorded(let url, let replaced)):
             state = .ended
-            return [.forgetUpload] + (replaced.map { [.deleteReplaced(url: $0)] } ?? []) + [.finish(.finished(url: url))]
+            return [.forgetUpload] + replaced.map { .deleteReplaced(url: $0) } + [.finish(.finished(url: url))]
         case (.recording, .notRecorded):
             state = .ended
             return [.finish(.pending(reason: "another runner took the job over"))]

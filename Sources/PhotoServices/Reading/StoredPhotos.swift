@@ -58,21 +58,68 @@ public struct StoredPhotos: Sendable {
         try await db.select().columns("*").from("storedPhoto").where("key", .equal, key).first(decoding: StoredPhoto.self)
     }
 
-    /// Records the photo now stored at `key` with a new token (replacing what was there).
-    static func record(key: String, location: String, bytes: Content, at date: Date, _ db: any SQLDatabase) async throws {
-        try await db.delete(from: "storedPhoto").where("key", .equal, key).run()
-        try await db.insert(into: "storedPhoto")
-            .model(StoredPhoto(key: key, location: location, sha256: bytes.sha256, size: bytes.size, token: newToken(), storedAt: date)).run()
+    /// The thumbnails of the photo at `key`, smallest first.
+    public func thumbnails(_ key: String) async throws(ServiceError) -> [StoredThumbnail] {
+        try await database.read { db in try await Self.thumbnails(key, db) }
     }
 
-    static func forget(key: String, _ db: any SQLDatabase) async throws {
+    /// The thumbnails of the photos at `keys`, by key, smallest first.
+    public func thumbnails(_ keys: [String]) async throws(ServiceError) -> [String: [StoredThumbnail]] {
+        guard !keys.isEmpty else { return [:] }
+        let found = try await database.read { db in
+            try await db.select().columns("*").from("storedThumbnail").where("key", .in, keys).orderBy("edge").all(decoding: StoredThumbnail.self)
+        }
+        return Dictionary(grouping: found, by: \.key)
+    }
+
+    static func thumbnails(_ key: String, _ db: any SQLDatabase) async throws -> [StoredThumbnail] {
+        try await db.select().columns("*").from("storedThumbnail").where("key", .equal, key).orderBy("edge").all(decoding: StoredThumbnail.self)
+    }
+
+    /// Records the photo now stored at `key`, and its thumbnails, with a new token (replacing what was
+    /// there); returns the locations of thumbnails it had that the new ones do not overwrite.
+    static func record(key: String, stored: StoredObjects, at date: Date, _ db: any SQLDatabase) async throws -> [String] {
+        let old = try await forget(key: key, db)
+        let photo = stored.photo
+        try await db.insert(into: "storedPhoto")
+            .model(StoredPhoto(key: key, location: photo.location, sha256: photo.content.sha256, size: photo.content.size, token: newToken(), storedAt: date))
+            .run()
+        for thumbnail in stored.thumbnails {
+            try await db.insert(into: "storedThumbnail")
+                .model(StoredThumbnail(
+                    key: key, edge: thumbnail.edge, width: thumbnail.width, height: thumbnail.height, location: thumbnail.object.location,
+                    sha256: thumbnail.object.content.sha256, size: thumbnail.object.content.size))
+                .run()
+        }
+        let kept = Set(stored.thumbnails.map(\.object.location))
+        return old.filter { !kept.contains($0) }
+    }
+
+    /// Forgets the photo at `key` and its thumbnails; returns the thumbnails' locations (to delete).
+    @discardableResult
+    static func forget(key: String, _ db: any SQLDatabase) async throws -> [String] {
+        let thumbnails = try await thumbnails(key, db).map(\.location)
+        try await db.delete(from: "storedThumbnail").where("key", .equal, key).run()
         try await db.delete(from: "storedPhoto").where("key", .equal, key).run()
+        return thumbnails
     }
 
     /// 128 random bits from the system's generator, in hex: unguessable.
     static func newToken() -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<2).map { _ in String(generator.next() as UInt64, radix: 16).leftPadded(to: 16) }.joined()
+    }
+
+    /// A photo as the intake stored it: the photo, and its thumbnails.
+    public struct StoredObjects: Sendable {
+        public var photo: StoredObject
+        public var thumbnails: [(edge: Int, width: Int, height: Int, object: StoredObject)]
+    }
+
+    /// One object in storage: where, and what readers are told of its bytes.
+    public struct StoredObject: Sendable {
+        public var location: String
+        public var content: Content
     }
 
     /// What readers are told of a photo's bytes: their SHA-256 (the strong `ETag`) and their count.

@@ -23,6 +23,10 @@ public enum StoragePath: Sendable, Hashable {
         }
     }
 
+    /// Where the photo's thumbnail for a long edge is stored: under `thumbnails/`, a prefix no one may
+    /// upload to, so that no upload can overwrite a thumbnail.
+    public func thumbnailKey(edge: Int) -> String { "thumbnails/\(edge)/\(key)" }
+
     /// Uploads there must be strictly smaller than this many bytes.
     public var sizeLimit: Int {
         switch self {

@@ -18,17 +18,17 @@ public struct ProfileService: Sendable {
         return try await enqueue(kind: .profile, caller: caller, subject: caller, path: path, photo: photo)
     }
 
-    /// Removes the caller's profile picture: the profile first, then the stored picture.
+    /// Removes the caller's profile picture: the profile first, then the stored picture and its thumbnails.
     public func deleteProfilePhoto(caller: String) async throws(ServiceError) {
-        let url = try await database.write { db -> String? in
+        let objects = try await database.write { db -> [String] in
             guard let user = try await Users.find(caller, db) else { throw ServiceError.unknownUsers([caller]) }
-            let url = user.profilePhotoURL
             try await db.update("user").set("profilePhotoURL", to: SQLLiteral.null).set("profilePhotoKey", to: SQLLiteral.null)
                 .where("id", .equal, caller).run()
-            if let key = user.profilePhotoKey { try await StoredPhotos.forget(key: key, db) }
-            return url
+            var objects = user.profilePhotoURL.map { [$0] } ?? []
+            if let key = user.profilePhotoKey { objects += try await StoredPhotos.forget(key: key, db) }
+            return objects
         }
-        if let url { try await jobs.intake.delete(url, caller: caller) }
+        for url in objects { try await jobs.intake.delete(url, caller: caller) }
     }
 
     /// Adds a photo to one of the caller's albums (`photo` preset, `user_photos/{userId}/{album}/{photoId}.jpg`).
@@ -62,12 +62,12 @@ public struct ProfileService: Sendable {
             return photo
         }
         if let job = try await jobs.store.albumJob(photo: photoId) { try await jobs.cancel(job) }
-        try await database.write { db in
+        let thumbnails = try await database.write { db in
             try await db.delete(from: "albumPhoto").where("id", .equal, photoId).run()
-            try await StoredPhotos.forget(key: photo.key, db)
             try await JobStore.deleteAlbumJobs(photo: photoId, db)
+            return try await StoredPhotos.forget(key: photo.key, db)
         }
-        if let url = photo.url { try await jobs.intake.delete(url, caller: caller) }
+        for url in (photo.url.map { [$0] } ?? []) + thumbnails { try await jobs.intake.delete(url, caller: caller) }
     }
 
     private func enqueue(

@@ -141,3 +141,15 @@ public struct StoredPhoto: Codable, Sendable, Equatable {
     public var token: String
     public var storedAt: Date
 }
+
+/// A thumbnail of a stored photo (`PrepareOptions.thumbnails`): read with the photo's token and version.
+public struct StoredThumbnail: Codable, Sendable, Equatable {
+    public var key: String
+    /// The long edge it was made for; `width` × `height` its size.
+    public var edge: Int
+    public var width: Int
+    public var height: Int
+    public var location: String
+    public var sha256: String
+    public var size: Int64
+}

@@ -117,6 +117,17 @@ enum Schema {
             .column("token", type: .text, .notNull)
             .column("storedAt", type: .timestamp, .notNull)
             .run()
+        // Its thumbnails, made on arrival: one per long edge, stored beside it.
+        try await db.create(table: "storedThumbnail")
+            .column("key", type: .text, .notNull, .references("storedPhoto", "key", onDelete: .cascade))
+            .column("edge", type: .bigint, .notNull)
+            .column("width", type: .bigint, .notNull)
+            .column("height", type: .bigint, .notNull)
+            .column("location", type: .text, .notNull)
+            .column("sha256", type: .text, .notNull)
+            .column("size", type: .bigint, .notNull)
+            .primaryKey("key", "edge")
+            .run()
     }
 
     private static func jobsV1(_ db: any SQLDatabase) async throws {
