@@ -31,10 +31,15 @@ package struct Bench: ParsableCommand {
     @Flag(help: "Time each stage separately: decode at every scale, resize, one encode, the budget search.")
     var stages = false
 
+    @Option(help: "Also make thumbnails of these long edges (comma-separated, e.g. 128,256), as photoprep serve does on arrival.")
+    var thumbnails: String?
+
     package func run() throws {
         let files = try InputFiles.expand(inputs, excluding: "/nonexistent")
         if stages { return try runStages(files) }
-        let preparer = PhotoPipeline(options: pipeline.options)
+        var options = pipeline.options
+        options.thumbnails = thumbnails.map { $0.split(separator: ",").compactMap { Int($0.filter { $0 != " " }) } } ?? []
+        let preparer = PhotoPipeline(options: options)
         let budget = pipeline.options.maxBytes
         if !json { print("photoprep bench: long edge ≤ \(pipeline.options.maxEdge) px, < \(budget) bytes, \(runs) run(s) per photo, single-threaded, in-process")
         print(row("photo", "MP", "in KiB", "ms", "decode", "resize", "encode", "out", "out KiB", "Q", "enc", "scale")) }
