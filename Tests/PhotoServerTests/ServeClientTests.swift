@@ -90,6 +90,16 @@ import TestSupport
         #expect(try await database.one(PendingGroup.self, from: "pendingGroup", id: id)?.state == .created)
         #expect(try await database.one(PhotoJob.self, from: "photoJob", id: job.id)?.state == .done)
 
+        // The photo as an app shows it: a download URL that needs no token, and its thumbnails.
+        let shown = try await onThread { try photoprep(["group", "show", id] + common, environment: environment) }
+        #expect(shown.status == 0, "\(shown.stderr)")
+        let links = try #require(shown.jsonLines.first)
+        #expect(links["state"] as? String == "ready")
+        #expect(try await ServeReadTests.fetch(try #require(links["downloadURL"] as? String)).bytes == server.stored(key))
+        #expect((links["thumbnails"] as? [[String: Any]])?.compactMap { $0["edge"] as? Int } == [128, 256])
+        let profile = try await onThread { try photoprep(["profile", "show"] + common, environment: environment) }
+        #expect(profile.status == 0 && profile.jsonLines.first?["state"] as? String == "none", "\(profile.stdout) \(profile.stderr)")
+
         // Once: another sync sends nothing, and the server still has one group, one message, two notifications.
         let again = try await onThread { try photoprep(["sync"] + common, environment: environment) }
         #expect(again.status == 0 && !again.jsonLines.contains { $0["group"] != nil })

@@ -69,6 +69,17 @@ public final class PhotoClient: Sendable {
             })
     }
 
+    /// A group's photo as the server shows it to a member: its state and the download URLs an image
+    /// view loads without a token (the photo's and its thumbnails').
+    public func groupPhoto(_ groupId: String) async throws(ServiceError) -> PhotoLinks {
+        try await api.photoLinks("v1/groups/\(try StorageRules.validated(groupId, "group id"))/photo")
+    }
+
+    /// The signed-in user's profile picture as the server shows it, with its download URLs.
+    public func profilePhoto() async throws(ServiceError) -> PhotoLinks {
+        try await api.photoLinks("v1/me/photo")
+    }
+
     /// The signed-in user, from the token's `sub`.
     func me() throws(ServiceError) -> String {
         guard let token = token() else { throw .notAllowed("no token: sign in first") }
@@ -243,5 +254,29 @@ public final class PhotoClient: Sendable {
             try await db.select().columns("*").from("pendingGroup").where("id", .in, ids).all(decoding: PendingGroup.self)
         }) ?? []
         return SyncReport(groups: sent.compactMap { id in groups.first { $0.id == id } }, photos: photos)
+    }
+}
+
+/// A stored photo as `photoprep serve` shows it (`GET /v1/groups/{id}/photo`, `/v1/me/photo`): its
+/// state, where storage has it, and the download URLs an image view loads without a token.
+public struct PhotoLinks: Codable, Sendable, Equatable {
+    public struct Thumbnail: Codable, Sendable, Equatable {
+        public var edge: Int
+        public var width: Int
+        public var height: Int
+        public var downloadURL: String
+    }
+
+    /// none, pending, uploading, ready, failed, cancelled.
+    public var state: String
+    public var url: String?
+    public var downloadURL: String?
+    public var thumbnails: [Thumbnail]?
+
+    public init(state: String, url: String?, downloadURL: String? = nil, thumbnails: [Thumbnail]? = nil) {
+        self.state = state
+        self.url = url
+        self.downloadURL = downloadURL
+        self.thumbnails = thumbnails
     }
 }

@@ -79,6 +79,24 @@ struct ServiceAPI: Sendable {
     }
 
     /// The stored photo's URL, once the server says it is ready (nil: not (yet), or no answer).
+    /// The photo at `path` (`/v1/groups/{id}/photo`, `/v1/me/photo`) with its download links.
+    func photoLinks(_ path: String) async throws(ServiceError) -> PhotoLinks {
+        let answer = await call(.GET, path)
+        switch answer {
+        case .answered(200, let body):
+            guard let links = try? JSONDecoder().decode(PhotoLinks.self, from: Data(body)) else {
+                throw .rejected("GET \(path): not the photo object the API describes")
+            }
+            return links
+        case .answered(404, _):
+            throw .notFound("\(path): \(answer.detail)")
+        case .answered:
+            throw .rejected("GET \(path): \(answer.detail)")
+        case .unreachable(let reason):
+            throw .rejected("the server cannot be reached: \(reason)")
+        }
+    }
+
     func readyPhotoURL(_ path: String) async -> String? {
         guard case .answered(200, let body) = await call(.GET, path),
             let photo = try? JSONDecoder().decode(Photo.self, from: Data(body)), photo.state == "ready"

@@ -5,8 +5,8 @@ import PhotoServices
 
 struct GroupCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "group", abstract: "Group chats: create one (with a photo), change its photo.",
-        subcommands: [Create.self, SetPhoto.self])
+        commandName: "group", abstract: "Group chats: create one (with a photo), change its photo, show it.",
+        subcommands: [Create.self, SetPhoto.self, ShowPhoto.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -110,6 +110,35 @@ struct GroupCommand: AsyncParsableCommand {
             let caller = try service.caller(caller)
             let job = try await serviceCall { try await services.groups.setPhoto(caller: caller, groupId: group, photo: .file(photo)) }
             if await follow([(job, "group photo")], in: services.jobs, json: service.json) > 0 { throw ExitCode(1) }
+        }
+    }
+
+    struct ShowPhoto: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "show",
+            abstract: "Show a group's photo: its state and, with --server, the download URLs an image view loads (the photo's and its thumbnails').")
+
+        @Option(name: .customLong("as"), help: "The signed-in user (a member of the group); not with --server.")
+        var caller: String?
+
+        @Argument(help: "The group id.")
+        var group: String
+
+        @OptionGroup var service: ServiceOptions
+
+        func run() async throws {
+            if let client = try await service.client() {
+                guard caller == nil else { throw CommandFailure(message: "--as: with --server the token names the signed-in user") }
+                printPhoto(try await serviceCall { try await client.groupPhoto(group) }, label: "group \(group)", json: service.json)
+                return
+            }
+            let services = try await service.services()
+            let caller = try service.caller(caller)
+            guard let found = try await serviceCall({ try await services.groups.group(group) }),
+                try await serviceCall({ try await services.groups.members(of: group) }).contains(where: { $0.userId == caller })
+            else { throw CommandFailure(message: "group \(group): no such group among \(caller)'s") }
+            let state = found.photoState == .done ? "ready" : found.photoState.rawValue
+            printPhoto(PhotoLinks(state: state, url: found.photoURL), label: "group \(group)", json: service.json)
         }
     }
 

@@ -6,7 +6,7 @@ import PhotoServices
 struct ProfileCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "profile", abstract: "Your profile picture and albums.",
-        subcommands: [SetPhoto.self, DeletePhoto.self, AddToAlbum.self, ListAlbum.self])
+        subcommands: [SetPhoto.self, ShowPhoto.self, DeletePhoto.self, AddToAlbum.self, ListAlbum.self])
 
     struct SetPhoto: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -33,6 +33,31 @@ struct ProfileCommand: AsyncParsableCommand {
             let caller = try service.caller(caller)
             let job = try await serviceCall { try await services.profiles.setProfilePhoto(caller: caller, photo: .file(photo)) }
             if await follow([(job, "profile photo")], in: services.jobs, json: service.json) > 0 { throw ExitCode(1) }
+        }
+    }
+
+    struct ShowPhoto: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "show",
+            abstract: "Show your profile picture: its state and, with --server, the download URLs an image view loads (the picture's and its thumbnails').")
+
+        @Option(name: .customLong("as"), help: "The signed-in user; not with --server.")
+        var caller: String?
+
+        @OptionGroup var service: ServiceOptions
+
+        func run() async throws {
+            if let client = try await service.client() {
+                guard caller == nil else { throw CommandFailure(message: "--as: with --server the token names the signed-in user") }
+                printPhoto(try await serviceCall { try await client.profilePhoto() }, label: "profile picture", json: service.json)
+                return
+            }
+            let services = try await service.services()
+            let caller = try service.caller(caller)
+            guard let user = try await serviceCall({ try await services.users.user(caller) }) else {
+                throw CommandFailure(message: "\(caller) is not a user")
+            }
+            printPhoto(PhotoLinks(state: user.profilePhotoURL == nil ? "none" : "ready", url: user.profilePhotoURL), label: "profile picture", json: service.json)
         }
     }
 

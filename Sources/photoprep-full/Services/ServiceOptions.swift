@@ -179,3 +179,13 @@ func serviceCall<T>(_ body: () async throws -> T) async throws -> T {
         throw CommandFailure(message: error.description)
     }
 }
+
+/// Prints a photo's state and links: one JSON line, or a line each (the download URL is what an app shows).
+func printPhoto(_ photo: PhotoLinks, label: String, json: Bool) {
+    if json { return printJSONLine(photo) }
+    print("\(label): \(photo.state)")
+    if let url = photo.downloadURL { print("  download: \(url)") } else if let url = photo.url { print("  stored at: \(url)") }
+    for thumbnail in photo.thumbnails ?? [] {
+        print("  thumbnail \(thumbnail.edge) px (\(thumbnail.width)×\(thumbnail.height)): \(thumbnail.downloadURL)")
+    }
+}
