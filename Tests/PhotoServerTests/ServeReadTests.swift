@@ -113,6 +113,11 @@ import TestSupport
             let bytes = try #require(server.stored("thumbnails/\(edge)/\(key)"))
             let fetched = try await Self.fetch(try #require(thumbnail["downloadURL"] as? String))
             #expect(fetched.status == 200 && fetched.bytes == bytes && fetched.header("ETag") == "\"\(Self.sha256(bytes))\"")
+            // Small objects are answered from memory once read: the same bytes, ranges included.
+            let thumbnailURL = try #require(thumbnail["downloadURL"] as? String)
+            #expect(try await Self.fetch(thumbnailURL).bytes == bytes)
+            let part = try await Self.fetch(thumbnailURL, headers: ["Range": "bytes=10-19"])
+            #expect(part.status == 206 && part.bytes == Array(bytes[10..<20]) && part.header("Content-Range") == "bytes 10-19/\(bytes.count)")
             let probe = try PhotoPipeline(preset: .group).probe(bytes)
             #expect(probe.format == .jpeg && max(probe.width, probe.height) == edge, "\(edge)")
             #expect(probe.width == thumbnail["width"] as? Int && probe.height == thumbnail["height"] as? Int)

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -5,6 +6,7 @@ import NIOCore
 import NIOPosix
 import PhotoServices
 import PhotoUpload
+import Synchronization
 
 /// Stored photos back out: `GET` and `HEAD /media/{key}`, and their thumbnails (`&size={edge}`).
 ///
@@ -24,6 +26,7 @@ struct MediaRoutes: Sendable {
     let photos: StoredPhotos
     let storage: Uploader
     let files = FileIO(threadPool: .singleton)
+    let small = SmallObjects()
 
     func register(on router: Router<ServerContext>) {
         router.get("media/**", use: serve)
@@ -47,8 +50,13 @@ struct MediaRoutes: Sendable {
     @Sendable func serve(_ request: Request, context: ServerContext) async throws -> Response {
         let key = context.parameters.getCatchAll().joined(separator: "/")
         do {
-            guard let path = try? StoragePath(key: key), var photo = try await photos.photo(key) else { return Self.notFound }
             let query = request.uri.queryParameters
+            let size = query.get("size")
+            let edge = size.flatMap { Int($0) }
+            guard size == nil || edge != nil, let path = try? StoragePath(key: key), let found = try await photos.media(key, edge: edge) else {
+                return Self.notFound
+            }
+            var photo = found.photo
             let cacheControl: String
             if let token = query.get("token") {
                 guard Self.same(token, photo.token), query.get("v") == Self.version(photo) else { return Self.notFound }
@@ -57,9 +65,9 @@ struct MediaRoutes: Sendable {
                 guard case .success(let caller) = context.identity, try await photos.mayRead(caller: caller.id, path) else { return Self.notFound }
                 cacheControl = "private, no-cache"
             }
-            if let size = query.get("size") {
+            if edge != nil {
                 // A thumbnail: the same checks, its own bytes.
-                guard let thumbnail = try await photos.thumbnails(key).first(where: { String($0.edge) == size }) else { return Self.notFound }
+                guard let thumbnail = found.object else { return Self.notFound }
                 photo.location = thumbnail.location
                 photo.sha256 = thumbnail.sha256
                 photo.size = thumbnail.size
@@ -104,6 +112,9 @@ struct MediaRoutes: Sendable {
         }
         headers[.contentLength] = String(size == 0 ? 0 : range.count)
         if request.method == .head || size == 0 { return Response(status: status, headers: headers) }
+        if size <= SmallObjects.largest, let bytes = await small.bytes(photo.sha256, file: file) {
+            return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: bytes.getSlice(at: range.lowerBound, length: range.count)!))
+        }
         let body = try await files.loadFile(path: file, range: range, context: context)
         return Response(status: status, headers: headers, body: body)
     }
@@ -173,5 +184,36 @@ enum HTTPDate {
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
         return formatter
+    }
+}
+
+/// Small stored objects — thumbnails, most avatars — kept in memory by their SHA-256, so that a busy list
+/// of avatars is answered without opening a file each time. The bytes of a version never change, so a
+/// cached object can never be stale (the photo's record, its token and the read rules are still checked
+/// on every request); one read from disk whose bytes do not hash to the record's version (the file was
+/// replaced meanwhile) is not kept. At most 64 MiB, the oldest dropped first.
+final class SmallObjects: Sendable {
+    static let largest = 256 * 1024
+    static let capacity = 64 << 20
+    private let state = Mutex<(objects: [String: ByteBuffer], order: [String], total: Int)>(([:], [], 0))
+
+    /// The bytes whose SHA-256 is `sha256`: from memory, or read from `file` and kept.
+    func bytes(_ sha256: String, file: String) async -> ByteBuffer? {
+        if let cached = state.withLock({ $0.objects[sha256] }) { return cached }
+        guard let data = try? await NIOThreadPool.singleton.runIfActive({ FileManager.default.contents(atPath: file) }),
+            data.count <= Self.largest, SHA256.hash(data: data).map({ String(format: "%02x", $0) }).joined() == sha256
+        else { return nil }
+        let buffer = ByteBuffer(bytes: data)
+        state.withLock { state in
+            guard state.objects[sha256] == nil else { return }
+            state.objects[sha256] = buffer
+            state.order.append(sha256)
+            state.total += buffer.readableBytes
+            while state.total > Self.capacity, !state.order.isEmpty {
+                let oldest = state.order.removeFirst()
+                state.total -= state.objects.removeValue(forKey: oldest)?.readableBytes ?? 0
+            }
+        }
+        return buffer
     }
 }

@@ -17,6 +17,30 @@ public struct StoredPhotos: Sendable {
         try await database.read { db in try await Self.photo(key, db) }
     }
 
+    /// What a reader of `key` is served, in one statement: the photo (for its token and version) and, with
+    /// `edge`, that thumbnail's object instead of the photo's (nil when the photo has no such thumbnail).
+    public func media(_ key: String, edge: Int?) async throws(ServiceError) -> (photo: StoredPhoto, object: StoredThumbnail?)? {
+        try await database.query { db in
+            let rows = try await db.raw(
+                """
+                SELECT p."key", p."location", p."sha256", p."size", p."token", p."storedAt",
+                  t."edge" AS "tEdge", t."width" AS "tWidth", t."height" AS "tHeight", t."location" AS "tLocation",
+                  t."sha256" AS "tSha256", t."size" AS "tSize"
+                FROM "storedPhoto" p LEFT JOIN "storedThumbnail" t ON t."key" = p."key" AND t."edge" = \(bind: edge ?? -1)
+                WHERE p."key" = \(bind: key)
+                """
+            ).all()
+            guard let row = rows.first else { return nil }
+            let photo = try row.decode(model: StoredPhoto.self)
+            guard edge != nil, let thumbnailEdge = try row.decode(column: "tEdge", as: Int?.self) else { return (photo, nil) }
+            let thumbnail = StoredThumbnail(
+                key: key, edge: thumbnailEdge, width: try row.decode(column: "tWidth", as: Int.self), height: try row.decode(column: "tHeight", as: Int.self),
+                location: try row.decode(column: "tLocation", as: String.self), sha256: try row.decode(column: "tSha256", as: String.self),
+                size: try row.decode(column: "tSize", as: Int64.self))
+            return (photo, thumbnail)
+        }
+    }
+
     /// The photos stored at `keys` (those that are), by key.
     public func photos(_ keys: [String]) async throws(ServiceError) -> [String: StoredPhoto] {
         guard !keys.isEmpty else { return [:] }

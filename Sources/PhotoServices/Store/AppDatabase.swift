@@ -160,6 +160,18 @@ public final class AppDatabase: Sendable {
         try await transaction(begin: kind == .sqlite ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
     }
 
+    /// Runs one statement outside a transaction (autocommit): for a read that is a single `SELECT`, which
+    /// sees one consistent state by itself — half the round trips of `read` (no `BEGIN`, no `COMMIT`).
+    public func query<T: Sendable>(_ statement: @Sendable (any SQLDatabase) async throws -> T) async throws(ServiceError) -> T {
+        do {
+            return try await pool.withConnection { connection in try await statement(connection.sql) }
+        } catch let error as ServiceError {
+            throw error
+        } catch {
+            throw .storage("\(location): \(Self.describe(error))")
+        }
+    }
+
     /// Runs `body` in a write transaction: all or nothing (nothing when its task is cancelled before it commits). On SQLite the write lock is taken at the start
     /// (`BEGIN IMMEDIATE`), so two processes never both read, then fail to write.
     public func write<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws(ServiceError) -> T {

@@ -1,0 +1,48 @@
+import Foundation
+import SQLKit
+@testable import PhotoServices
+import Testing
+import TestSupport
+
+/// What the read path reads (on SQLite and PostgreSQL alike): a stored photo's version, token and
+/// thumbnails, one statement per request; a new photo or a regenerated token is a new token.
+@Suite struct StoredPhotosTests {
+    static func objects(_ name: String, thumbnails: [Int]) -> StoredPhotos.StoredObjects {
+        StoredPhotos.StoredObjects(
+            photo: .init(location: "file:///s/\(name)", content: .init(of: Array(name.utf8))),
+            thumbnails: thumbnails.map { edge in
+                (edge, edge, edge / 2, StoredPhotos.StoredObject(location: "file:///t/\(edge)/\(name)", content: .init(of: Array("\(edge)\(name)".utf8))))
+            })
+    }
+
+    @Test func photosThumbnailsAndTokens() async throws {
+        let h = try await Harness(users: 3)
+        let photos = StoredPhotos(database: h.services.database)
+        let path = StoragePath.profileImage(userId: "u1", file: "a.jpg")
+        _ = try await h.services.database.write { db in
+            try await PhotoIntake.record(caller: "u1", displayName: nil, path: path, stored: Self.objects("a", thumbnails: [128, 256]), db)
+        }
+        let whole = try #require(try await photos.media(path.key, edge: nil))
+        #expect(whole.photo.location == "file:///s/a" && whole.photo.sha256 == StoredPhotos.Content(of: Array("a".utf8)).sha256 && whole.object == nil)
+        #expect(whole.photo.token.count == 32 && whole.photo.token.allSatisfy(\.isHexDigit))
+        let small = try #require(try await photos.media(path.key, edge: 128))
+        #expect(small.object?.location == "file:///t/128/a" && small.object?.width == 128 && small.object?.height == 64 && small.photo == whole.photo)
+        #expect(try await photos.media(path.key, edge: 64)?.object == nil, "a size that was not made")
+        #expect(try await photos.media("profile_images/u1/b.jpg", edge: nil) == nil)
+
+        // Only the owner regenerates the token; the old one is gone.
+        await #expect(throws: ServiceError.self) { try await photos.regenerateToken(caller: "u2", path) }
+        let regenerated = try await photos.regenerateToken(caller: "u1", path)
+        let current = try await photos.media(path.key, edge: nil)
+        #expect(regenerated.token != whole.photo.token && current?.photo.token == regenerated.token)
+
+        // A new picture under another name: the old one and its thumbnails are forgotten and returned for deletion.
+        let replaced = try await h.services.database.write { db in
+            try await PhotoIntake.record(
+                caller: "u1", displayName: nil, path: .profileImage(userId: "u1", file: "b.jpg"), stored: Self.objects("b", thumbnails: [128]), db)
+        }
+        #expect(Set(replaced) == ["file:///s/a", "file:///t/128/a", "file:///t/256/a"])
+        #expect(try await photos.media(path.key, edge: nil) == nil)
+        #expect(try await photos.media("profile_images/u1/b.jpg", edge: 128)?.object?.location == "file:///t/128/b")
+    }
+}
