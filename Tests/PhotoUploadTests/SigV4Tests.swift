@@ -1,4 +1,5 @@
 import Foundation
+import PhotoFiles
 import Testing
 @testable import PhotoUpload
 

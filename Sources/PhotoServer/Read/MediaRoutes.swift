@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -201,7 +200,7 @@ final class SmallObjects: Sendable {
     func bytes(_ sha256: String, file: String) async -> ByteBuffer? {
         if let cached = state.withLock({ $0.objects[sha256] }) { return cached }
         guard let data = try? await NIOThreadPool.singleton.runIfActive({ FileManager.default.contents(atPath: file) }),
-            data.count <= Self.largest, SHA256.hash(data: data).map({ String(format: "%02x", $0) }).joined() == sha256
+            data.count <= Self.largest, StoredPhotos.Content(of: [UInt8](data)).sha256 == sha256
         else { return nil }
         let buffer = ByteBuffer(bytes: data)
         state.withLock { state in

@@ -1,4 +1,5 @@
 import Foundation
+import PhotoFiles
 import NIOCore
 import Synchronization
 
@@ -29,7 +30,7 @@ struct TusUpload: Codable, Sendable, Equatable {
     }
 
     static func newID() -> String {
-        (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        randomHex(byteCount: 16)
     }
 }
 

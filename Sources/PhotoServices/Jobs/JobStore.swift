@@ -163,9 +163,10 @@ public struct JobStore: Sendable {
     // MARK: - Ending
 
     /// The upload finished: the URL and its effect (group photo, profile picture, album photo: what the
-    /// intake records for any stored photo) in one transaction, the lease released. Returns the profile
-    /// picture it replaced (to be deleted), and false when the runner had lost the job meanwhile
-    /// (nothing recorded).
+    /// intake records for any stored photo, with `content`, what readers are told of its bytes) in one
+    /// transaction, the lease released. Returns the objects it replaced (to be deleted), and false when the
+    /// runner had lost the job meanwhile (nothing recorded). `content` is needed only where the effects are
+    /// recorded (`recordsEffects`).
     func complete(_ job: PhotoJob, runner: String, url: String, content: StoredPhotos.Content?, at now: Date = Date()) async throws(ServiceError) -> (
         recorded: Bool, replaced: [String]
     ) {
@@ -175,7 +176,8 @@ public struct JobStore: Sendable {
             guard let current = try await query.first(decoding: PhotoJob.self), current.leaseOwner == runner, current.state == .uploading
             else { return (false, []) }
             var replaced: [String] = []
-            if recordsEffects, let content {
+            if recordsEffects {
+                guard let content else { throw ServiceError.storage("the prepared photo of job \(job.id) cannot be read") }
                 replaced = try await PhotoIntake.record(
                     caller: job.caller, displayName: nil, path: try StoragePath(key: job.key),
                     stored: .init(photo: .init(location: url, content: content), thumbnails: []), at: now, db)

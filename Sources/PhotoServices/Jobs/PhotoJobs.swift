@@ -303,7 +303,9 @@ public final class PhotoJobs: Sendable {
                     upload?.pause()
                 case .record(let location):
                     let url = await photoURL?(job, location) ?? location
-                    let content = job.preparedPath.flatMap { FileManager.default.contents(atPath: $0) }.map { StoredPhotos.Content(of: [UInt8]($0)) }
+                    // What readers are told of the bytes: only where this database records the photo (not a client's).
+                    let content = store.recordsEffects
+                        ? job.preparedPath.flatMap { FileManager.default.contents(atPath: $0) }.map { StoredPhotos.Content(of: [UInt8]($0)) } : nil
                     do {
                         let (recorded, replaced) = try await store.complete(job, runner: runner, url: url, content: content)
                         pending += machine.handle(recorded ? .recorded(url: url, replaced: replaced) : .notRecorded)

@@ -1,5 +1,6 @@
 import Crypto
 public import Foundation
+import PhotoFiles
 import SQLKit
 
 /// The stored photos as readers get them: each one's version and download token, who may read it, and
@@ -10,11 +11,6 @@ public struct StoredPhotos: Sendable {
 
     public init(database: AppDatabase) {
         self.database = database
-    }
-
-    /// The photo stored at `key`, if any.
-    public func photo(_ key: String) async throws(ServiceError) -> StoredPhoto? {
-        try await database.read { db in try await Self.photo(key, db) }
     }
 
     /// What a reader of `key` is served, in one statement: the photo (for its token and version) and, with
@@ -82,11 +78,6 @@ public struct StoredPhotos: Sendable {
         try await db.select().columns("*").from("storedPhoto").where("key", .equal, key).first(decoding: StoredPhoto.self)
     }
 
-    /// The thumbnails of the photo at `key`, smallest first.
-    public func thumbnails(_ key: String) async throws(ServiceError) -> [StoredThumbnail] {
-        try await database.read { db in try await Self.thumbnails(key, db) }
-    }
-
     /// The thumbnails of the photos at `keys`, by key, smallest first.
     public func thumbnails(_ keys: [String]) async throws(ServiceError) -> [String: [StoredThumbnail]] {
         guard !keys.isEmpty else { return [:] }
@@ -129,10 +120,7 @@ public struct StoredPhotos: Sendable {
     }
 
     /// 128 random bits from the system's generator, in hex: unguessable.
-    static func newToken() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<2).map { _ in String(generator.next() as UInt64, radix: 16).leftPadded(to: 16) }.joined()
-    }
+    static func newToken() -> String { randomHex(byteCount: 16) }
 
     /// A photo as the intake stored it: the photo, and its thumbnails.
     public struct StoredObjects: Sendable {
@@ -152,14 +140,8 @@ public struct StoredPhotos: Sendable {
         public var size: Int64
 
         public init(of bytes: [UInt8]) {
-            sha256 = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+            sha256 = hex(SHA256.hash(data: bytes))
             size = Int64(bytes.count)
         }
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to length: Int) -> String {
-        count >= length ? self : String(repeating: "0", count: length - count) + self
     }
 }

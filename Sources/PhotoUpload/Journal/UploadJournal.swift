@@ -1,5 +1,6 @@
 import Crypto
 public import Foundation
+import PhotoFiles
 
 /// The on-disk state of unfinished uploads, one small JSON file each, so that a new process
 /// continues an upload instead of starting over — and never continues one against other content.

@@ -3,6 +3,7 @@ import Crypto
 public import Foundation
 import NIOCore
 import NIOHTTP1
+import PhotoFiles
 
 /// An S3-compatible bucket (AWS S3, Ceph RGW, MinIO, R2, GCS's XML API) under `s3://bucket/prefix`:
 /// where it is, who signs, how objects are addressed, and the signed requests photoprep sends.

@@ -1,5 +1,6 @@
 import Crypto
 public import Foundation
+import PhotoFiles
 
 /// AWS Signature Version 4, for S3 and S3-compatible stores: the `Authorization` header and presigned
 /// URLs. Pure functions of their inputs (the time is a parameter), checked in the tests against the

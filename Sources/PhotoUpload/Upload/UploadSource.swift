@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PhotoFiles
 
 /// The bytes to upload: in memory, or a file read chunk by chunk (memory bounded by the chunk size).
 public enum UploadSource: Sendable {
@@ -87,11 +88,6 @@ final class OpenSource: Sendable {
             return chunk
         }
     }
-}
-
-/// Lower-case hexadecimal, as hashes are written in journals and signatures.
-func hex<D: Sequence>(_ bytes: D) -> String where D.Element == UInt8 {
-    bytes.map { String(format: "%02x", $0) }.joined()
 }
 
 func sha256(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes)) }

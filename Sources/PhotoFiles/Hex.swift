@@ -1,0 +1,17 @@
+/// Lower-case hexadecimal, as hashes are written in journals, signatures, ETags and ids.
+public func hex<D: Sequence>(_ bytes: D) -> String where D.Element == UInt8 {
+    var text = ""
+    text.reserveCapacity(bytes.underestimatedCount * 2)
+    let digits = Array("0123456789abcdef".utf8)
+    for byte in bytes {
+        text.unicodeScalars.append(Unicode.Scalar(digits[Int(byte >> 4)]))
+        text.unicodeScalars.append(Unicode.Scalar(digits[Int(byte & 0x0F)]))
+    }
+    return text
+}
+
+/// `byteCount` bytes from the system's random generator (`getrandom` on Linux), in hex: unguessable ids and tokens.
+public func randomHex(byteCount: Int) -> String {
+    var generator = SystemRandomNumberGenerator()
+    return hex((0..<byteCount).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+}
