@@ -1,5 +1,6 @@
 import Testing
 @testable import PhotoPrep
+import TestSupport
 
 @Suite struct DecoderTests {
     // MARK: JPEG

@@ -1,18 +1,6 @@
 import Foundation
 @testable import PhotoPrep
-
-/// The files in TestImages/ (see TestImages/PROVENANCE.md).
-enum Fixture {
-    static let root = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("TestImages")
-
-    static func path(_ name: String) -> String { root.appendingPathComponent(name).path }
-
-    static func bytes(_ name: String) throws -> [UInt8] {
-        [UInt8](try Data(contentsOf: root.appendingPathComponent(name)))
-    }
-}
+import TestSupport
 
 /// Decodes a JPEG at full size through the pipeline's own decoder (TurboJPEG).
 func decodeJPEG(_ bytes: [UInt8]) throws -> PixelImage {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PhotoPrep
+import TestSupport
 
 /// Metadata hidden where a segment walk up to the first scan does not look: after the end of the
 /// image, between progressive scans, in a JFIF thumbnail. Each file is built here from the committed

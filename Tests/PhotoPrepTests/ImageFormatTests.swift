@@ -1,5 +1,6 @@
 import Testing
 @testable import PhotoPrep
+import TestSupport
 
 @Suite struct ImageFormatTests {
     @Test func recognisesEachFormatByContent() throws {

@@ -1,5 +1,6 @@
 import Testing
 @testable import PhotoPrep
+import TestSupport
 
 @Suite struct LimitsTests {
     @Test(arguments: ["edge/huge-header.jpg", "edge/huge-header.png"])

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PhotoPrep
+import TestSupport
 
 /// Small files with huge claims: refused from their headers, before anything is allocated.
 @Suite struct MemoryBudgetTests {

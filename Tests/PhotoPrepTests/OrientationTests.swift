@@ -1,5 +1,6 @@
 import Testing
 @testable import PhotoPrep
+import TestSupport
 
 @Suite struct OrientationTests {
     /// Orientations 1–8 were made losslessly from one upright photo: after `prepare`, each must match

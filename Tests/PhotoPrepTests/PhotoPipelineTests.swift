@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PhotoPrep
+import TestSupport
 
 @Suite struct PhotoPipelineTests {
     static let everyPreparableFixture = [

@@ -1,5 +1,6 @@
 import Testing
 @testable import PhotoPrep
+import TestSupport
 
 /// The plain, bounds-checked reference for `Resizer`'s SIMD passes: same weights, same fixed-point
 /// arithmetic, one output sample at a time.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PhotoPrep
+import TestSupport
 
 /// Thumbnails come with the prepared photo: each asked-for long edge, upright, the photo's pixels scaled
 /// down — whether the photo was re-encoded or passed through without decoding.

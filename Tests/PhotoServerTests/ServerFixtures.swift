@@ -10,13 +10,6 @@ import SQLKit
 import PhotoServices
 import TestSupport
 
-/// The files in TestImages/.
-enum Fixture {
-    static let root = projectFolder.appendingPathComponent("TestImages")
-    static func path(_ name: String) -> String { root.appendingPathComponent(name).path }
-    static func bytes(_ name: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: root.appendingPathComponent(name))) }
-}
-
 /// A server on a data folder that already knows users u1 (Ana), u2 (Ben), u3 (Cleo) and a group u1
 /// created (so u1 is its admin, u2 and u3 members): the built binary in a process of its own
 /// (`SeededServer`), or the same server's router in the test's process (`SeededRouter`).

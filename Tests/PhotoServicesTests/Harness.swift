@@ -55,15 +55,6 @@ struct Harness {
     }
 }
 
-/// The files in TestImages/ (see TestImages/PROVENANCE.md).
-enum Fixture {
-    static let root = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("TestImages")
-
-    static func path(_ name: String) -> String { root.appendingPathComponent(name).path }
-}
-
 /// Decodes a JPEG whole and strictly (TurboJPEG): its width and height.
 func decodedSize(_ bytes: [UInt8]) throws -> (width: Int, height: Int) {
     let info = try SourceInfo.read(bytes, maxPixels: .max)

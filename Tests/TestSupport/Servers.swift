@@ -333,3 +333,10 @@ public final class Balancer: @unchecked Sendable {
         try? FileManager.default.removeItem(at: statsFile)
     }
 }
+
+/// The files in TestImages/ (see TestImages/PROVENANCE.md): the one fixture set every test target reads.
+public enum Fixture {
+    public static let root = projectFolder.appendingPathComponent("TestImages")
+    public static func path(_ name: String) -> String { root.appendingPathComponent(name).path }
+    public static func bytes(_ name: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: root.appendingPathComponent(name))) }
+}
