@@ -6,7 +6,8 @@
 #                                    Enough to build and run the command (SQLite is built in).
 #   scripts/install-deps.sh --test   also the servers the tests start on 127.0.0.1 — PostgreSQL 15 (Debian's
 #                                    postgresql; the tests make their own throwaway cluster); tus: resumable-upload,
-#                                    tuspyserver under uvicorn; S3: moto; the tus client tuspy; schemathesis — from PyPI into the project's own
+#                                    tuspyserver under uvicorn; S3: moto; the tus client tuspy; schemathesis; Playwright (driving
+#                                    Debian's chromium, never a browser of its own) — from PyPI into the project's own
 #                                    virtual environment .venv/ (git-ignored). The system Python is never
 #                                    touched: Debian's python3 refuses `pip install` (PEP 668). The tests put
 #                                    .venv/bin first on the PATH of the servers they start.
@@ -25,7 +26,8 @@ esac
 packages=(libturbojpeg0-dev libpng-dev zlib1g-dev libheif-dev libwebp-dev liblcms2-dev pkg-config)
 # Debian's venv module (python3-venv pulls in ensurepip for the default python3).
 # The independent decoders the format tests compare with: heif-convert, dwebp, ImageMagick.
-$test_servers && packages+=(python3 python3-venv postgresql libheif-examples webp imagemagick)
+# Debian's Chromium: the browser the read path's test loads photos in (driven by Playwright, below).
+$test_servers && packages+=(python3 python3-venv postgresql libheif-examples webp imagemagick chromium)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -41,7 +43,7 @@ $test_servers || exit 0
 
 # The test servers, pinned, in .venv/ made by Debian's own python3 (not whatever python3 is first on PATH).
 venv=.venv
-requirements=(resumable-upload==0.3.0 tuspyserver==4.4.3 uvicorn "moto[server]==5.1.22" tuspy==1.1.0 schemathesis==4.32.5)
+requirements=(resumable-upload==0.3.0 tuspyserver==4.4.3 uvicorn "moto[server]==5.1.22" tuspy==1.1.0 schemathesis==4.32.5 playwright==1.65.2)
 stamp="$venv/.photoprep-requirements"
 if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "${requirements[*]}" ]; then
   rm -rf "$venv"

@@ -120,11 +120,12 @@ public struct PhotoServer: Sendable {
     }
 
     /// Every route: `/health`, `/metrics`, tus at `/files/`, the IETF draft at `/uploads/`, the API at
-    /// `/v1/`; authentication and the request log as middleware.
+    /// `/v1/`; the request log, authentication and the stored photos (`/media/`) as middleware.
     func router() -> Router<ServerContext> {
         let router = Router(context: ServerContext.self)
         router.add(middleware: RequestLogMiddleware(metrics: metrics))
         router.add(middleware: BearerAuthentication(authenticator: authenticator))
+        router.add(middleware: MediaRoutes(photos: StoredPhotos(database: database), storage: uploads.processor.intake.storage))
         router.get("/health") { [database] _, _ -> Response in
             let healthy = (try? await database.read { db in try await db.raw("SELECT 1").run() }) != nil
             return Response(
@@ -139,7 +140,6 @@ public struct PhotoServer: Sendable {
         TusRoutes(uploads: uploads, publicURL: Self.publicURL(configuration)).register(on: router)
         resumable.register(on: router)
         APIRoutes(services: services, store: uploads.store, publicURL: Self.publicURL(configuration)).register(on: router)
-        MediaRoutes(photos: StoredPhotos(database: database), storage: uploads.processor.intake.storage).register(on: router)
         return router
     }
 

@@ -196,4 +196,51 @@ import TestSupport
         #expect(refused.state == .failed && refused.error?.contains("403") == true)
         #expect(!seeded.server.storedKeys.contains("group_photos/\(seeded.groupId)/photo.jpg"))
     }
+
+    /// Album photos through the command with `--server`: uploaded resumably, normalised and listed by
+    /// the server with download URLs and grid thumbnails, deleted (object and thumbnails) through it.
+    @Test func albumPhotosThroughTheCommand() async throws {
+        let seeded = try await SeededServer.start()
+        let server = seeded.server
+        let client = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: client) }
+        let environment = ["PHOTOPREP_TOKEN": TestTokens.hs256(sub: "u2")]
+        let common = ["--server", server.base, "--data", client.path, "--json"]
+        let photos = [Fixture.path("photos/ladybird-2560x1600.jpg"), Fixture.path("orientation/landscape_6.jpg")]
+
+        let added = try await onThread { try photoprep(["profile", "add-photos", "--album", "trip"] + photos + common, environment: environment) }
+        #expect(added.status == 0, "\(added.stderr)")
+        let finished = added.jsonLines.filter { $0["event"] as? String == "finished" }
+        #expect(finished.count == 2, "\(added.stdout)")
+        let asOther = try await onThread { try photoprep(["profile", "add-photos", "--as", "u1", "--album", "trip", photos[0]] + common, environment: environment) }
+        #expect(asOther.status != 0 && asOther.stderr.contains("--as"), "the token names the user: \(asOther.stderr)")
+
+        let listed = try await onThread { try photoprep(["profile", "album", "trip"] + common, environment: environment) }
+        #expect(listed.status == 0, "\(listed.stderr)")
+        let album = listed.jsonLines
+        #expect(album.count == 2 && album.allSatisfy { $0["state"] as? String == "ready" }, "\(listed.stdout)")
+        #expect(Set(album.compactMap { $0["url"] as? String }) == Set(finished.compactMap { $0["url"] as? String }), "the jobs' URLs are the stored photos'")
+        for photo in album {
+            let key = try #require(photo["key"] as? String)
+            #expect(key.hasPrefix("user_photos/u2/trip/"))
+            // Upright: landscape_6.jpg is stored 400×640 with orientation 6.
+            _ = try checkNormalised(server.stored(key), preset: .photo, portrait: false)
+            #expect(try await ServeReadTests.fetch(try #require(photo["downloadURL"] as? String)).bytes == server.stored(key))
+            let thumbnail = try #require((photo["thumbnails"] as? [[String: Any]])?.first, "\(photo)")
+            #expect(thumbnail["edge"] as? Int == 512 && max(thumbnail["width"] as? Int ?? 0, thumbnail["height"] as? Int ?? 0) == 512)
+            #expect(try await ServeReadTests.fetch(try #require(thumbnail["downloadURL"] as? String)).bytes == server.stored("thumbnails/512/\(key)"))
+        }
+
+        // Deleted through the server: the record, the photo and its thumbnail.
+        let first = try #require(album.first)
+        let (id, key) = (try #require(first["id"] as? String), try #require(first["key"] as? String))
+        let deleted = try await onThread { try photoprep(["profile", "delete-album-photo", "--album", "trip", id] + common, environment: environment) }
+        #expect(deleted.status == 0, "\(deleted.stderr)")
+        #expect(server.stored(key) == nil && server.stored("thumbnails/512/\(key)") == nil)
+        #expect(try await ServeReadTests.fetch(try #require(first["downloadURL"] as? String)).status == 404)
+        let after = try await onThread { try photoprep(["profile", "album", "trip"] + common, environment: environment) }
+        #expect(after.jsonLines.compactMap { $0["id"] as? String } == album.dropFirst().compactMap { $0["id"] as? String })
+        let again = try await onThread { try photoprep(["profile", "delete-album-photo", "--album", "trip", id] + common, environment: environment) }
+        #expect(again.status != 0 && again.stderr.contains(id), "\(again.stderr)")
+    }
 }

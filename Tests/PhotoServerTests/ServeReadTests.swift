@@ -218,4 +218,33 @@ import TestSupport
             #expect(try await Self.fetch("\(server.base)/media/\(key)", token: TestTokens.hs256(sub: "u2"), client: direct).status == 307)
         }
     }
+
+    /// In a real browser (Debian's Chromium through Playwright): a page of `<img src="DOWNLOAD_URL">` shows
+    /// a group photo and its thumbnail at their stored sizes; visiting again and reloading costs the server
+    /// no 200 (the URLs are immutable: answered from the browser's cache, or by 304).
+    @Test func aGroupPhotoShowsInABrowserAndComesFromItsCacheAfterwards() async throws {
+        let seeded = try await SeededServer.start()
+        let server = seeded.server
+        let key = "group_photos/\(seeded.groupId)/photo.jpg"
+        let admin = TestTokens.hs256(sub: "u1")
+        try await Self.upload(server, "photos/ladybird-2560x1600.jpg", to: key, token: admin)
+        let photo = try await ServeAPITests.call(server, "GET", "/v1/groups/\(seeded.groupId)/photo", token: TestTokens.hs256(sub: "u2")).body
+        let url = try #require(photo["downloadURL"] as? String)
+        let thumbnail = try #require((photo["thumbnails"] as? [[String: Any]])?.first { $0["edge"] as? Int == 256 })
+        let stored = try PhotoPipeline(preset: .group).probe(try #require(server.stored(key)))
+        let expected = [[stored.width, stored.height], [try #require(thumbnail["width"] as? Int), try #require(thumbnail["height"] as? Int)]]
+        #expect(expected[0] == [2048, 1280] && expected[1] == [256, 160])
+
+        let result = try await runSupportScript("browser_images.py", ["--server-log", server.logFile.path, url, try #require(thumbnail["downloadURL"] as? String)])
+        try #require(result.status == 0, "\(result.stderr.suffix(3000))")
+        let loads = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: [String: Any]], "\(result.stdout)")
+        for name in ["first", "second", "reload"] {
+            let load = try #require(loads[name], "\(loads)")
+            #expect(load["sizes"] as? [[Int]] == expected, "\(name): \(load)")
+        }
+        #expect(loads["first"]?["ok"] as? Int == 2, "\(loads)")
+        #expect(loads["second"]?["ok"] as? Int == 0 && loads["reload"]?["ok"] as? Int == 0, "from the cache or 304, never the bytes again: \(loads)")
+        #expect(loads["second"]?["notModified"] as? Int == 0, "immutable: not even revalidated on a second visit: \(loads)")
+        print("browser: \(loads.mapValues { "200 × \($0["ok"] ?? "?"), 304 × \($0["notModified"] ?? "?")" })")
+    }
 }

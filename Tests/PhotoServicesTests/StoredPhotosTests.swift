@@ -45,4 +45,39 @@ import TestSupport
         #expect(try await photos.media(path.key, edge: nil) == nil)
         #expect(try await photos.media("profile_images/u1/b.jpg", edge: 128)?.object?.location == "file:///t/128/b")
     }
+
+    /// Records are reused from memory between writes: a write of this process is seen at once, one of
+    /// another process (another instance) within `StoredPhotos.Recent.lifetime`.
+    @Test func recentRecordsAndChangesMadeElsewhere() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("db.sqlite").path
+        let here = try await AppDatabase(path: file, role: .services)
+        let elsewhere = try await AppDatabase(path: file, role: .services)
+        let path = StoragePath.profileImage(userId: "u1", file: "a.jpg")
+        _ = try await here.write { db in
+            try await PhotoIntake.record(caller: "u1", displayName: nil, path: path, stored: Self.objects("a", thumbnails: [128]), db)
+        }
+        let photos = StoredPhotos(database: here)
+        let first = try #require(try await photos.media(path.key, edge: nil)).photo
+        #expect(try await photos.media(path.key, edge: 128)?.object?.location == "file:///t/128/a")
+
+        // Another instance regenerates the token: seen here within the lifetime, whatever was kept.
+        let regenerated = try await StoredPhotos(database: elsewhere).regenerateToken(caller: "u1", path)
+        try await Task.sleep(for: StoredPhotos.Recent.lifetime + .milliseconds(100))
+        #expect(try await photos.media(path.key, edge: nil)?.photo.token == regenerated.token)
+        #expect(regenerated.token != first.token)
+
+        // This process replaces the photo: seen at once, thumbnails included.
+        _ = try await here.write { db in
+            try await PhotoIntake.record(caller: "u1", displayName: nil, path: path, stored: Self.objects("b", thumbnails: [256]), db)
+        }
+        let now = try #require(try await photos.media(path.key, edge: nil)).photo
+        #expect(now.location == "file:///s/b" && now.token != regenerated.token)
+        #expect(try await photos.media(path.key, edge: 128)?.object == nil)
+        #expect(try await photos.media(path.key, edge: 256)?.object?.location == "file:///t/256/b")
+        // Forgotten by this process: gone at once.
+        _ = try await here.write { db in try await StoredPhotos.forget(key: path.key, db) }
+        #expect(try await photos.media(path.key, edge: nil) == nil)
+    }
 }

@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import Prometheus
+import Synchronization
 
 /// What `/metrics` shows, through swift-metrics with swift-prometheus as the backend. The server owns
 /// its registry (no global bootstrap): two servers in one process keep separate numbers.
@@ -26,10 +27,19 @@ final class ServerMetrics: Sendable {
         photosStored = CoreMetrics.Counter(label: "photoprep_photos_stored_total", dimensions: [], factory: factory)
     }
 
-    /// One answered request, by method and status.
+    /// One answered request, by method and status (each pair's counter made once: making one looks it up
+    /// in the registry by name and labels, which costs more than counting).
     func request(method: String, status: Int) {
-        CoreMetrics.Counter(label: "photoprep_requests_total", dimensions: [("method", method), ("status", String(status))], factory: factory).increment()
+        let name = "\(method) \(status)"
+        let counter = requests.withLock { counters in
+            if let counter = counters[name] { return counter }
+            let counter = CoreMetrics.Counter(label: "photoprep_requests_total", dimensions: [("method", method), ("status", String(status))], factory: factory)
+            counters[name] = counter
+            return counter
+        }
+        counter.increment()
     }
+    private let requests = Mutex<[String: CoreMetrics.Counter]>([:])
 
     /// A request refused by a rule (`auth`, `path`, `size`, `type`, `photo`, …).
     func refusal(_ reason: String) {

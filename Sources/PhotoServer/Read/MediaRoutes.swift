@@ -21,15 +21,21 @@ import Synchronization
 /// in the local store are streamed from its file in 128 KiB chunks; a photo in S3 is a `307` to a
 /// presigned `GET` valid for five minutes (the bucket serves the bytes and their ranges itself; the
 /// server's CPU and bandwidth are not spent on it), after the same checks.
-struct MediaRoutes: Sendable {
+///
+/// A middleware, like Hummingbird's own `FileMiddleware`: `GET`/`HEAD` under `/media/` are answered before
+/// the router looks for a route (resolving a catch-all route costs as much as the rest of a thumbnail's
+/// answer); anything else goes on to the routes.
+struct MediaRoutes: RouterMiddleware {
+    typealias Context = ServerContext
     let photos: StoredPhotos
     let storage: Uploader
     let files = FileIO(threadPool: .singleton)
     let small = SmallObjects()
 
-    func register(on router: Router<ServerContext>) {
-        router.get("media/**", use: serve)
-        router.head("media/**", use: serve)
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let path = request.uri.path
+        guard path.hasPrefix("/media/"), request.method == .get || request.method == .head else { return try await next(request, context) }
+        return try await serve(request, key: String(path.dropFirst("/media/".count)).removingPercentEncoding ?? "", context: context)
     }
 
     /// The download URL of `photo` (or of its thumbnail for `edge`): on `--public-url`, else on the request's host.
@@ -46,8 +52,7 @@ struct MediaRoutes: Sendable {
     /// A photo's version in its URL: the first 16 hex digits of its SHA-256.
     static func version(_ photo: StoredPhoto) -> String { String(photo.sha256.prefix(16)) }
 
-    @Sendable func serve(_ request: Request, context: ServerContext) async throws -> Response {
-        let key = context.parameters.getCatchAll().joined(separator: "/")
+    func serve(_ request: Request, key: String, context: ServerContext) async throws -> Response {
         do {
             let query = request.uri.queryParameters
             let size = query.get("size")
@@ -84,12 +89,12 @@ struct MediaRoutes: Sendable {
             .eTag: etag, .lastModified: HTTPDate.format(photo.storedAt), .cacheControl: cacheControl, Self.nosniff: "nosniff",
         ]
         if Self.notModified(request.headers, etag: etag, storedAt: photo.storedAt) { return Response(status: .notModified, headers: headers) }
-        if let location = URL(string: photo.location), location.scheme != "file" {
+        guard photo.location.hasPrefix("file:") else {
             guard let presigned = storage.presignedGET(key: photo.key) else { return Self.notFound }
             headers[.location] = presigned.absoluteString
             return Response(status: .temporaryRedirect, headers: headers)
         }
-        guard let file = URL(string: photo.location)?.path else { return Self.notFound }
+        let file = { URL(string: photo.location)?.path }
         headers[.contentType] = "image/jpeg"
         headers[.acceptRanges] = "bytes"
         let size = Int(photo.size)
@@ -114,6 +119,7 @@ struct MediaRoutes: Sendable {
         if size <= SmallObjects.largest, let bytes = await small.bytes(photo.sha256, file: file) {
             return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: bytes.getSlice(at: range.lowerBound, length: range.count)!))
         }
+        guard let file = file() else { return Self.notFound }
         let body = try await files.loadFile(path: file, range: range, context: context)
         return Response(status: status, headers: headers, body: body)
     }
@@ -174,7 +180,16 @@ enum ByteRange: Equatable {
 
 /// HTTP dates (IMF-fixdate, RFC 9110 §5.6.7).
 enum HTTPDate {
-    static func format(_ date: Date) -> String { formatter().string(from: date) }
+    /// Formatted by hand from `gmtime_r` (a `DateFormatter` is costly to make, and not safe to share).
+    static func format(_ date: Date) -> String {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var t = tm()
+        gmtime_r(&seconds, &t)
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let day = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"][Int(t.tm_wday)]
+        let month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"][Int(t.tm_mon)]
+        return "\(day), \(two(t.tm_mday)) \(month) \(t.tm_year + 1900) \(two(t.tm_hour)):\(two(t.tm_min)):\(two(t.tm_sec)) GMT"
+    }
     static func parse(_ text: String) -> Date? { formatter().date(from: text) }
 
     private static func formatter() -> DateFormatter {
@@ -196,10 +211,10 @@ final class SmallObjects: Sendable {
     static let capacity = 64 << 20
     private let state = Mutex<(objects: [String: ByteBuffer], order: [String], total: Int)>(([:], [], 0))
 
-    /// The bytes whose SHA-256 is `sha256`: from memory, or read from `file` and kept.
-    func bytes(_ sha256: String, file: String) async -> ByteBuffer? {
+    /// The bytes whose SHA-256 is `sha256`: from memory, or read from the file `file()` names and kept.
+    func bytes(_ sha256: String, file: () -> String?) async -> ByteBuffer? {
         if let cached = state.withLock({ $0.objects[sha256] }) { return cached }
-        guard let data = try? await NIOThreadPool.singleton.runIfActive({ FileManager.default.contents(atPath: file) }),
+        guard let file = file(), let data = try? await NIOThreadPool.singleton.runIfActive({ FileManager.default.contents(atPath: file) }),
             data.count <= Self.largest, StoredPhotos.Content(of: [UInt8](data)).sha256 == sha256
         else { return nil }
         let buffer = ByteBuffer(bytes: data)

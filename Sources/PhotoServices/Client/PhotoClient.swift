@@ -64,8 +64,11 @@ public final class PhotoClient: Sendable {
             staging: folder.appendingPathComponent("staging"), lease: lease,
             photoURL: { job, location in
                 // The upload's location is the server's; the photo's URL is what the server stored.
-                let path = job.kind == .group ? "v1/groups/\(job.subject)/photo" : "v1/me/photo"
-                return await api.readyPhotoURL(path) ?? location
+                switch try? StoragePath(key: job.key) {
+                case .userPhoto(_, let album, _)?: return await api.readyAlbumPhotoURL(album: album, key: job.key) ?? location
+                case .groupPhoto(let group)?: return await api.readyPhotoURL("v1/groups/\(group)/photo") ?? location
+                default: return await api.readyPhotoURL("v1/me/photo") ?? location
+                }
             })
     }
 
@@ -228,6 +231,33 @@ public final class PhotoClient: Sendable {
         return try await jobs.submit(kind: .profile, caller: me, subject: me, path: path, photo: photo)
     }
 
+    /// Removes the signed-in user's profile picture: the server deletes it and its thumbnails.
+    public func deleteProfilePhoto() async throws(ServiceError) {
+        try await api.deleteProfilePhoto()
+    }
+
+    /// Adds a photo to one of the signed-in user's albums (`user_photos/{me}/{album}/{id}.jpg`, the photo
+    /// preset); the server lists it in the album once it is stored. Returns the upload's job.
+    @discardableResult
+    public func addAlbumPhoto(album: String, photo: PhotoInput) async throws(ServiceError) -> String {
+        let me = try me()
+        let id = UUID().uuidString.lowercased()
+        let path = StoragePath.userPhoto(userId: me, album: try StorageRules.validated(album, "album"), file: "\(id).jpg")
+        return try await jobs.submit(kind: .album, caller: me, subject: id, path: path, photo: photo)
+    }
+
+    /// The signed-in user's photos in `album` as the server lists them (oldest first), with their
+    /// download URLs and thumbnails.
+    public func albumPhotos(_ album: String) async throws(ServiceError) -> [AlbumPhotoLinks] {
+        try await api.albumPhotos(try StorageRules.validated(album, "album"))
+    }
+
+    /// Deletes one of the signed-in user's album photos (its id as `albumPhotos` lists it): the server
+    /// deletes the stored photo and its thumbnails.
+    public func deleteAlbumPhoto(album: String, photoId: String) async throws(ServiceError) {
+        try await api.deleteAlbumPhoto(album: try StorageRules.validated(album, "album"), photoId: try StorageRules.validated(photoId, "photo id"))
+    }
+
     // MARK: - Sync
 
     /// What `sync()` did.
@@ -255,6 +285,18 @@ public final class PhotoClient: Sendable {
         }) ?? []
         return SyncReport(groups: sent.compactMap { id in groups.first { $0.id == id } }, photos: photos)
     }
+}
+
+/// An album photo as `photoprep serve` lists it (`GET /v1/albums/{album}/photos`).
+public struct AlbumPhotoLinks: Codable, Sendable, Equatable {
+    public var id: String
+    public var album: String
+    public var key: String
+    /// pending, uploading, ready, failed, cancelled.
+    public var state: String
+    public var url: String?
+    public var downloadURL: String?
+    public var thumbnails: [PhotoLinks.Thumbnail]?
 }
 
 /// A stored photo as `photoprep serve` shows it (`GET /v1/groups/{id}/photo`, `/v1/me/photo`): its

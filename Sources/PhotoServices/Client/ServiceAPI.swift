@@ -78,25 +78,53 @@ struct ServiceAPI: Sendable {
         var url: String?
     }
 
-    /// The stored photo's URL, once the server says it is ready (nil: not (yet), or no answer).
     /// The photo at `path` (`/v1/groups/{id}/photo`, `/v1/me/photo`) with its download links.
     func photoLinks(_ path: String) async throws(ServiceError) -> PhotoLinks {
-        let answer = await call(.GET, path)
+        try await expect(200, .GET, path) { body in try JSONDecoder().decode(PhotoLinks.self, from: Data(body)) }
+    }
+
+    /// The signed-in user's photos in `album`.
+    func albumPhotos(_ album: String) async throws(ServiceError) -> [AlbumPhotoLinks] {
+        struct Page: Decodable { var photos: [AlbumPhotoLinks] }
+        let path = "v1/albums/\(album)/photos"
+        return try await expect(200, .GET, path) { body in try JSONDecoder().decode(Page.self, from: Data(body)).photos }
+    }
+
+    func deleteProfilePhoto() async throws(ServiceError) {
+        try await expect(204, .DELETE, "v1/me/photo") { _ in }
+    }
+
+    func deleteAlbumPhoto(album: String, photoId: String) async throws(ServiceError) {
+        try await expect(204, .DELETE, "v1/albums/\(album)/photos/\(photoId)") { _ in }
+    }
+
+    /// The URL of the album photo stored at `key`, once the server lists it as ready.
+    func readyAlbumPhotoURL(album: String, key: String) async -> String? {
+        let photos = try? await albumPhotos(album)
+        return photos?.first { $0.key == key && $0.state == "ready" }?.url
+    }
+
+    /// One call whose answer should be `status`: its body read by `read`; 404 is `notFound`, any other
+    /// answer `rejected` with the problem's detail, no answer `rejected` as unreachable.
+    private func expect<T>(_ status: Int, _ method: HTTPMethod, _ path: String, read: ([UInt8]) throws -> T) async throws(ServiceError) -> T {
+        let answer = await call(method, path)
         switch answer {
-        case .answered(200, let body):
-            guard let links = try? JSONDecoder().decode(PhotoLinks.self, from: Data(body)) else {
-                throw .rejected("GET \(path): not the photo object the API describes")
+        case .answered(let got, let body) where got == status:
+            do {
+                return try read(body)
+            } catch {
+                throw .rejected("\(method.rawValue) \(path): not what the API describes")
             }
-            return links
         case .answered(404, _):
             throw .notFound("\(path): \(answer.detail)")
         case .answered:
-            throw .rejected("GET \(path): \(answer.detail)")
+            throw .rejected("\(method.rawValue) \(path): \(answer.detail)")
         case .unreachable(let reason):
             throw .rejected("the server cannot be reached: \(reason)")
         }
     }
 
+    /// The stored photo's URL, once the server says it is ready (nil: not (yet), or no answer).
     func readyPhotoURL(_ path: String) async -> String? {
         guard case .answered(200, let body) = await call(.GET, path),
             let photo = try? JSONDecoder().decode(Photo.self, from: Data(body)), photo.state == "ready"

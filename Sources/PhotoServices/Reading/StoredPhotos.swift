@@ -2,20 +2,36 @@ import Crypto
 public import Foundation
 import PhotoFiles
 import SQLKit
+import Synchronization
 
 /// The stored photos as readers get them: each one's version and download token, who may read it, and
 /// regenerating a token (the old download URL stops working). Recorded by `PhotoIntake` when a photo is
 /// stored, forgotten when it is replaced or deleted.
 public struct StoredPhotos: Sendable {
     let database: AppDatabase
+    let recent = Recent()
 
     public init(database: AppDatabase) {
         self.database = database
     }
 
-    /// What a reader of `key` is served, in one statement: the photo (for its token and version) and, with
-    /// `edge`, that thumbnail's object instead of the photo's (nil when the photo has no such thumbnail).
-    public func media(_ key: String, edge: Int?) async throws(ServiceError) -> (photo: StoredPhoto, object: StoredThumbnail?)? {
+    public typealias Media = (photo: StoredPhoto, object: StoredThumbnail?)
+
+    /// What a reader of `key` is served: the photo (for its token and version) and, with `edge`, that
+    /// thumbnail's object instead of the photo's (nil when the photo has no such thumbnail). Read in one
+    /// statement, and reused from memory (`Recent`) while no write of this process has ended since and for
+    /// at most `Recent.lifetime` — how long a change made by another instance (a regenerated token, a
+    /// replaced photo) may take to be seen here.
+    public func media(_ key: String, edge: Int?) async throws(ServiceError) -> Media? {
+        let writes = database.writesEnded
+        let now = ContinuousClock.now
+        if let media = recent.media(key, edge: edge, writes: writes, now: now) { return media }
+        let media = try await read(key, edge: edge)
+        if let media { recent.keep(media, key: key, edge: edge, writes: writes, now: now) }
+        return media
+    }
+
+    private func read(_ key: String, edge: Int?) async throws(ServiceError) -> Media? {
         try await database.query { db in
             let rows = try await db.raw(
                 """
@@ -117,6 +133,40 @@ public struct StoredPhotos: Sendable {
         try await db.delete(from: "storedThumbnail").where("key", .equal, key).run()
         try await db.delete(from: "storedPhoto").where("key", .equal, key).run()
         return thumbnails
+    }
+
+    /// Recently read records of stored photos (`media`), each valid while the database's count of ended
+    /// writes is the one it was read under, and for `lifetime`. At most `capacity` entries: a full cache
+    /// is emptied (unknown keys are never kept, so scanning for photos does not fill it).
+    final class Recent: Sendable {
+        static let lifetime = Duration.seconds(1)
+        static let capacity = 10_000
+        private struct Entry {
+            var media: Media
+            var writes: Int
+            var readAt: ContinuousClock.Instant
+        }
+        private let entries = Mutex<[String: Entry]>([:])
+
+        func media(_ key: String, edge: Int?, writes: Int, now: ContinuousClock.Instant) -> Media? {
+            entries.withLock { entries in
+                guard let entry = entries[Self.name(key, edge)] else { return nil }
+                guard entry.writes == writes, now - entry.readAt < Self.lifetime else {
+                    entries[Self.name(key, edge)] = nil
+                    return nil
+                }
+                return entry.media
+            }
+        }
+
+        func keep(_ media: Media, key: String, edge: Int?, writes: Int, now: ContinuousClock.Instant) {
+            entries.withLock { entries in
+                if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+                entries[Self.name(key, edge)] = Entry(media: media, writes: writes, readAt: now)
+            }
+        }
+
+        private static func name(_ key: String, _ edge: Int?) -> String { edge.map { "\(key)@\($0)" } ?? key }
     }
 
     /// 128 random bits from the system's generator, in hex: unguessable.

@@ -47,7 +47,8 @@ public enum StoragePath: Sendable, Hashable {
 
     /// Parses and validates a key; every segment must be a valid identifier.
     public init(key: String) throws(ServiceError) {
-        let parts = key.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        // Split by bytes (a `/` is never part of another character in UTF-8), not by grapheme clusters.
+        let parts = key.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
         switch (parts.first, parts.count) {
         case ("group_photos", 3) where parts[2] == "photo.jpg":
             self = .groupPhoto(groupId: try StorageRules.validated(parts[1], "group id"))
@@ -69,16 +70,22 @@ public enum StorageRules {
 
     /// The characters identifiers may use: ASCII letters and digits and `. _ - @ + |` (what identity
     /// providers put in user ids: Firebase's alphanumerics, Auth0's `provider|id`, e-mail-like ids).
-    public static let identifierAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-@+|".unicodeScalars)
+    static func isIdentifierByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        case UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "@"), UInt8(ascii: "+"), UInt8(ascii: "|"): true
+        default: false
+        }
+    }
 
     /// An identifier used as a path segment (user id, group id, album, file name): 1–128 characters of
-    /// `identifierAlphabet`, not starting with `.` (so never `.`, `..` or a hidden file). No spaces, no
-    /// separators, no control or invisible characters: what is stored is exactly what is shown.
+    /// the identifier alphabet (`isIdentifierByte`), not starting with `.` (so never `.`, `..` or a hidden
+    /// file). No spaces, no separators, no control or invisible characters: what is stored is exactly what is shown.
     public static func validated(_ id: String, _ what: String) throws(ServiceError) -> String {
         guard !id.isEmpty else { throw .invalidIdentifier("the \(what) is empty") }
         guard id != ".", id != ".." else { throw .invalidIdentifier("the \(what) \"\(id)\" is a relative path") }
-        guard !id.contains("/"), !id.contains("\\") else { throw .invalidIdentifier("the \(what) \(id.debugDescription) contains a path separator") }
-        guard id.unicodeScalars.allSatisfy(identifierAlphabet.contains) else {
+        guard id.utf8.allSatisfy(isIdentifierByte) else {
+            if id.contains("/") || id.contains("\\") { throw .invalidIdentifier("the \(what) \(id.debugDescription) contains a path separator") }
             throw .invalidIdentifier("the \(what) \(id.debugDescription) has characters outside A–Z a–z 0–9 . _ - @ + |")
         }
         guard !id.hasPrefix(".") else { throw .invalidIdentifier("the \(what) \(id.debugDescription) starts with a dot") }

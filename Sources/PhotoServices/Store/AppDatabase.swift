@@ -47,6 +47,12 @@ public final class AppDatabase: Sendable {
     /// Where it is, for messages: the file, or the PostgreSQL URL without its password.
     public let location: String
     private let pool: ConnectionPool<Connection>
+    private let writes = Atomic<Int>(0)
+
+    /// How many write transactions of this process have ended (committed or not): a read that began when
+    /// this was `n` saw every write of this process that ended before, so what it read may be reused for as
+    /// long as this is still `n` (`StoredPhotos.Recent`).
+    public var writesEnded: Int { writes.load(ordering: .acquiring) }
 
     /// One open connection, to either store.
     struct Connection: Sendable {
@@ -175,7 +181,8 @@ public final class AppDatabase: Sendable {
     /// Runs `body` in a write transaction: all or nothing (nothing when its task is cancelled before it commits). On SQLite the write lock is taken at the start
     /// (`BEGIN IMMEDIATE`), so two processes never both read, then fail to write.
     public func write<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws(ServiceError) -> T {
-        try await transaction(begin: kind == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN", body)
+        defer { writes.add(1, ordering: .releasing) }
+        return try await transaction(begin: kind == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN", body)
     }
 
     private func transaction<T: Sendable>(begin: String, _ body: @Sendable (any SQLDatabase) async throws -> T) async throws(ServiceError) -> T {

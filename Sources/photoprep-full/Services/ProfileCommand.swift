@@ -6,7 +6,7 @@ import PhotoServices
 struct ProfileCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "profile", abstract: "Your profile picture and albums.",
-        subcommands: [SetPhoto.self, ShowPhoto.self, DeletePhoto.self, AddToAlbum.self, ListAlbum.self])
+        subcommands: [SetPhoto.self, ShowPhoto.self, DeletePhoto.self, AddToAlbum.self, ListAlbum.self, DeleteFromAlbum.self])
 
     struct SetPhoto: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -62,20 +62,21 @@ struct ProfileCommand: AsyncParsableCommand {
     }
 
     struct DeletePhoto: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "delete-photo", abstract: "Remove your profile picture.")
+        static let configuration = CommandConfiguration(commandName: "delete-photo", abstract: "Remove your profile picture (and its thumbnails).")
 
-        @Option(name: .customLong("as"), help: "The signed-in user.")
-        var caller: String
+        @Option(name: .customLong("as"), help: "The signed-in user; not with --server.")
+        var caller: String?
 
         @OptionGroup var service: ServiceOptions
 
         func run() async throws {
-            let services = try await service.services()
-            do {
-                try await services.profiles.deleteProfilePhoto(caller: caller)
-            } catch {
-                throw CommandFailure(message: error.description)
+            if let client = try await service.client() {
+                guard caller == nil else { throw CommandFailure(message: "--as: with --server the token names the signed-in user") }
+                return try await serviceCall { try await client.deleteProfilePhoto() }
             }
+            let services = try await service.services()
+            let caller = try service.caller(caller)
+            try await serviceCall { try await services.profiles.deleteProfilePhoto(caller: caller) }
         }
     }
 
@@ -83,8 +84,8 @@ struct ProfileCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "add-photos", abstract: "Add photos to one of your albums (photo preset, user_photos/{you}/{album}/…).")
 
-        @Option(name: .customLong("as"), help: "The signed-in user.")
-        var caller: String
+        @Option(name: .customLong("as"), help: "The signed-in user; not with --server (the token names you).")
+        var caller: String?
 
         @Option(help: "The album.")
         var album: String
@@ -95,8 +96,15 @@ struct ProfileCommand: AsyncParsableCommand {
         @OptionGroup var service: ServiceOptions
 
         func run() async throws {
-            let services = try await service.services()
             var jobs: [(id: String, label: String)] = []
+            if let client = try await service.client() {
+                guard caller == nil else { throw CommandFailure(message: "--as: with --server the token names the signed-in user") }
+                for photo in photos { jobs.append((try await serviceCall { try await client.addAlbumPhoto(album: album, photo: .file(photo)) }, photo)) }
+                if await follow(jobs, in: client.jobs, json: service.json) > 0 { throw ExitCode(1) }
+                return
+            }
+            let services = try await service.services()
+            let caller = try service.caller(caller)
             for photo in photos {
                 jobs.append(try await serviceCall { (try await services.profiles.addAlbumPhoto(caller: caller, album: album, photo: .file(photo)).job, photo) })
             }
@@ -105,10 +113,12 @@ struct ProfileCommand: AsyncParsableCommand {
     }
 
     struct ListAlbum: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "album", abstract: "List the photos of one of your albums.")
+        static let configuration = CommandConfiguration(
+            commandName: "album",
+            abstract: "List the photos of one of your albums: id, state and stored location; with --server, their download URLs (and thumbnails').")
 
-        @Option(name: .customLong("as"), help: "The signed-in user.")
-        var caller: String
+        @Option(name: .customLong("as"), help: "The signed-in user; not with --server.")
+        var caller: String?
 
         @Argument(help: "The album.")
         var album: String
@@ -116,10 +126,48 @@ struct ProfileCommand: AsyncParsableCommand {
         @OptionGroup var service: ServiceOptions
 
         func run() async throws {
+            if let client = try await service.client() {
+                guard caller == nil else { throw CommandFailure(message: "--as: with --server the token names the signed-in user") }
+                for photo in try await serviceCall({ try await client.albumPhotos(album) }) {
+                    if service.json { printJSONLine(photo); continue }
+                    print("\(photo.id)  \(photo.state)  \(photo.downloadURL ?? photo.url ?? "-")")
+                    for thumbnail in photo.thumbnails ?? [] {
+                        print("  thumbnail \(thumbnail.edge) px (\(thumbnail.width)×\(thumbnail.height)): \(thumbnail.downloadURL)")
+                    }
+                }
+                return
+            }
             let services = try await service.services()
+            let caller = try service.caller(caller)
             for photo in try await serviceCall({ try await services.profiles.albumPhotos(caller: caller, album: album) }) {
                 print("\(photo.id)  \(photo.state.rawValue)  \(photo.url ?? "-")")
             }
+        }
+    }
+
+    struct DeleteFromAlbum: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "delete-album-photo", abstract: "Delete one of your album photos (its id as 'profile album' lists it), and its thumbnails.")
+
+        @Option(name: .customLong("as"), help: "The signed-in user; not with --server.")
+        var caller: String?
+
+        @Option(help: "The album.")
+        var album: String
+
+        @Argument(help: "The photo's id.")
+        var photoId: String
+
+        @OptionGroup var service: ServiceOptions
+
+        func run() async throws {
+            if let client = try await service.client() {
+                guard caller == nil else { throw CommandFailure(message: "--as: with --server the token names the signed-in user") }
+                return try await serviceCall { try await client.deleteAlbumPhoto(album: album, photoId: photoId) }
+            }
+            let services = try await service.services()
+            let caller = try service.caller(caller)
+            try await serviceCall { try await services.profiles.deleteAlbumPhoto(caller: caller, photoId: photoId) }
         }
     }
 }

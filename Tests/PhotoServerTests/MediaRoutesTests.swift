@@ -1,0 +1,34 @@
+import Foundation
+@testable import PhotoServer
+import Testing
+
+/// The read path's small parts on their own: HTTP dates both ways, and `Range` headers.
+@Suite struct MediaRoutesTests {
+    @Test func httpDatesAreIMFFixdates() throws {
+        // RFC 9110 §5.6.7's own example.
+        let example = Date(timeIntervalSince1970: 784_111_777)
+        #expect(HTTPDate.format(example) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == example)
+        // Every day and month name, single digits padded, fractions of a second dropped.
+        for day in stride(from: 0.0, to: 400, by: 13) {
+            let date = Date(timeIntervalSince1970: 1_700_000_000 + day * 86_400 + 3_661.75)
+            let text = HTTPDate.format(date)
+            #expect(HTTPDate.parse(text)?.timeIntervalSince1970 == date.timeIntervalSince1970.rounded(.down), "\(text)")
+        }
+    }
+
+    @Test func rangesAsRFC9110Says() {
+        #expect(ByteRange.parse("bytes=0-99", size: 1000) == .part(0...99))
+        #expect(ByteRange.parse("bytes=990-", size: 1000) == .part(990...999))
+        #expect(ByteRange.parse("bytes=-10", size: 1000) == .part(990...999))
+        #expect(ByteRange.parse("bytes=-5000", size: 1000) == .part(0...999))
+        #expect(ByteRange.parse("bytes=900-5000", size: 1000) == .part(900...999))
+        #expect(ByteRange.parse("bytes=1000-", size: 1000) == .unsatisfiable)
+        #expect(ByteRange.parse("bytes=-0", size: 1000) == .unsatisfiable)
+        #expect(ByteRange.parse("bytes=5-1", size: 1000) == .whole, "invalid: ignored")
+        #expect(ByteRange.parse("bytes=0-1,5-6", size: 1000) == .whole, "several: the whole")
+        #expect(ByteRange.parse("items=0-1", size: 1000) == .whole)
+        #expect(ByteRange.parse("bytes=a-b", size: 1000) == .whole)
+        #expect(ByteRange.parse("bytes=٣-٤", size: 1000) == .whole, "ASCII digits only")
+    }
+}
