@@ -122,7 +122,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SQLKit", package: "sql-kit"),
             ],
-            resources: [.copy("API/openapi.yaml")],
+            resources: [.copy("API/openapi.yaml"), .copy("Web/Static")],
             swiftSettings: swiftSettings
         ),
         /// The batch command line: `prepare` (the batch runner, manifest, console), `probe`, `bench`.

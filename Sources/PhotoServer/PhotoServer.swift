@@ -55,6 +55,8 @@ public struct PhotoServer: Sendable {
         public var pipelineThreads: Int = ProcessInfo.processInfo.activeProcessorCount
         /// The longest graceful shutdown may take before requests still running are cancelled.
         public var shutdownGrace: Duration = .seconds(8)
+        /// Web origins (`https://app.example.com`, or `*`) whose scripts may call the server (CORS); none by default.
+        public var corsOrigins: [String] = []
 
         public init(data: URL, keys: Authenticator.Keys) {
             self.data = data
@@ -72,6 +74,7 @@ public struct PhotoServer: Sendable {
     let cpu: NIOThreadPool
     let io: NIOThreadPool
     let resumable: ResumableUploadRoutes
+    let webPage: WebPage
 
     public init(configuration: Configuration, logger: Logger) async throws {
         self.configuration = configuration
@@ -105,6 +108,12 @@ public struct PhotoServer: Sendable {
         self.cpu = cpu
         self.io = io
         resumable = ResumableUploadRoutes(uploads: uploads, publicURL: Self.publicURL(configuration))
+        // The page shows photos from this server, and from the bucket its presigned redirects lead to.
+        let bucket = uploads.processor.intake.storage.presignedGET(key: "origin").flatMap { url -> String? in
+            guard let scheme = url.scheme, let host = url.host else { return nil }
+            return "\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "")
+        }
+        webPage = try WebPage(imageOrigins: bucket.map { [$0] } ?? [])
     }
 
     /// Where uploads in progress are kept: with PostgreSQL and an `s3://` storage — the deployment on
@@ -120,10 +129,11 @@ public struct PhotoServer: Sendable {
     }
 
     /// Every route: `/health`, `/metrics`, tus at `/files/`, the IETF draft at `/uploads/`, the API at
-    /// `/v1/`; the request log, authentication and the stored photos (`/media/`) as middleware.
+    /// `/v1/`, the web page at `/`; the request log, CORS, authentication and the stored photos (`/media/`) as middleware.
     func router() -> Router<ServerContext> {
         let router = Router(context: ServerContext.self)
         router.add(middleware: RequestLogMiddleware(metrics: metrics))
+        router.add(middleware: CrossOrigin(allowed: Set(configuration.corsOrigins)))
         router.add(middleware: BearerAuthentication(authenticator: authenticator))
         router.add(middleware: MediaRoutes(photos: StoredPhotos(database: database), storage: uploads.processor.intake.storage))
         router.get("/health") { [database] _, _ -> Response in
@@ -140,6 +150,7 @@ public struct PhotoServer: Sendable {
         TusRoutes(uploads: uploads, publicURL: Self.publicURL(configuration)).register(on: router)
         resumable.register(on: router)
         APIRoutes(services: services, store: uploads.store, publicURL: Self.publicURL(configuration)).register(on: router)
+        webPage.register(on: router)
         return router
     }
 

@@ -60,6 +60,11 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Thumbnails made with every album photo: long edges in pixels, comma-separated, or none (default 512).")
     var albumThumbnails = "512"
 
+    @Option(help: ArgumentHelp(
+        "A web origin whose pages may call the server (CORS), e.g. https://app.example.com, or * for any; repeatable (env PHOTOPREP_CORS_ORIGINS, comma-separated; default none).",
+        valueName: "origin"))
+    var corsOrigin: [String] = []
+
     @Option(help: "Seconds between looks for expired uploads.")
     var sweepSeconds: Double = 60
 
@@ -114,6 +119,13 @@ struct Serve: AsyncParsableCommand {
         configuration.thumbnails = ThumbnailSizes(
             avatar: try Self.edges(avatarThumbnails, "--avatar-thumbnails"), album: try Self.edges(albumThumbnails, "--album-thumbnails"))
         configuration.uploadExpiry = uploadExpiry
+        let origins = corsOrigin.isEmpty ? (environment["PHOTOPREP_CORS_ORIGINS"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } : corsOrigin
+        for origin in origins where origin != "*" {
+            guard let url = URL(string: origin), ["http", "https"].contains(url.scheme ?? ""), url.host != nil, url.path.isEmpty, url.query == nil else {
+                throw ValidationError("--cors-origin \(origin): an origin is scheme://host[:port] with nothing after, e.g. https://app.example.com, or *")
+            }
+        }
+        configuration.corsOrigins = origins.filter { !$0.isEmpty }
         configuration.sweepInterval = .milliseconds(Int(sweepSeconds * 1000))
         let server: PhotoServer
         do {

@@ -58,10 +58,13 @@ struct SeededRouter: Seeded {
     let groupId: String
     let api: RouterClient
 
-    static func run(_ body: @escaping @Sendable (SeededRouter) async throws -> Void) async throws {
+    static func run(
+        configure: (inout PhotoServer.Configuration) -> Void = { _ in }, _ body: @escaping @Sendable (SeededRouter) async throws -> Void
+    ) async throws {
         let (data, groupId) = try await seed()
-        let server = try await PhotoServer(
-            configuration: .init(data: data, keys: .sharedSecret(TestTokens.secret)), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        var configuration = PhotoServer.Configuration(data: data, keys: .sharedSecret(TestTokens.secret))
+        configure(&configuration)
+        let server = try await PhotoServer(configuration: configuration, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
         try await Application(router: server.router()).test(.router) { client in
             try await body(SeededRouter(data: data, groupId: groupId, api: RouterClient(client: client)))
         }
