@@ -113,9 +113,13 @@ import TestSupport
             let bytes = try #require(server.stored("thumbnails/\(edge)/\(key)"))
             let fetched = try await Self.fetch(try #require(thumbnail["downloadURL"] as? String))
             #expect(fetched.status == 200 && fetched.bytes == bytes && fetched.header("ETag") == "\"\(Self.sha256(bytes))\"")
-            // Small objects are answered from memory once read: the same bytes, ranges included.
+            // Small objects are answered from memory once read: the same bytes and headers; ranges included.
             let thumbnailURL = try #require(thumbnail["downloadURL"] as? String)
-            #expect(try await Self.fetch(thumbnailURL).bytes == bytes)
+            let fromMemory = try await Self.fetch(thumbnailURL)
+            #expect(fromMemory.bytes == bytes && fromMemory.status == 200)
+            #expect(fromMemory.headers.filter { $0.key != "date" } == fetched.headers.filter { $0.key != "date" }, "\(fromMemory.headers) \(fetched.headers)")
+            let headFromMemory = try await Self.fetch(thumbnailURL, method: .HEAD)
+            #expect(headFromMemory.status == 200 && headFromMemory.bytes.isEmpty && headFromMemory.header("Content-Length") == String(bytes.count))
             let part = try await Self.fetch(thumbnailURL, headers: ["Range": "bytes=10-19"])
             #expect(part.status == 206 && part.bytes == Array(bytes[10..<20]) && part.header("Content-Range") == "bytes 10-19/\(bytes.count)")
             let probe = try PhotoPipeline(preset: .group).probe(bytes)

@@ -53,41 +53,61 @@ struct MediaRoutes: RouterMiddleware {
     static func version(_ photo: StoredPhoto) -> String { String(photo.sha256.prefix(16)) }
 
     func serve(_ request: Request, key: String, context: ServerContext) async throws -> Response {
+        let query = request.uri.queryParameters
+        let size = query.get("size")
+        let edge = size.flatMap { Int($0) }
+        let photo: StoredPhoto
+        let cacheControl: String
         do {
-            let query = request.uri.queryParameters
-            let size = query.get("size")
-            let edge = size.flatMap { Int($0) }
             guard size == nil || edge != nil, let path = try? StoragePath(key: key), let found = try await photos.media(key, edge: edge) else {
                 return Self.notFound
             }
-            var photo = found.photo
-            let cacheControl: String
             if let token = query.get("token") {
-                guard Self.same(token, photo.token), query.get("v") == Self.version(photo) else { return Self.notFound }
-                cacheControl = "public, max-age=31536000, immutable"
+                guard let granted = Self.granted(found, path: path, edge: edge, version: query.get("v").map { String($0) }, token: String(token)) else {
+                    return Self.notFound
+                }
+                (photo, cacheControl) = (granted, Self.immutable)
             } else {
-                guard case .success(let caller) = context.identity, try await photos.mayRead(caller: caller.id, path) else { return Self.notFound }
-                cacheControl = "private, no-cache"
+                guard case .success(let caller) = context.identity, try await photos.mayRead(caller: caller.id, path),
+                    let readable = Self.served(found, path: path, edge: edge)
+                else { return Self.notFound }
+                (photo, cacheControl) = (readable, "private, no-cache")
             }
-            if edge != nil {
-                // A thumbnail: the same checks, its own bytes.
-                guard let thumbnail = found.object else { return Self.notFound }
-                photo.location = thumbnail.location
-                photo.sha256 = thumbnail.sha256
-                photo.size = thumbnail.size
-                photo.key = path.thumbnailKey(edge: thumbnail.edge)
-            }
-            return try await answer(request, context: context, photo: photo, cacheControl: cacheControl)
-        } catch let error as ServiceError {
+        } catch {
             return Problem(error).response
         }
+        return try await answer(request, context: context, photo: photo, cacheControl: cacheControl)
+    }
+
+    static let immutable = "public, max-age=31536000, immutable"
+
+    /// What a download URL (`v`, `token`) is granted from the photo's record: the object to serve — the
+    /// photo, or its thumbnail for `edge` — or nil (404) for a token or version that is not the photo's.
+    static func granted(_ found: StoredPhotos.Media, path: StoragePath, edge: Int?, version: String?, token: String) -> StoredPhoto? {
+        guard same(token, found.photo.token), version == Self.version(found.photo) else { return nil }
+        return served(found, path: path, edge: edge)
+    }
+
+    /// The object a reader is served: the photo, or with `edge` its thumbnail (nil when it has none).
+    static func served(_ found: StoredPhotos.Media, path: StoragePath, edge: Int?) -> StoredPhoto? {
+        guard edge != nil else { return found.photo }
+        guard let thumbnail = found.object else { return nil }
+        var photo = found.photo
+        photo.location = thumbnail.location
+        photo.sha256 = thumbnail.sha256
+        photo.size = thumbnail.size
+        photo.key = path.thumbnailKey(edge: thumbnail.edge)
+        return photo
+    }
+
+    /// The headers of every answer about `photo`, whatever its status.
+    static func headers(_ photo: StoredPhoto, cacheControl: String) -> HTTPFields {
+        [.eTag: "\"\(photo.sha256)\"", .lastModified: HTTPDate.format(photo.storedAt), .cacheControl: cacheControl, nosniff: "nosniff"]
     }
 
     private func answer(_ request: Request, context: ServerContext, photo: StoredPhoto, cacheControl: String) async throws -> Response {
         let etag = "\"\(photo.sha256)\""
-        var headers: HTTPFields = [
-            .eTag: etag, .lastModified: HTTPDate.format(photo.storedAt), .cacheControl: cacheControl, Self.nosniff: "nosniff",
-        ]
+        var headers = Self.headers(photo, cacheControl: cacheControl)
         if Self.notModified(request.headers, etag: etag, storedAt: photo.storedAt) { return Response(status: .notModified, headers: headers) }
         guard photo.location.hasPrefix("file:") else {
             guard let presigned = storage.presignedGET(key: photo.key) else { return Self.notFound }
