@@ -85,7 +85,9 @@ for round in 1 2; do
   bench "thumbnail(256px)/photoprep" "$thumb_url"
   bench "photo(2048px)/nginx" "http://127.0.0.1:$nport/$photo_file"
   bench "photo(2048px)/photoprep" "$photo_url"
+  # The floor: the page's 300-byte icon from memory, through the same router and middleware.
+  bench "floor(icon.svg)/photoprep" "http://127.0.0.1:$port/web/icon.svg"
 done
-echo "sizes: thumbnail $(stat -c %s "$data/storage/$thumb_file") bytes, photo $(stat -c %s "$data/storage/$photo_file") bytes"
+echo "sizes: thumbnail $(stat -c %s "$data/storage/$thumb_file") bytes, photo $(stat -c %s "$data/storage/$photo_file") bytes, icon $(curl -s "http://127.0.0.1:$port/web/icon.svg" | wc -c) bytes"
 printf '%-28s %14s %10s\n' "what/server" "requests/s" "p99"
 sort -s -k1,1 "$work/results" | while read -r name rps p99; do printf '%-28s %14s %10s\n' "$name" "$rps" "$p99"; done
