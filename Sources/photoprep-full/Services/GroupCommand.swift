@@ -47,8 +47,7 @@ struct GroupCommand: AsyncParsableCommand {
         @OptionGroup var service: ServiceOptions
 
         func run() async throws {
-            if let client = try await service.client() {
-                guard caller == nil else { throw CommandFailure(message: "--as: with --server the token names the signed-in user") }
+            if let client = try await service.client(as: caller) {
                 let group = try await serviceCall {
                     try await client.createGroup(name: name, participants: participants, photo: photo.map { .file($0) })
                 }
@@ -100,8 +99,7 @@ struct GroupCommand: AsyncParsableCommand {
         @OptionGroup var service: ServiceOptions
 
         func run() async throws {
-            if let client = try await service.client() {
-                guard caller == nil else { throw CommandFailure(message: "--as: with --server the token names the signed-in user") }
+            if let client = try await service.client(as: caller) {
                 let job = try await serviceCall { try await client.setGroupPhoto(groupId: group, photo: .file(photo)) }
                 if await follow([(job, "group photo")], in: client.jobs, json: service.json) > 0 { throw ExitCode(1) }
                 return
@@ -127,8 +125,7 @@ struct GroupCommand: AsyncParsableCommand {
         @OptionGroup var service: ServiceOptions
 
         func run() async throws {
-            if let client = try await service.client() {
-                guard caller == nil else { throw CommandFailure(message: "--as: with --server the token names the signed-in user") }
+            if let client = try await service.client(as: caller) {
                 printPhoto(try await serviceCall { try await client.groupPhoto(group) }, label: "group \(group)", json: service.json)
                 return
             }

@@ -23,8 +23,7 @@ struct ProfileCommand: AsyncParsableCommand {
         @OptionGroup var service: ServiceOptions
 
         func run() async throws {
-            if let client = try await service.client() {
-                guard caller == nil else { throw CommandFailure(message: "--as: with --server the token names the signed-in user") }
+            if let client = try await service.client(as: caller) {
                 let job = try await serviceCall { try await client.setProfilePhoto(.file(photo)) }
                 if await follow([(job, "profile photo")], in: client.jobs, json: service.json) > 0 { throw ExitCode(1) }
                 return
@@ -47,8 +46,7 @@ struct ProfileCommand: AsyncParsableCommand {
         @OptionGroup var service: ServiceOptions
 
         func run() async throws {
-            if let client = try await service.client() {
-                guard caller == nil else { throw CommandFailure(message: "--as: with --server the token names the signed-in user") }
+            if let client = try await service.client(as: caller) {
                 printPhoto(try await serviceCall { try await client.profilePhoto() }, label: "profile picture", json: service.json)
                 return
             }
@@ -70,8 +68,7 @@ struct ProfileCommand: AsyncParsableCommand {
         @OptionGroup var service: ServiceOptions
 
         func run() async throws {
-            if let client = try await service.client() {
-                guard caller == nil else { throw CommandFailure(message: "--as: with --server the token names the signed-in user") }
+            if let client = try await service.client(as: caller) {
                 return try await serviceCall { try await client.deleteProfilePhoto() }
             }
             let services = try await service.services()
@@ -97,8 +94,7 @@ struct ProfileCommand: AsyncParsableCommand {
 
         func run() async throws {
             var jobs: [(id: String, label: String)] = []
-            if let client = try await service.client() {
-                guard caller == nil else { throw CommandFailure(message: "--as: with --server the token names the signed-in user") }
+            if let client = try await service.client(as: caller) {
                 for photo in photos { jobs.append((try await serviceCall { try await client.addAlbumPhoto(album: album, photo: .file(photo)) }, photo)) }
                 if await follow(jobs, in: client.jobs, json: service.json) > 0 { throw ExitCode(1) }
                 return
@@ -126,8 +122,7 @@ struct ProfileCommand: AsyncParsableCommand {
         @OptionGroup var service: ServiceOptions
 
         func run() async throws {
-            if let client = try await service.client() {
-                guard caller == nil else { throw CommandFailure(message: "--as: with --server the token names the signed-in user") }
+            if let client = try await service.client(as: caller) {
                 for photo in try await serviceCall({ try await client.albumPhotos(album) }) {
                     if service.json { printJSONLine(photo); continue }
                     print("\(photo.id)  \(photo.state)  \(photo.downloadURL ?? photo.url ?? "-")")
@@ -161,8 +156,7 @@ struct ProfileCommand: AsyncParsableCommand {
         @OptionGroup var service: ServiceOptions
 
         func run() async throws {
-            if let client = try await service.client() {
-                guard caller == nil else { throw CommandFailure(message: "--as: with --server the token names the signed-in user") }
+            if let client = try await service.client(as: caller) {
                 return try await serviceCall { try await client.deleteAlbumPhoto(album: album, photoId: photoId) }
             }
             let services = try await service.services()

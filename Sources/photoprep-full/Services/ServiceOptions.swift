@@ -63,9 +63,11 @@ struct ServiceOptions: ParsableArguments {
         return given
     }
 
-    /// The remote mode's client when `--server` is given (nil: the embedded services).
-    func client() async throws -> PhotoClient? {
+    /// The remote mode's client when `--server` is given (nil: the embedded services). `caller` is the
+    /// command's `--as`, which only the embedded services take: with `--server` the token names the user.
+    func client(as caller: String? = nil) async throws -> PhotoClient? {
         guard let server else { return nil }
+        guard caller == nil else { throw CommandFailure(message: "--as: with --server the token names the signed-in user") }
         guard let url = URL(string: server), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
             throw CommandFailure(message: "--server \(server): not an http(s) URL")
         }
