@@ -40,9 +40,12 @@ public struct PhotoServer: Sendable {
         public var storage: String?
         /// Where an `s3://` storage finds its endpoint, region and credentials (nil: the process environment).
         public var environment: [String: String]?
-        public var keys: Authenticator.Keys
+        /// Where token signing keys come from: a shared secret, JWKS files, identity providers' URLs.
+        public var keys: [Authenticator.Keys]
         public var issuer: String?
         public var audience: String?
+        /// Tokens must carry an `auth_time` not in the future (Firebase ID tokens).
+        public var requireAuthTime = false
         /// Unfinished uploads are deleted this long after their creation.
         public var uploadExpiry: TimeInterval = 24 * 3600
         /// Unfinished uploads one user may have at once (a quota on the disk a user can hold; 429 past it).
@@ -60,7 +63,7 @@ public struct PhotoServer: Sendable {
 
         public init(data: URL, keys: Authenticator.Keys) {
             self.data = data
-            self.keys = keys
+            self.keys = [keys]
         }
     }
 
@@ -89,7 +92,9 @@ public struct PhotoServer: Sendable {
         let storage = try Uploader(
             destination: configuration.storage ?? configuration.data.appendingPathComponent("storage").absoluteString,
             configuration: storing, environment: configuration.environment)
-        let authenticator = try await Authenticator(keys: configuration.keys, issuer: configuration.issuer, audience: configuration.audience)
+        let authenticator = try await Authenticator(
+            keys: configuration.keys, issuer: configuration.issuer, audience: configuration.audience, requireAuthTime: configuration.requireAuthTime,
+            logger: logger)
         let cpu = NIOThreadPool(numberOfThreads: max(1, configuration.pipelineThreads))
         let io = NIOThreadPool(numberOfThreads: 4)
         let metrics = ServerMetrics()
@@ -192,7 +197,8 @@ public struct PhotoServer: Sendable {
                 services: [
                     .init(service: app), .init(service: sweeper), .init(service: uploads.stopping),
                     .init(service: PhotoJobRunner(jobs: services.jobs, mode: .continuous(every: configuration.jobInterval))),
-                ],
+                    .init(service: KeyFileReloader(authenticator: authenticator, logger: logger)),
+                ] + authenticator.remote.map { .init(service: $0) },
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 cancellationSignals: [],
                 logger: logger))

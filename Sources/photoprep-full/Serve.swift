@@ -42,8 +42,20 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Where normalised photos are stored: s3://bucket/prefix (settings from AWS_* variables) or a folder (env PHOTOPREP_STORAGE; default DATA/storage).")
     var to: String?
 
-    @Option(help: "Verify RS256/ES256 tokens against this JWKS file instead of the HS256 secret (env PHOTOPREP_JWKS).")
-    var jwks: String?
+    @Option(help: ArgumentHelp(
+        "Verify RS256/ES256 tokens against this JWKS: a file (read again on SIGHUP), or an https:// URL kept current as its Cache-Control says and fetched again when a token names a new key (at most once a minute); repeatable (env PHOTOPREP_JWKS).",
+        valueName: "file-or-url"))
+    var jwks: [String] = []
+
+    @Option(help: ArgumentHelp(
+        "An OpenID Connect provider's issuer URL: its keys from {issuer}/.well-known/openid-configuration, tokens only from that issuer (env PHOTOPREP_OIDC_ISSUER).",
+        valueName: "url"))
+    var oidcIssuer: String?
+
+    @Option(help: ArgumentHelp(
+        "Firebase ID tokens of this Firebase project: Google's securetoken keys, issuer https://securetoken.google.com/ID, audience ID, auth_time checked (env PHOTOPREP_FIREBASE_PROJECT).",
+        valueName: "id"))
+    var firebaseProject: String?
 
     @Option(help: "Required 'iss' of tokens (env PHOTOPREP_JWT_ISSUER).")
     var issuer: String?
@@ -84,14 +96,41 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("PHOTOPREP_UPLOAD_EXPIRY: not a number of seconds")
         }
         let to = setting(self.to, "PHOTOPREP_STORAGE")
-        let keys: Authenticator.Keys
-        if let jwks = setting(self.jwks, "PHOTOPREP_JWKS") {
-            guard let json = try? String(contentsOfFile: jwks, encoding: .utf8) else { throw CommandFailure(message: "\(jwks): cannot read the JWKS file") }
-            keys = .jwks(json)
-        } else if let secret = environment["PHOTOPREP_JWT_SECRET"], !secret.isEmpty {
-            keys = .sharedSecret(secret)
-        } else {
-            throw CommandFailure(message: "no token keys: set PHOTOPREP_JWT_SECRET (HS256, at least 32 bytes) or pass --jwks FILE")
+        var keys: [Authenticator.Keys] = []
+        var issuer = setting(issuer, "PHOTOPREP_JWT_ISSUER")
+        var audience = setting(audience, "PHOTOPREP_JWT_AUDIENCE")
+        for source in jwks.isEmpty ? setting(nil, "PHOTOPREP_JWKS").map { [$0] } ?? [] : jwks {
+            if source.hasPrefix("https://") || source.hasPrefix("http://") {
+                guard let url = URL(string: source) else { throw ValidationError("--jwks \(source): not a URL") }
+                keys.append(.jwksURL(url))
+            } else {
+                keys.append(.jwksFile(source))
+            }
+        }
+        if let provider = setting(oidcIssuer, "PHOTOPREP_OIDC_ISSUER") {
+            guard let url = URL(string: provider) else { throw ValidationError("--oidc-issuer \(provider): not a URL") }
+            keys.append(.openIDProvider(url))
+        }
+        var requireAuthTime = false
+        if let project = setting(firebaseProject, "PHOTOPREP_FIREBASE_PROJECT") {
+            // Google's keys for Firebase ID tokens; PHOTOPREP_FIREBASE_JWKS_URL replaces them (a mirror, the tests).
+            let address = environment["PHOTOPREP_FIREBASE_JWKS_URL"] ?? "https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com"
+            guard let url = URL(string: address) else { throw ValidationError("PHOTOPREP_FIREBASE_JWKS_URL: not a URL") }
+            keys.append(.jwksURL(url))
+            guard issuer == nil || issuer == "https://securetoken.google.com/\(project)", audience == nil || audience == project else {
+                throw ValidationError("--firebase-project sets the issuer and audience itself")
+            }
+            issuer = "https://securetoken.google.com/\(project)"
+            audience = project
+            requireAuthTime = true
+        }
+        // The shared secret only when no identity provider's keys are configured: with them, HS256 tokens
+        // are never accepted (a stray secret in the environment must not open a second way in).
+        if keys.isEmpty, let secret = environment["PHOTOPREP_JWT_SECRET"], !secret.isEmpty {
+            keys.append(.sharedSecret(secret))
+        }
+        guard !keys.isEmpty else {
+            throw CommandFailure(message: "no token keys: set PHOTOPREP_JWT_SECRET (HS256, at least 32 bytes), or pass --jwks FILE-OR-URL, --oidc-issuer URL or --firebase-project ID")
         }
         guard let level = Logger.Level(rawValue: logLevel ?? environment["LOG_LEVEL"] ?? "info") else {
             throw ValidationError("--log-level: one of trace, debug, info, notice, warning, error, critical")
@@ -101,7 +140,8 @@ struct Serve: AsyncParsableCommand {
             handler.logLevel = level
             return handler
         }
-        var configuration = PhotoServer.Configuration(data: URL(fileURLWithPath: data), keys: keys)
+        var configuration = PhotoServer.Configuration(data: URL(fileURLWithPath: data), keys: keys[0])
+        configuration.keys = keys
         configuration.host = host
         configuration.database = setting(database, "PHOTOPREP_DATABASE")
         configuration.jobLease = .milliseconds(Int(max(jobLease, 0.5) * 1000))
@@ -114,8 +154,9 @@ struct Serve: AsyncParsableCommand {
             }
             configuration.publicURL = publicURL
         }
-        configuration.issuer = setting(issuer, "PHOTOPREP_JWT_ISSUER")
-        configuration.audience = setting(audience, "PHOTOPREP_JWT_AUDIENCE")
+        configuration.issuer = issuer
+        configuration.audience = audience
+        configuration.requireAuthTime = requireAuthTime
         configuration.thumbnails = ThumbnailSizes(
             avatar: try Self.edges(avatarThumbnails, "--avatar-thumbnails"), album: try Self.edges(albumThumbnails, "--album-thumbnails"))
         configuration.uploadExpiry = uploadExpiry

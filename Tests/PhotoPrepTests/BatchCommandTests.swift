@@ -103,7 +103,7 @@ import TestSupport
         let child = Process()
         child.executableURL = photoprepBinary
         child.arguments = ["prepare", root.appendingPathComponent("inbox").path, "--out", out.path, "--jobs", "1", "-q"]
-        try child.run()
+        try launch(child)
         // Wait until a few photos are done, then kill -9 in the middle of the batch.
         let manifest = out.appendingPathComponent(".photoprep-manifest.jsonl")
         let deadline = Date().addingTimeInterval(60)
@@ -139,7 +139,7 @@ import TestSupport
         let stdout = Pipe()
         child.standardOutput = stdout
         child.standardError = Pipe()
-        try child.run()
+        try launch(child)
         let manifest = out.appendingPathComponent(".photoprep-manifest.jsonl")
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, ((try? String(contentsOf: manifest, encoding: .utf8))?.split(separator: "\n").count ?? 0) < 2 {

@@ -15,7 +15,7 @@ import TestSupport
         linked.arguments = [photoprepBinary.path]
         let pipe = Pipe()
         linked.standardOutput = pipe
-        try linked.run()
+        try launch(linked)
         let libraries = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         linked.waitUntilExit()
         #expect(libraries.contains("libturbojpeg"), "\(libraries)")

@@ -231,7 +231,7 @@ enum IndependentDecoder {
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try launch(process)
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw ReferenceFailed(tool: tool(for: path), file: path) }
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: png)))

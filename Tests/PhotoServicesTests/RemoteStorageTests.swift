@@ -216,7 +216,7 @@ import TestSupport
             p.environment = ProcessInfo.processInfo.environment.merging(Self.environment) { $1 }
             p.standardOutput = FileHandle.nullDevice
             p.standardError = FileHandle.nullDevice
-            try p.run()
+            try launch(p)
             return p
         }
         for p in syncs { p.waitUntilExit() }
@@ -253,7 +253,7 @@ import TestSupport
         child.environment = ProcessInfo.processInfo.environment.merging(Self.environment) { $1 }
         child.standardOutput = FileHandle.nullDevice
         child.standardError = FileHandle.nullDevice
-        try child.run()
+        try launch(child)
         let reader = try await AppDatabase(path: database)
         var offset = 0
         let deadline = Date().addingTimeInterval(60)

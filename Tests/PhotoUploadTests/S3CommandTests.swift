@@ -30,7 +30,7 @@ import TestSupport
         child.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         child.standardOutput = FileHandle.nullDevice
         child.standardError = FileHandle.nullDevice
-        try child.run()
+        try launch(child)
         let journal = UploadJournal(folder: state)
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, (journal.entries().first?.offset ?? 0) < Int64(2 * part) { usleep(20_000) }
@@ -70,7 +70,7 @@ import TestSupport
             let out = Pipe()
             p.standardOutput = out
             p.standardError = FileHandle.nullDevice
-            try p.run()
+            try launch(p)
             return (p, out)
         }
         var prepared: [[String]] = []

@@ -23,7 +23,7 @@ import TestSupport
         child.executableURL = photoprepBinary
         child.arguments = arguments
         child.standardOutput = FileHandle.nullDevice
-        try child.run()
+        try launch(child)
         let journal = UploadJournal(folder: state)
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, (journal.entries().first?.offset ?? 0) < 1_000_000 { usleep(10_000) }
@@ -62,7 +62,7 @@ import TestSupport
         let err = Pipe()
         child.standardOutput = FileHandle.nullDevice
         child.standardError = err
-        try child.run()
+        try launch(child)
         let journal = UploadJournal(folder: state)
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, (journal.entries().first?.offset ?? 0) < 500_000 { usleep(10_000) }

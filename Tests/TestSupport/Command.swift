@@ -32,7 +32,7 @@ public func photoprep(_ arguments: [String], environment: [String: String]? = ni
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err
-    try process.run()
+    try launch(process)
     let stdout = out.fileHandleForReading.readDataToEndOfFile()
     let stderr = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
@@ -56,7 +56,7 @@ public final class BackgroundCommand: @unchecked Sendable {
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
-        try process.run()
+        try launch(process)
     }
 
     public var isRunning: Bool { process.isRunning }
@@ -83,5 +83,27 @@ public final class BackgroundCommand: @unchecked Sendable {
         if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
         try? FileManager.default.removeItem(at: out)
         try? FileManager.default.removeItem(at: err)
+    }
+}
+
+/// Starts `process`, no other process of the tests starting meanwhile. On Linux, Foundation learns that
+/// a child ended when a socket made for that child closes, and closes the other descriptors in a child
+/// as it starts; a child started at the same moment by another thread can inherit that socket — made
+/// between listing the descriptors to close and starting — and keep it open, and then the first child's
+/// end goes unnoticed for as long as the second one lives: `waitUntilExit()` waits forever. Seen here with
+/// ~70 tests starting servers at once: two test threads stuck, and with them every test waiting for one.
+public func launch(_ process: Process) throws {
+    try launching.withLock { try process.run() }
+}
+
+/// Held while any process of the tests starts (`launch`, `PostgresCluster`).
+let launching = NSLock()
+
+/// Waits (polling every 50 ms, at most `seconds`) until `condition` holds; throws if it never does.
+public func waitUntil(seconds: Double = 20, _ condition: () throws -> Bool, file: String = #file, line: Int = #line) async throws {
+    let deadline = Date().addingTimeInterval(seconds)
+    while try !condition() {
+        guard Date() < deadline else { throw TestSetupError(message: "\(file):\(line): still not true after \(seconds) s") }
+        try await Task.sleep(for: .milliseconds(50))
     }
 }

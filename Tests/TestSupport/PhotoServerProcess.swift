@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 public import Crypto
+public import CryptoExtras
 public import Foundation
 import Glibc
 import NIOCore
@@ -40,7 +41,7 @@ public final class PhotoServerProcess: @unchecked Sendable {
         process.standardError = handle
         process.standardOutput = handle
         let before = log.components(separatedBy: "listening on").count
-        try process.run()
+        try launch(process)
         let deadline = Date().addingTimeInterval(30)
         // Its own "listening on" line, then a connection: a bare connect could meet something else (or,
         // under heavy load, the connecting socket itself) on the port.
@@ -103,12 +104,7 @@ public final class PhotoServerProcess: @unchecked Sendable {
     }
 
     public func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        stopProcess(process, grace: 10)
     }
 
     deinit {
@@ -147,6 +143,30 @@ public enum TestTokens {
             "x": base64url(raw.prefix(32)), "y": base64url(raw.suffix(32)),
         ]
         let data = try! JSONSerialization.data(withJSONObject: ["keys": [jwk]], options: [.sortedKeys])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// An RS256 token (what Firebase, Auth0, Cognito issue), with `header` added to `alg`, `typ`, `kid`.
+    public static func rs256(
+        sub: String, key: _RSA.Signing.PrivateKey, kid: String, expires: Date = Date().addingTimeInterval(3600), claims: [String: Any] = [:]
+    ) throws -> String {
+        let header = ["alg": "RS256", "typ": "JWT", "kid": kid]
+        let signingInput = encode(header) + "." + encode(payload(sub: sub, expires: expires, claims: claims))
+        let signature = try key.signature(for: SHA256.hash(data: Data(signingInput.utf8)), padding: .insecurePKCS1v1_5)
+        return signingInput + "." + base64url(signature.rawRepresentation)
+    }
+
+    /// A JWKS document with the public halves of `keys` (EC P-256 and RSA), each with its `kid`.
+    public static func jwks(ec: [(P256.Signing.PrivateKey, String)] = [], rsa: [(_RSA.Signing.PrivateKey, String)] = []) throws -> String {
+        var keys: [[String: String]] = ec.map { key, kid in
+            let raw = key.publicKey.rawRepresentation
+            return ["kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig", "kid": kid, "x": base64url(raw.prefix(32)), "y": base64url(raw.suffix(32))]
+        }
+        for (key, kid) in rsa {
+            let primitives = try key.publicKey.getKeyPrimitives()
+            keys.append(["kty": "RSA", "alg": "RS256", "use": "sig", "kid": kid, "n": base64url(primitives.modulus), "e": base64url(primitives.publicExponent)])
+        }
+        let data = try JSONSerialization.data(withJSONObject: ["keys": keys], options: [.sortedKeys])
         return String(decoding: data, as: UTF8.self)
     }
 
@@ -232,7 +252,7 @@ private func runBlocking(_ executable: String, _ arguments: [String], environmen
     let out = Pipe()
     process.standardOutput = out
     process.standardError = try FileHandle(forWritingTo: errFile)
-    try process.run()
+    try launch(process)
     let stdout = out.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return CommandResult(
@@ -296,4 +316,14 @@ public final class RawConnection: @unchecked Sendable {
     }
 
     deinit { close(fd) }
+}
+
+/// SIGTERM, then SIGKILL if `process` still runs after `grace` seconds; returns once it has ended.
+public func stopProcess(_ process: Process, grace: Double) {
+    guard process.isRunning else { return }
+    process.terminate()
+    let deadline = Date().addingTimeInterval(grace)
+    while process.isRunning && Date() < deadline { usleep(10_000) }
+    if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+    process.waitUntilExit()
 }

@@ -92,10 +92,17 @@ public final class PostgresCluster: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of ours goes to the server `pg_ctl` leaves running: not our pipes, and not the socket by
+        // which Foundation learns that another child ended (held open by postgres, that child's end would go
+        // unnoticed: its test waited forever in `waitUntilExit()`).
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        let spawned = launching.withLock {
+            let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap { Int32($0) } ?? []
+            for fd in open where fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
+            return posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        }
         guard spawned == 0 else { throw Failure("\(executable): cannot start: \(String(cString: strerror(spawned)))") }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}

@@ -16,7 +16,7 @@ public final class ServerProcess: @unchecked Sendable {
         process.environment = testServerEnvironment
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try launch(process)
         let deadline = Date().addingTimeInterval(20)
         while !Self.accepts(port: port) {
             guard Date() < deadline, process.isRunning else {
@@ -30,12 +30,7 @@ public final class ServerProcess: @unchecked Sendable {
     /// SIGTERM, then SIGKILL if it is still running after two seconds (the Python servers wait for
     /// keep-alive connections on SIGTERM).
     public func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
-        let deadline = Date().addingTimeInterval(2)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        stopProcess(process, grace: 2)
     }
 
     deinit { stop() }
@@ -297,6 +292,42 @@ public final class LyingTusServer: @unchecked Sendable {
     deinit {
         server.stop()
         try? FileManager.default.removeItem(at: statsFile)
+    }
+}
+
+/// An identity provider's key endpoints (Support/jwks_server.py): its JWKS and OpenID configuration,
+/// served from a folder the test rewrites (rotating keys, taking the provider down), counting fetches.
+public final class KeyServer: @unchecked Sendable {
+    public let server: ServerProcess
+    public let folder: URL
+    let statsFile: URL
+    public var base: String { "http://127.0.0.1:\(server.port)" }
+    public var jwksURL: String { base + "/jwks.json" }
+
+    public init(jwks: String) throws {
+        folder = try temporaryFolder()
+        statsFile = folder.appendingPathComponent("stats.json")
+        try jwks.write(to: folder.appendingPathComponent("jwks.json"), atomically: true, encoding: .utf8)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/jwks_server.py").path
+        let port = ServerProcess.freePort()
+        server = try ServerProcess(port: port, executable: "python3", arguments: [script, String(port), folder.path, "--stats", statsFile.path])
+    }
+
+    /// Publishes another key set (a rotation).
+    public func publish(_ jwks: String) throws { try jwks.write(to: folder.appendingPathComponent("jwks.json"), atomically: true, encoding: .utf8) }
+
+    /// The provider down (every answer 503) or back.
+    public func setDown(_ down: Bool) throws {
+        let marker = folder.appendingPathComponent("down")
+        if down { try Data().write(to: marker) } else { try? FileManager.default.removeItem(at: marker) }
+    }
+
+    public var jwksFetches: Int { readStats(statsFile)["jwks_fetches"] as? Int ?? 0 }
+    public var discoveryFetches: Int { readStats(statsFile)["discovery_fetches"] as? Int ?? 0 }
+
+    deinit {
+        server.stop()
+        try? FileManager.default.removeItem(at: folder)
     }
 }
 

@@ -1,5 +1,11 @@
+import AsyncHTTPClient
 public import Foundation
 import JWTKit
+public import Logging
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
 
 /// Who is calling: the `sub` of a verified token.
 public struct Caller: Sendable, Equatable {
@@ -9,16 +15,24 @@ public struct Caller: Sendable, Equatable {
 }
 
 /// Verifies `Authorization: Bearer <JWT>` with jwt-kit: HS256 with a shared secret (a single
-/// deployment), or RS256/ES256 against a JWKS (Firebase Auth, Auth0, Cognito, Keycloak … any OpenID
-/// Connect provider), with the issuer and audience checked when configured. `exp` is required; `sub` is
-/// the user id. Only the configured algorithms verify: a token signed `none`, or with another
-/// algorithm, or by another key, is refused.
+/// deployment), or RS256/ES256 against JWKS — files, or an identity provider's keys at a URL kept current
+/// (`RemoteKeySet`: Firebase Auth, Auth0, Cognito, Keycloak … any OpenID Connect provider, found by
+/// discovery) — with the issuer and audience checked when configured. `exp` is required; `sub` is the user
+/// id. Only the configured algorithms verify: a token signed `none`, or with another algorithm, or by
+/// another key, is refused.
 public struct Authenticator: Sendable {
     public enum Keys: Sendable {
         /// HS256 with this secret (at least 32 bytes).
         case sharedSecret(String)
         /// The keys of a JWKS document (its JSON).
         case jwks(String)
+        /// The keys of the JWKS file at this path, read again by `reloadFiles()` (SIGHUP).
+        case jwksFile(String)
+        /// The keys of the JWKS at this URL, fetched and kept current.
+        case jwksURL(URL)
+        /// The keys of the OpenID Connect provider whose issuer this is (its `jwks_uri`, from
+        /// `{issuer}/.well-known/openid-configuration`); tokens must then come from that issuer.
+        case openIDProvider(URL)
     }
 
     /// Why a request is not authenticated (always answered 401; the reason is logged, never the token).
@@ -26,27 +40,76 @@ public struct Authenticator: Sendable {
         public var description: String
     }
 
-    let keys: JWTKeyCollection
+    /// The secret's key and those of JWKS documents and files, with their key ids (replaced by `reloadFiles`).
+    private let local: LocalKeys
+    /// Identity providers' keys at URLs (`run()` them to keep them current).
+    let remote: [RemoteKeySet]
     let issuer: String?
     let audience: String?
+    /// Firebase's rule: `auth_time` (when the user signed in) must be present and not in the future.
+    let requireAuthTime: Bool
     /// Clock skew allowed on `exp` and `nbf`.
     let leeway: TimeInterval
 
-    public init(keys: Keys, issuer: String? = nil, audience: String? = nil, leeway: TimeInterval = 30) async throws {
-        let collection = JWTKeyCollection()
-        switch keys {
-        case .sharedSecret(let secret):
-            guard secret.utf8.count >= 32 else {
-                throw Failure(description: "the HS256 secret must be at least 32 bytes (it has \(secret.utf8.count))")
+    public init(
+        keys: [Keys], issuer: String? = nil, audience: String? = nil, requireAuthTime: Bool = false, leeway: TimeInterval = 30,
+        logger: Logger = Logger(label: "photoprep.keys")
+    ) async throws {
+        var remote: [RemoteKeySet] = []
+        var issuer = issuer
+        for source in keys {
+            switch source {
+            case .sharedSecret, .jwks, .jwksFile:
+                continue
+            case .jwksURL(let url):
+                remote.append(try RemoteKeySet(url: url, logger: logger))
+            case .openIDProvider(let provider):
+                let discovered = try await Self.discover(provider)
+                if let issuer, issuer != discovered.issuer {
+                    throw Failure(description: "--issuer \(issuer) is not the provider's issuer \(discovered.issuer)")
+                }
+                issuer = discovered.issuer
+                remote.append(try RemoteKeySet(url: discovered.keys, logger: logger))
             }
-            await collection.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
-        case .jwks(let json):
-            do { try await collection.add(jwksJSON: json) } catch { throw Failure(description: "the JWKS cannot be read: \(error)") }
         }
-        self.keys = collection
+        for set in remote { await set.start() }
+        local = LocalKeys(sources: keys)
+        try await local.load()
+        self.remote = remote
         self.issuer = issuer
         self.audience = audience
+        self.requireAuthTime = requireAuthTime
         self.leeway = leeway
+    }
+
+    public init(keys: Keys, issuer: String? = nil, audience: String? = nil, leeway: TimeInterval = 30) async throws {
+        try await self.init(keys: [keys], issuer: issuer, audience: audience, leeway: leeway)
+    }
+
+    /// OpenID Connect discovery: the provider's issuer (which must be the one asked for) and its `jwks_uri`.
+    static func discover(_ provider: URL) async throws(Failure) -> (issuer: String, keys: URL) {
+        guard RemoteKeySet.allowed(provider) else {
+            throw Failure(description: "\(provider.absoluteString): an issuer must be https:// (http:// only on 127.0.0.1 or localhost)")
+        }
+        let trimmed = provider.absoluteString.hasSuffix("/") ? String(provider.absoluteString.dropLast()) : provider.absoluteString
+        let address = trimmed + "/.well-known/openid-configuration"
+        struct Configuration: Decodable {
+            var issuer: String
+            var jwks_uri: String
+        }
+        do {
+            let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: address), timeout: .seconds(10))
+            let body = try await response.body.collect(upTo: 1 << 20)
+            guard response.status == .ok else { throw Failure(description: "HTTP \(response.status.code)") }
+            let configuration = try JSONDecoder().decode(Configuration.self, from: Data(body.readableBytesView))
+            guard configuration.issuer == trimmed || configuration.issuer == provider.absoluteString else {
+                throw Failure(description: "it names another issuer, \(configuration.issuer)")
+            }
+            guard let keys = URL(string: configuration.jwks_uri) else { throw Failure(description: "its jwks_uri is not a URL") }
+            return (configuration.issuer, keys)
+        } catch {
+            throw Failure(description: "\(address): not a usable OpenID configuration: \(error)")
+        }
     }
 
     /// The caller an `Authorization` header value names, verified.
@@ -54,9 +117,12 @@ public struct Authenticator: Sendable {
         guard let authorization, !authorization.isEmpty else { throw Failure(description: "no Authorization header") }
         let parts = authorization.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw Failure(description: "the Authorization header is not a Bearer token") }
+        let token = String(parts[1])
         let claims: Claims
         do {
-            claims = try await keys.verify(String(parts[1]), as: Claims.self)
+            claims = try await keySet(for: token).verify(token, as: Claims.self)
+        } catch let failure as Failure {
+            throw failure
         } catch {
             throw Failure(description: "the token does not verify: \(error)")
         }
@@ -64,8 +130,38 @@ public struct Authenticator: Sendable {
         if let nbf = claims.nbf, nbf.value.addingTimeInterval(-leeway) > now { throw Failure(description: "the token is not valid before \(nbf.value)") }
         if let issuer, claims.iss?.value != issuer { throw Failure(description: "the token's issuer is \(claims.iss?.value ?? "missing"), not \(issuer)") }
         if let audience, !(claims.aud?.value.contains(audience) ?? false) { throw Failure(description: "the token is not meant for audience \(audience)") }
+        if requireAuthTime {
+            guard let authTime = claims.authTime else { throw Failure(description: "the token has no auth_time") }
+            guard Date(timeIntervalSince1970: authTime).addingTimeInterval(-leeway) <= now else { throw Failure(description: "the token's auth_time is in the future") }
+        }
         guard !claims.sub.value.isEmpty else { throw Failure(description: "the token has an empty subject") }
         return Caller(id: claims.sub.value, displayName: claims.name)
+    }
+
+    /// Reads the JWKS files again (SIGHUP): their keys replace those read before; when one cannot be read,
+    /// nothing changes.
+    public func reloadFiles() async throws {
+        try await local.load()
+    }
+
+    /// The keys that verify `token`: an identity provider's when one has its key id (fetched again, at
+    /// most once a minute, when none has it: a rotation), else the secret and the JWKS files.
+    private func keySet(for token: String) async throws(Failure) -> JWTKeyCollection {
+        let (keys, keyIDs) = local.current
+        guard !remote.isEmpty, let keyID = Self.keyID(ofJWT: token), !keyIDs.contains(keyID) else { return keys }
+        if let set = remote.first(where: { $0.has(keyID) }), let found = set.keys { return found }
+        for set in remote { await set.refresh(forUnknown: keyID) }
+        if let set = remote.first(where: { $0.has(keyID) }), let found = set.keys { return found }
+        throw Failure(description: "no key \(keyID) among the identity provider's keys")
+    }
+
+    /// The `kid` of a JWT's header, read before verifying (to pick the keys).
+    static func keyID(ofJWT token: String) -> String? {
+        guard let header = token.split(separator: ".", maxSplits: 1).first else { return nil }
+        var base64 = header.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64), let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+        return object["kid"] as? String
     }
 
     /// The claims photoprep reads. Checked here rather than in `verify(using:)` so that the failure
@@ -77,7 +173,61 @@ public struct Authenticator: Sendable {
         var iss: IssuerClaim?
         var aud: AudienceClaim?
         var name: String?
+        /// When the user signed in (Firebase ID tokens).
+        var authTime: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case sub, exp, nbf, iss, aud, name
+            case authTime = "auth_time"
+        }
 
         func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+}
+
+/// The keys held here: the shared secret's, and those of JWKS documents and files — all replaced at once
+/// when the files are read again.
+final class LocalKeys: Sendable {
+    let sources: [Authenticator.Keys]
+    private let state = Mutex<(keys: JWTKeyCollection, keyIDs: Set<String>)>((JWTKeyCollection(), []))
+
+    init(sources: [Authenticator.Keys]) {
+        self.sources = sources
+    }
+
+    var current: (keys: JWTKeyCollection, keyIDs: Set<String>) { state.withLock { $0 } }
+
+    func load() async throws(Authenticator.Failure) {
+        let collection = JWTKeyCollection()
+        var keyIDs: Set<String> = []
+        for source in sources {
+            switch source {
+            case .sharedSecret(let secret):
+                guard secret.utf8.count >= 32 else {
+                    throw Authenticator.Failure(description: "the HS256 secret must be at least 32 bytes (it has \(secret.utf8.count))")
+                }
+                await collection.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+            case .jwks(let json):
+                try await Self.add(json, what: "the JWKS", to: collection)
+                keyIDs.formUnion(RemoteKeySet.keyIDs(json))
+            case .jwksFile(let path):
+                guard let json = try? String(contentsOfFile: path, encoding: .utf8) else {
+                    throw Authenticator.Failure(description: "\(path): cannot read the JWKS file")
+                }
+                try await Self.add(json, what: path, to: collection)
+                keyIDs.formUnion(RemoteKeySet.keyIDs(json))
+            case .jwksURL, .openIDProvider:
+                continue
+            }
+        }
+        state.withLock { $0 = (collection, keyIDs) }
+    }
+
+    private static func add(_ json: String, what: String, to collection: JWTKeyCollection) async throws(Authenticator.Failure) {
+        do {
+            try await collection.add(jwksJSON: json)
+        } catch {
+            throw Authenticator.Failure(description: "\(what) cannot be read as a JWKS: \(error)")
+        }
     }
 }

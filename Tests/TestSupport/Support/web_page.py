@@ -190,6 +190,7 @@ def main():
         throttle(False)
         result["reloadBefore"] = before
         result["reloadAfter"] = patched_bytes(args.server_log, log_resumed)
+        result["reloadTotal"] = patched_bytes(args.server_log, log_start)
         wait_until("document.querySelectorAll('#album-photos li img:not([hidden])').length === 1", timeout=15_000)
         wait_until("document.querySelector('#album-photos li img').complete", timeout=15_000)
         result["albumImage"] = page.eval_on_selector("#album-photos li img", "i => [i.naturalWidth, i.naturalHeight]")
