@@ -144,7 +144,8 @@ public struct PhotoServer: Sendable {
         router.get("/health") { [database] _, _ -> Response in
             let healthy = (try? await database.read { db in try await db.raw("SELECT 1").run() }) != nil
             return Response(
-                status: healthy ? .ok : .serviceUnavailable, headers: [.contentType: "application/json"],
+                status: healthy ? .ok : .serviceUnavailable,
+                headers: healthy ? [.contentType: "application/json"] : [.contentType: "application/json", .retryAfter: "5"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: healthy ? "{\"status\":\"ok\"}\n" : "{\"status\":\"database unavailable\"}\n")))
         }
         router.get("/metrics") { [metrics] _, _ -> Response in

@@ -1,4 +1,7 @@
 import Foundation
+import HTTPTypes
+import HummingbirdCore
+import PhotoServices
 @testable import PhotoServer
 import Testing
 
@@ -30,5 +33,15 @@ import Testing
         #expect(ByteRange.parse("items=0-1", size: 1000) == .whole)
         #expect(ByteRange.parse("bytes=a-b", size: 1000) == .whole)
         #expect(ByteRange.parse("bytes=٣-٤", size: 1000) == .whole, "ASCII digits only")
+    }
+}
+
+/// Answers that ask the client to try again say when.
+@Suite struct RetryAfterTests {
+    @Test func every429And503SaysWhenToTryAgain() {
+        #expect(Problem(.storage("the bucket did not answer")).response.headers[.retryAfter] == "5")
+        #expect(Problem(.tooManyRequests, "rate", "slow down").response.headers[.retryAfter] == "60")
+        #expect(Problem(.notFound, "not-found", "no").response.headers[.retryAfter] == nil)
+        #expect(Problem(.unprocessableContent, "photo", "no").response.headers[.retryAfter] == nil)
     }
 }

@@ -202,7 +202,7 @@ import TestSupport
             if let location = created.header("Location") { locations.append(location) }
         }
         let refused = try await Self.create(seeded.server, key: "user_photos/u1/a/20.jpg", length: 1000, token: u1)
-        #expect(refused.status == 429, "\(refused.body)")
+        #expect(refused.status == 429 && refused.header("Retry-After") == "60", "\(refused.body)")
         // Another user is not affected; deleting one makes room.
         #expect(try await Self.create(seeded.server, key: "profile_images/u2/me.jpg", length: 1000, token: TestTokens.hs256(sub: "u2")).status == 201)
         _ = try await HTTPExchange.send("DELETE", locations[0], headers: ["Tus-Resumable": "1.0.0", "Authorization": "Bearer \(u1)"])

@@ -51,12 +51,22 @@ struct Problem: HTTPResponseError, Encodable {
 
     func response(from request: Request, context: some RequestContext) throws -> Response { response }
 
+    /// When a client should try again after `status`: every 429 and 503 says (RFC 9110 §10.2.3).
+    static func retryAfter(_ status: HTTPResponse.Status) -> Int? {
+        switch status {
+        case .tooManyRequests: 60
+        case .serviceUnavailable: 5
+        default: nil
+        }
+    }
+
     var response: Response {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let body = (try? encoder.encode(self)) ?? Data()
         var headers: HTTPFields = [.contentType: "application/problem+json"]
         if code == 401 { headers[.wwwAuthenticate] = "Bearer" }
+        if let seconds = Self.retryAfter(status) { headers[.retryAfter] = String(seconds) }
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

@@ -151,8 +151,7 @@ struct UploadHandler: Sendable {
         case .failure(let error):
             switch error.kind {
             case .unavailable:
-                var refused = refusal(.serviceUnavailable, "\(upload.key): \(error.description)", reason: "storage")
-                refused.retryAfter = 5
+                let refused = refusal(.serviceUnavailable, "\(upload.key): \(error.description)", reason: "storage")
                 throw refused
             case .unprocessable:
                 metrics.uploadsInProgress.decrement()
@@ -313,10 +312,14 @@ struct UploadHandler: Sendable {
         }
     }
 
-    /// A refusal, counted in the refusals metric under `reason`.
+    /// A refusal, counted in the refusals metric under `reason`. Every 429 and 503 says when to try again
+    /// (`Retry-After`): a minute for a quota (an upload must finish or expire first), five seconds for
+    /// storage that did not answer.
     func refusal(_ status: HTTPResponse.Status, _ message: String, reason: String) -> UploadRefusal {
         metrics.refusal(reason)
-        return UploadRefusal(status: status, description: message, reason: reason)
+        var refused = UploadRefusal(status: status, description: message, reason: reason)
+        refused.retryAfter = Problem.retryAfter(status)
+        return refused
     }
 }
 
