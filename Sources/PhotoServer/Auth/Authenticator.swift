@@ -1,11 +1,8 @@
-import AsyncHTTPClient
 public import Foundation
 import JWTKit
 public import Logging
-import NIOCore
-import NIOHTTP1
+import PhotoFiles
 import Synchronization
-
 
 /// Who is calling: the `sub` of a verified token.
 public struct Caller: Sendable, Equatable {
@@ -98,10 +95,7 @@ public struct Authenticator: Sendable {
             var jwks_uri: String
         }
         do {
-            let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: address), timeout: .seconds(10))
-            let body = try await response.body.collect(upTo: 1 << 20)
-            guard response.status == .ok else { throw Failure(description: "HTTP \(response.status.code)") }
-            let configuration = try JSONDecoder().decode(Configuration.self, from: Data(body.readableBytesView))
+            let configuration = try JSONDecoder().decode(Configuration.self, from: Data(try await RemoteKeySet.get(address).body.utf8))
             guard configuration.issuer == trimmed || configuration.issuer == provider.absoluteString else {
                 throw Failure(description: "it names another issuer, \(configuration.issuer)")
             }
@@ -157,10 +151,9 @@ public struct Authenticator: Sendable {
 
     /// The `kid` of a JWT's header, read before verifying (to pick the keys).
     static func keyID(ofJWT token: String) -> String? {
-        guard let header = token.split(separator: ".", maxSplits: 1).first else { return nil }
-        var base64 = header.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64), let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+        guard let header = token.split(separator: ".", maxSplits: 1).first, let data = Data(base64URL: header),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return nil }
         return object["kid"] as? String
     }
 

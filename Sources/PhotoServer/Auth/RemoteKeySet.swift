@@ -85,16 +85,11 @@ final class RemoteKeySet: Service, Sendable {
 
     private func fetch() async {
         do {
-            var request = HTTPClientRequest(url: url.absoluteString)
-            request.headers.add(name: "Accept", value: "application/json")
-            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
-            let body = try await response.body.collect(upTo: 1 << 20)
-            guard response.status == .ok else { throw Authenticator.Failure(description: "HTTP \(response.status.code)") }
-            let json = String(buffer: body)
+            let (json, cacheControl) = try await Self.get(url.absoluteString)
             let keys = JWTKeyCollection()
             try await keys.add(jwksJSON: json)
             let keyIDs = Self.keyIDs(json)
-            let maxAge = response.headers["Cache-Control"].first.flatMap(Self.maxAge)
+            let maxAge = cacheControl.flatMap(Self.maxAge)
             finish { state in
                 state.refresh.fetched(now: .now, maxAge: maxAge)
                 state.keys = keys
@@ -114,6 +109,16 @@ final class RemoteKeySet: Service, Sendable {
             return state.waiting
         }
         for continuation in waiting { continuation.resume() }
+    }
+
+    /// A provider's JSON document (its keys, its OpenID configuration): the body of a 200, and its `Cache-Control`.
+    static func get(_ address: String) async throws -> (body: String, cacheControl: String?) {
+        var request = HTTPClientRequest(url: address)
+        request.headers.add(name: "Accept", value: "application/json")
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        guard response.status == .ok else { throw Authenticator.Failure(description: "HTTP \(response.status.code)") }
+        return (String(buffer: body), response.headers["Cache-Control"].first)
     }
 
     /// The `kid`s of a JWKS document's keys.

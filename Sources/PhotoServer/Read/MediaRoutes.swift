@@ -100,14 +100,9 @@ struct MediaRoutes: RouterMiddleware {
         return photo
     }
 
-    /// The headers of every answer about `photo`, whatever its status.
-    static func headers(_ photo: StoredPhoto, cacheControl: String) -> HTTPFields {
-        [.eTag: "\"\(photo.sha256)\"", .lastModified: HTTPDate.format(photo.storedAt), .cacheControl: cacheControl, nosniff: "nosniff"]
-    }
-
     private func answer(_ request: Request, context: ServerContext, photo: StoredPhoto, cacheControl: String) async throws -> Response {
         let etag = "\"\(photo.sha256)\""
-        var headers = Self.headers(photo, cacheControl: cacheControl)
+        var headers: HTTPFields = [.eTag: etag, .lastModified: HTTPDate.format(photo.storedAt), .cacheControl: cacheControl, Self.nosniff: "nosniff"]
         if Self.notModified(request.headers, etag: etag, storedAt: photo.storedAt) { return Response(status: .notModified, headers: headers) }
         guard photo.location.hasPrefix("file:") else {
             guard let presigned = storage.presignedGET(key: photo.key) else { return Self.notFound }

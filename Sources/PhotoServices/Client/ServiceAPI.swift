@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import PhotoFiles
 import PhotoUpload
 
 /// The calls a client makes to `photoprep serve`'s API (`/v1/…`, JSON, problem details), with the
@@ -72,12 +73,6 @@ struct ServiceAPI: Sendable {
         var members: [Member]
     }
 
-    /// A photo's state (`PhotoBody` on the server).
-    struct Photo: Decodable {
-        var state: String
-        var url: String?
-    }
-
     /// The photo at `path` (`/v1/groups/{id}/photo`, `/v1/me/photo`) with its download links.
     func photoLinks(_ path: String) async throws(ServiceError) -> PhotoLinks {
         try await expect(200, .GET, path) { body in try JSONDecoder().decode(PhotoLinks.self, from: Data(body)) }
@@ -126,9 +121,7 @@ struct ServiceAPI: Sendable {
 
     /// The stored photo's URL, once the server says it is ready (nil: not (yet), or no answer).
     func readyPhotoURL(_ path: String) async -> String? {
-        guard case .answered(200, let body) = await call(.GET, path),
-            let photo = try? JSONDecoder().decode(Photo.self, from: Data(body)), photo.state == "ready"
-        else { return nil }
+        guard let photo = try? await photoLinks(path), photo.state == "ready" else { return nil }
         return photo.url
     }
 }

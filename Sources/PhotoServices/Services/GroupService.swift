@@ -1,4 +1,5 @@
 public import Foundation
+import PhotoFiles
 import SQLKit
 import PhotoPrep
 
@@ -215,14 +216,5 @@ public struct GroupCursor: Sendable, Equatable {
         let parts = text.split(separator: "|", maxSplits: 1)
         guard parts.count == 2, let seconds = Double(parts[0]), seconds.isFinite else { return nil }
         self.init(seconds: seconds, id: String(parts[1]))
-    }
-}
-
-extension Data {
-    /// Base64url (RFC 4648 §5: `-` and `_`, padding optional), as in JWTs and page cursors.
-    init?(base64URL text: String) {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        self.init(base64Encoded: base64)
     }
 }

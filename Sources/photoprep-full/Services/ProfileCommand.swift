@@ -126,9 +126,7 @@ struct ProfileCommand: AsyncParsableCommand {
                 for photo in try await serviceCall({ try await client.albumPhotos(album) }) {
                     if service.json { printJSONLine(photo); continue }
                     print("\(photo.id)  \(photo.state)  \(photo.downloadURL ?? photo.url ?? "-")")
-                    for thumbnail in photo.thumbnails ?? [] {
-                        print("  thumbnail \(thumbnail.edge) px (\(thumbnail.width)×\(thumbnail.height)): \(thumbnail.downloadURL)")
-                    }
+                    printThumbnails(photo.thumbnails)
                 }
                 return
             }

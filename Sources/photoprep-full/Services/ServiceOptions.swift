@@ -187,7 +187,12 @@ func printPhoto(_ photo: PhotoLinks, label: String, json: Bool) {
     if json { return printJSONLine(photo) }
     print("\(label): \(photo.state)")
     if let url = photo.downloadURL { print("  download: \(url)") } else if let url = photo.url { print("  stored at: \(url)") }
-    for thumbnail in photo.thumbnails ?? [] {
+    printThumbnails(photo.thumbnails)
+}
+
+/// A line for each thumbnail: its size and download URL.
+func printThumbnails(_ thumbnails: [PhotoLinks.Thumbnail]?) {
+    for thumbnail in thumbnails ?? [] {
         print("  thumbnail \(thumbnail.edge) px (\(thumbnail.width)×\(thumbnail.height)): \(thumbnail.downloadURL)")
     }
 }
