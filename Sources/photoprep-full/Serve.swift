@@ -135,11 +135,7 @@ struct Serve: AsyncParsableCommand {
         guard let level = Logger.Level(rawValue: logLevel ?? environment["LOG_LEVEL"] ?? "info") else {
             throw ValidationError("--log-level: one of trace, debug, info, notice, warning, error, critical")
         }
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        LoggingSystem.bootstrap { label in ServerLogHandler(label: label, level: level) }
         var configuration = PhotoServer.Configuration(data: URL(fileURLWithPath: data), keys: keys[0])
         configuration.keys = keys
         configuration.host = host

@@ -5,7 +5,8 @@ import PhotoServices
 @testable import PhotoServer
 import Testing
 
-/// The read path's small parts on their own: HTTP dates both ways, and `Range` headers.
+/// The read path's small parts on their own: HTTP dates both ways, `Range` headers, percent-decoding
+/// and the download URL's query.
 @Suite struct MediaRoutesTests {
     @Test func httpDatesAreIMFFixdates() throws {
         // RFC 9110 §5.6.7's own example.
@@ -33,6 +34,27 @@ import Testing
         #expect(ByteRange.parse("items=0-1", size: 1000) == .whole)
         #expect(ByteRange.parse("bytes=a-b", size: 1000) == .whole)
         #expect(ByteRange.parse("bytes=٣-٤", size: 1000) == .whole, "ASCII digits only")
+    }
+
+    @Test func percentDecodingAsFoundationDoes() {
+        for encoded in ["group_photos/abc/photo.jpg", "a%2Fb", "%41%62%63", "caf%C3%A9", "%e2%82%ac", "", "%", "%4", "%G1", "a%2", "%FF", "100%25"] {
+            #expect(MediaRoutes.percentDecoded(Substring(encoded).utf8) == encoded.removingPercentEncoding, "\(encoded)")
+        }
+    }
+
+    @Test func theDownloadURLsQuery() {
+        let query = MediaRoutes.Query("v=0123abcd&token=f00d&size=256&x=1")
+        #expect(query.version == "0123abcd")
+        #expect(query.token == "f00d")
+        #expect(query.size == "256")
+        let encoded = MediaRoutes.Query("size=%32%35%36&token=a%62&vv=2&sizes=9&v")
+        #expect(encoded.size == "256")
+        #expect(encoded.token == "ab")
+        #expect(encoded.version == nil, "`vv=` and a bare `v` are not `v=`")
+        let none = MediaRoutes.Query(nil)
+        #expect(none.version == nil && none.token == nil && none.size == nil)
+        #expect(MediaRoutes.Query("token=&v=1").token == "")
+        #expect(MediaRoutes.Query("token=%zz").token == nil, "a malformed escape is no token")
     }
 }
 

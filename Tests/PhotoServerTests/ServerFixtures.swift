@@ -65,7 +65,7 @@ struct SeededRouter: Seeded {
         var configuration = PhotoServer.Configuration(data: data, keys: .sharedSecret(TestTokens.secret))
         configure(&configuration)
         let server = try await PhotoServer(configuration: configuration, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
-        try await Application(router: server.router()).test(.router) { client in
+        try await Application(responder: server.responder()).test(.router) { client in
             try await body(SeededRouter(data: data, groupId: groupId, api: RouterClient(client: client)))
         }
     }

@@ -22,20 +22,79 @@ import Synchronization
 /// presigned `GET` valid for five minutes (the bucket serves the bytes and their ranges itself; the
 /// server's CPU and bandwidth are not spent on it), after the same checks.
 ///
-/// A middleware, like Hummingbird's own `FileMiddleware`: `GET`/`HEAD` under `/media/` are answered before
-/// the router looks for a route (resolving a catch-all route costs as much as the rest of a thumbnail's
-/// answer); anything else goes on to the routes.
-struct MediaRoutes: RouterMiddleware {
-    typealias Context = ServerContext
+/// Reached before the router (`ServerResponder`): `GET`/`HEAD` under `/media/`.
+struct MediaRoutes: Sendable {
     let photos: StoredPhotos
     let storage: Uploader
     let files = FileIO(threadPool: .singleton)
     let small = SmallObjects()
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let path = request.uri.path
-        guard path.hasPrefix("/media/"), request.method == .get || request.method == .head else { return try await next(request, context) }
-        return try await serve(request, key: String(path.dropFirst("/media/".count)).removingPercentEncoding ?? "", context: context)
+    /// Is `request` one for a stored photo?
+    static func answers(_ request: Request) -> Bool {
+        (request.method == .get || request.method == .head) && request.uri.path.hasPrefix("/media/")
+    }
+
+    func serve(_ request: Request, context: ServerContext) async throws -> Response {
+        try await serve(request, key: Self.percentDecoded(request.uri.path.utf8.dropFirst("/media/".count)) ?? "", context: context)
+    }
+
+    /// `%XX` decoded byte by byte (nil for a malformed escape); Foundation's `removingPercentEncoding`
+    /// bridges through `NSString` and cost 7 % of a thumbnail's answer.
+    static func percentDecoded(_ encoded: Substring.UTF8View) -> String? {
+        guard encoded.contains(UInt8(ascii: "%")) else { return String(Substring(encoded)) }
+        func hex(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(encoded.count)
+        var index = encoded.startIndex
+        while index != encoded.endIndex {
+            let byte = encoded[index]
+            index = encoded.index(after: index)
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard index != encoded.endIndex, let high = hex(encoded[index]) else { return nil }
+            index = encoded.index(after: index)
+            guard index != encoded.endIndex, let low = hex(encoded[index]) else { return nil }
+            index = encoded.index(after: index)
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// A download URL's query, `v`, `token` and `size` (values percent-decoded), read in one pass over
+    /// its bytes — Hummingbird's `queryParameters` builds a dictionary of every pair first.
+    struct Query {
+        var version: String?
+        var token: String?
+        var size: String?
+
+        init(_ query: String?) {
+            guard var query else { return }
+            query.withUTF8 { bytes in
+                var start = 0
+                while start < bytes.count {
+                    let end = bytes[start...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.count
+                    if let equals = bytes[start..<end].firstIndex(of: UInt8(ascii: "=")) {
+                        let value = { MediaRoutes.percentDecoded(Substring(decoding: bytes[(equals + 1)..<end], as: UTF8.self).utf8) }
+                        switch equals - start {
+                        case 1 where bytes[start] == UInt8(ascii: "v"): version = value()
+                        case 4 where bytes[start..<equals].elementsEqual("size".utf8): size = value()
+                        case 5 where bytes[start..<equals].elementsEqual("token".utf8): token = value()
+                        default: break
+                        }
+                    }
+                    start = end + 1
+                }
+            }
+        }
     }
 
     /// The download URL of `photo` (or of its thumbnail for `edge`): on `--public-url`, else on the request's host.
@@ -53,8 +112,8 @@ struct MediaRoutes: RouterMiddleware {
     static func version(_ photo: StoredPhoto) -> String { String(photo.sha256.prefix(16)) }
 
     func serve(_ request: Request, key: String, context: ServerContext) async throws -> Response {
-        let query = request.uri.queryParameters
-        let size = query.get("size")
+        let query = Query(request.uri.query)
+        let size = query.size
         let edge = size.flatMap { Int($0) }
         let photo: StoredPhoto
         let cacheControl: String
@@ -62,8 +121,8 @@ struct MediaRoutes: RouterMiddleware {
             guard size == nil || edge != nil, let path = try? StoragePath(key: key), let found = try await photos.media(key, edge: edge) else {
                 return Self.notFound
             }
-            if let token = query.get("token") {
-                guard let granted = Self.granted(found, path: path, edge: edge, version: query.get("v").map { String($0) }, token: String(token)) else {
+            if let token = query.token {
+                guard let granted = Self.granted(found, path: path, edge: edge, version: query.version, token: token) else {
                     return Self.notFound
                 }
                 (photo, cacheControl) = (granted, Self.immutable)
@@ -195,9 +254,22 @@ enum ByteRange: Equatable {
 
 /// HTTP dates (IMF-fixdate, RFC 9110 §5.6.7).
 enum HTTPDate {
-    /// Formatted by hand from `gmtime_r` (a `DateFormatter` is costly to make, and not safe to share).
+    /// Formatted by hand from `gmtime_r` (a `DateFormatter` is costly to make, and not safe to share),
+    /// and kept: the same photos' dates are formatted again and again.
     static func format(_ date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
+        if let known = formatted.withLock({ $0[seconds] }) { return known }
+        let text = formatNow(seconds)
+        formatted.withLock { known in
+            if known.count >= 4096 { known.removeAll(keepingCapacity: true) }
+            known[seconds] = text
+        }
+        return text
+    }
+    private static let formatted = Mutex<[Int: String]>([:])
+
+    private static func formatNow(_ whole: Int) -> String {
+        var seconds = time_t(whole)
         var t = tm()
         gmtime_r(&seconds, &t)
         func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }

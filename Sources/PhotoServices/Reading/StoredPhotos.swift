@@ -146,13 +146,17 @@ public struct StoredPhotos: Sendable {
             var writes: Int
             var readAt: ContinuousClock.Instant
         }
-        private let entries = Mutex<[String: Entry]>([:])
+        private struct Name: Hashable {
+            var key: String
+            var edge: Int?
+        }
+        private let entries = Mutex<[Name: Entry]>([:])
 
         func media(_ key: String, edge: Int?, writes: Int, now: ContinuousClock.Instant) -> Media? {
             entries.withLock { entries in
-                guard let entry = entries[Self.name(key, edge)] else { return nil }
+                guard let entry = entries[Name(key: key, edge: edge)] else { return nil }
                 guard entry.writes == writes, now - entry.readAt < Self.lifetime else {
-                    entries[Self.name(key, edge)] = nil
+                    entries[Name(key: key, edge: edge)] = nil
                     return nil
                 }
                 return entry.media
@@ -162,11 +166,9 @@ public struct StoredPhotos: Sendable {
         func keep(_ media: Media, key: String, edge: Int?, writes: Int, now: ContinuousClock.Instant) {
             entries.withLock { entries in
                 if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
-                entries[Self.name(key, edge)] = Entry(media: media, writes: writes, readAt: now)
+                entries[Name(key: key, edge: edge)] = Entry(media: media, writes: writes, readAt: now)
             }
         }
-
-        private static func name(_ key: String, _ edge: Int?) -> String { edge.map { "\(key)@\($0)" } ?? key }
     }
 
     /// 128 random bits from the system's generator, in hex: unguessable.
