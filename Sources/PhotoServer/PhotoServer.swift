@@ -60,6 +60,18 @@ public struct PhotoServer: Sendable {
         public var shutdownGrace: Duration = .seconds(8)
         /// Web origins (`https://app.example.com`, or `*`) whose scripts may call the server (CORS); none by default.
         public var corsOrigins: [String] = []
+        /// Writes (upload creations, the API's `POST`/`PUT`/`PATCH`/`DELETE`) one signed-in user may make (429 past it).
+        public var writesPerUser = RateLimit(perMinute: 120)
+        /// Writes from one client address (many users may share one: an office, a carrier's NAT).
+        public var writesPerAddress = RateLimit(perMinute: 600)
+        /// Proxies whose `X-Forwarded-For` names the client address (none: the connection's peer is the client).
+        public var trustedProxies: [AddressRange] = []
+        /// The most pixels a photo may declare in its header (width × height); larger ones are refused (422)
+        /// before any pixel is decoded. 200 MP phone photos (16,320 × 12,240) fit.
+        public var maxPixels = 210_000_000
+        /// Photos that may wait for the pipeline's threads beyond those being prepared; an upload finishing
+        /// past it gets 503 with `Retry-After` and keeps its bytes (asking again finishes it).
+        public var maxWaitingPhotos = 32
 
         public init(data: URL, keys: Authenticator.Keys) {
             self.data = data
@@ -101,7 +113,8 @@ public struct PhotoServer: Sendable {
         uploads = UploadHandler(
             store: try Self.partialUploads(configuration, database: database, io: io),
             processor: ArrivalProcessor(
-                intake: PhotoIntake(database: database, storage: storage, cpu: cpu, thumbnails: configuration.thumbnails), metrics: metrics),
+                intake: PhotoIntake(database: database, storage: storage, cpu: cpu, thumbnails: configuration.thumbnails, maxPixels: configuration.maxPixels),
+                metrics: metrics, admission: Admission(capacity: max(1, configuration.pipelineThreads) + max(0, configuration.maxWaitingPhotos))),
             metrics: metrics, expiry: configuration.uploadExpiry, maxUnfinishedPerUser: configuration.maxUnfinishedUploadsPerUser,
             stopping: ShutdownSignal())
         self.authenticator = authenticator
@@ -142,12 +155,16 @@ public struct PhotoServer: Sendable {
     }
 
     /// Every route: `/health`, `/metrics`, tus at `/files/`, the IETF draft at `/uploads/`, the API at
-    /// `/v1/`, the web page at `/`; the request log, CORS and authentication as middleware.
+    /// `/v1/`, the web page at `/`; the request log, CORS, authentication and the abuse limits as middleware.
     func router() -> Router<ServerContext> {
         let router = Router(context: ServerContext.self)
         router.add(middleware: RequestLogMiddleware(metrics: metrics))
         router.add(middleware: CrossOrigin(allowed: Set(configuration.corsOrigins)))
         router.add(middleware: BearerAuthentication(authenticator: authenticator))
+        router.add(
+            middleware: AbuseLimits(
+                perUser: configuration.writesPerUser, perAddress: configuration.writesPerAddress, trustedProxies: configuration.trustedProxies,
+                metrics: metrics))
         router.get("/health") { [database] _, _ -> Response in
             let healthy = (try? await database.read { db in try await db.raw("SELECT 1").run() }) != nil
             return Response(

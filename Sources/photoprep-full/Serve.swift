@@ -77,6 +77,23 @@ struct Serve: AsyncParsableCommand {
         valueName: "origin"))
     var corsOrigin: [String] = []
 
+    @Option(help: "Writes (upload creations, the API's POST/PUT/PATCH/DELETE) one signed-in user may make a minute, as many at once; 0: no limit (env PHOTOPREP_WRITES_PER_USER; default 120).")
+    var writesPerUser: Int?
+
+    @Option(help: "Writes from one client address a minute, as many at once; 0: no limit (env PHOTOPREP_WRITES_PER_ADDRESS; default 600).")
+    var writesPerAddress: Int?
+
+    @Option(help: ArgumentHelp(
+        "A proxy (address or CIDR range, e.g. 10.0.0.0/8) whose X-Forwarded-For names the client address for the limits; repeatable (env PHOTOPREP_TRUST_PROXY, comma-separated; default none).",
+        valueName: "cidr"))
+    var trustProxy: [String] = []
+
+    @Option(help: "The most pixels (width × height) a photo may declare; larger ones are refused with 422 before decoding (env PHOTOPREP_MAX_PIXELS; default 210000000: 200 MP phone photos fit).")
+    var maxPixels: Int?
+
+    @Option(help: "Photos that may wait for the pipeline beyond those being prepared; past it an upload's last request gets 503 with Retry-After and keeps its bytes (env PHOTOPREP_MAX_WAITING_PHOTOS; default 32).")
+    var maxWaitingPhotos: Int?
+
     @Option(help: "Seconds between looks for expired uploads.")
     var sweepSeconds: Double = 60
 
@@ -163,6 +180,20 @@ struct Serve: AsyncParsableCommand {
             }
         }
         configuration.corsOrigins = origins.filter { !$0.isEmpty }
+        func count(_ flag: Int?, _ name: String, _ option: String, default value: Int, least: Int = 0) throws -> Int {
+            guard let text = setting(flag.map(String.init), name) else { return value }
+            guard let number = Int(text), number >= least else { throw ValidationError("\(option): \"\(text)\" is not a whole number of at least \(least)") }
+            return number
+        }
+        configuration.writesPerUser = RateLimit(perMinute: try count(writesPerUser, "PHOTOPREP_WRITES_PER_USER", "--writes-per-user", default: 120))
+        configuration.writesPerAddress = RateLimit(perMinute: try count(writesPerAddress, "PHOTOPREP_WRITES_PER_ADDRESS", "--writes-per-address", default: 600))
+        configuration.maxPixels = try count(maxPixels, "PHOTOPREP_MAX_PIXELS", "--max-pixels", default: 210_000_000, least: 1)
+        configuration.maxWaitingPhotos = try count(maxWaitingPhotos, "PHOTOPREP_MAX_WAITING_PHOTOS", "--max-waiting-photos", default: 32)
+        let proxies = trustProxy.isEmpty ? (environment["PHOTOPREP_TRUST_PROXY"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } : trustProxy
+        configuration.trustedProxies = try proxies.filter { !$0.isEmpty }.map { text in
+            guard let range = AddressRange(text) else { throw ValidationError("--trust-proxy \(text): an IPv4 or IPv6 address, or a CIDR range like 10.0.0.0/8") }
+            return range
+        }
         configuration.sweepInterval = .milliseconds(Int(sweepSeconds * 1000))
         let server: PhotoServer
         do {

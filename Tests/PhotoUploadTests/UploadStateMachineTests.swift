@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import PhotoUpload
 
@@ -62,6 +63,35 @@ import Testing
             if case .wait(let d) = m.next() { delays.append(d) }
         }
         #expect(delays == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800)])
+    }
+
+    @Test func aRetryAfterIsWaitedForButNeverLessThanTheBackoff() {
+        var m = machine()
+        #expect(m.next() == .create(length: 1000))
+        m.record(.retryLater(429, "too many writes", after: .seconds(3)), now: .zero, jitter: 1)
+        #expect(m.next() == .wait(.seconds(3)))
+        #expect(m.next() == .create(length: 1000))
+        m.record(.created(location: "u"), now: .seconds(3), jitter: 1)
+        _ = m.next()
+        // A Retry-After shorter than the backoff: the backoff's.
+        m.record(.retryLater(503, "busy", after: .zero), now: .seconds(3), jitter: 1)
+        #expect(m.next() == .wait(.milliseconds(100)))
+        #expect(m.next() == .query(location: "u"))
+        // One past the budget: a clear failure now rather than a wait that cannot end well.
+        m.record(.retryLater(503, "busy", after: .seconds(60)), now: .seconds(4), jitter: 1)
+        guard case .fail(let error) = m.next() else { Issue.record("expected a failure"); return }
+        #expect(error.kind == .retriesExhausted)
+        #expect(error.message.contains("HTTP 503: busy"))
+    }
+
+    @Test func retryAfterInSecondsOrAsADate() {
+        let now = Date(timeIntervalSince1970: 784_111_777)  // Sun, 06 Nov 1994 08:49:37 GMT
+        #expect(retryAfter("5") == .seconds(5))
+        #expect(retryAfter(" 120 ") == .seconds(120))
+        #expect(retryAfter("Sun, 06 Nov 1994 08:50:07 GMT", now: now) == .seconds(30))
+        #expect(retryAfter("Sun, 06 Nov 1994 08:49:00 GMT", now: now) == .zero, "a date past is now")
+        #expect(retryAfter("99999") == .seconds(3600), "at most an hour")
+        for bad in [nil, "", "-1", "soon", "1.5"] { #expect(retryAfter(bad) == nil, "\(bad ?? "nil")") }
     }
 
     @Test func retriesStopAfterTheBudgetWithAClearError() {

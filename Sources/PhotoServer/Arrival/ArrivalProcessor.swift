@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import PhotoServices
+import Synchronization
 
 /// What happens when the last byte of an upload arrived (tusd's `pre-finish`): the photo is taken in by
 /// the services' `PhotoIntake` — prepared with its path's preset (one that already complies passes through
@@ -18,17 +19,29 @@ struct ArrivalProcessor: Sendable {
             case notAllowed
             /// Storage, the database or the pipeline's pool failed: the bytes are kept and the client may ask again (503).
             case unavailable
+            /// As many photos as may wait are waiting for the pipeline: the bytes are kept; ask again (503).
+            case busy
         }
 
         var kind: Kind
         var description: String
+
+        /// The upload's bytes are kept for the client to ask again (503), not deleted with it.
+        var keepsBytes: Bool { kind == .unavailable || kind == .busy }
     }
 
     let intake: PhotoIntake
     let metrics: ServerMetrics
+    /// How many photos may be prepared or wait for it at once.
+    let admission: Admission
 
-    /// Takes the photo in `file` in; returns the stored object's URL.
+    /// Takes the photo in `file` in; returns the stored object's URL. Refused at once (`busy`) rather than
+    /// queued without bound when as many photos as may wait are waiting.
     func finish(_ upload: TusUpload, file: String) async throws(Refusal) -> String {
+        guard admission.enter() else {
+            throw Refusal(kind: .busy, description: "\(admission.capacity) photos are being prepared or waiting for it; ask again shortly")
+        }
+        defer { admission.leave() }
         do {
             let taken = try await intake.take(file, key: upload.key, caller: upload.owner, displayName: upload.ownerName)
             metrics.pipelineSeconds.record(taken.preparing)
@@ -48,4 +61,23 @@ extension CoreMetrics.Timer {
     func record(_ duration: Duration) {
         recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
+}
+
+/// A count of the photos being prepared or waiting for it, and its bound.
+final class Admission: Sendable {
+    let capacity: Int
+    private let inside = Mutex(0)
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    /// Counts one more, unless `capacity` are in already.
+    func enter() -> Bool {
+        inside.withLock { count in
+            guard count < capacity else { return false }
+            count += 1
+            return true
+        }
+    }
+
+    func leave() { inside.withLock { $0 -= 1 } }
 }

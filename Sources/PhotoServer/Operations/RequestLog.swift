@@ -15,8 +15,12 @@ struct ServerContext: RequestContext {
     var requestDecoder: APIRequestDecoder { APIRequestDecoder() }
     var responseEncoder: APIResponseEncoder { APIResponseEncoder() }
 
+    /// The connection's peer address (nil when it has none, as in-process tests).
+    let peer: String?
+
     init(source: Source) {
         coreContext = .init(source: source)
+        peer = source.channel.remoteAddress?.ipAddress
     }
 }
 

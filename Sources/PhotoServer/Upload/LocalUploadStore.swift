@@ -125,7 +125,7 @@ final class LocalUploadStore: PartialUploadStore {
             try? await save(stored)
             let data = dataPath(upload.id)
             _ = try? await run { unlink(data) }
-        case .failure(let refusal) where refusal.kind != .unavailable:
+        case .failure(let refusal) where !refusal.keepsBytes:
             _ = try? await delete(upload.id)
         case .failure:
             break

@@ -283,7 +283,7 @@ final class SharedUploadStore: PartialUploadStore {
                 let pieces = try await Self.pieces(of: upload.id, db)
                 try await db.delete(from: "tusUploadPiece").where("upload", .equal, upload.id).run()
                 return pieces
-            case .failure(let refusal) where refusal.kind == .unavailable:
+            case .failure(let refusal) where refusal.keepsBytes:
                 try await ended.set("outcome", to: SQLBind("unavailable: \(refusal.description)")).run()
                 try await release.run()
                 return []

@@ -151,8 +151,9 @@ struct UploadHandler: Sendable {
         case .failure(let error):
             switch error.kind {
             case .unavailable:
-                let refused = refusal(.serviceUnavailable, "\(upload.key): \(error.description)", reason: "storage")
-                throw refused
+                throw refusal(.serviceUnavailable, "\(upload.key): \(error.description)", reason: "storage")
+            case .busy:
+                throw refusal(.serviceUnavailable, "\(upload.key): \(error.description)", reason: "busy")
             case .unprocessable:
                 metrics.uploadsInProgress.decrement()
                 throw refusal(.unprocessableContent, "\(upload.key): \(error.description)", reason: "photo")

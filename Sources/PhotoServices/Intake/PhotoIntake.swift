@@ -22,16 +22,19 @@ public struct PhotoIntake: Sendable {
     let credentials: @Sendable (String) -> String?
     /// The thumbnails `take` makes and stores with each photo.
     let thumbnails: ThumbnailSizes
+    /// The most pixels a photo may declare (checked from its header, before decoding).
+    let maxPixels: Int
 
     public init(
         database: AppDatabase, storage: Uploader, cpu: NIOThreadPool = .singleton, thumbnails: ThumbnailSizes = ThumbnailSizes(),
-        credentials: @escaping @Sendable (String) -> String? = { _ in nil }
+        maxPixels: Int = PrepareOptions(preset: .photo).maxPixels, credentials: @escaping @Sendable (String) -> String? = { _ in nil }
     ) {
         self.database = database
         self.storage = storage
         self.cpu = cpu
         stale = StaleObjects(database: database)
         self.thumbnails = thumbnails
+        self.maxPixels = maxPixels
         self.credentials = credentials
     }
 
@@ -83,6 +86,7 @@ public struct PhotoIntake: Sendable {
     public func prepare(contentsOf file: String, for path: StoragePath, thumbnails: [Int] = []) async throws(ServiceError) -> PreparedPhoto {
         var options = PrepareOptions(preset: path.preset)
         options.thumbnails = thumbnails
+        options.maxPixels = maxPixels
         let pipeline = PhotoPipeline(options: options)
         let result: Result<PreparedPhoto, PhotoPrepError>
         do {

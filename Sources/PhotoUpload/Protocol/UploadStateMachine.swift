@@ -61,6 +61,8 @@ struct UploadStateMachine {
         case completed(url: String)
         /// The server answered with an error status.
         case status(Int, String)
+        /// The server answered 429 or 503 and said when to ask again (`Retry-After`).
+        case retryLater(Int, String, after: Duration)
         /// No HTTP answer: connection refused or reset, timeout, DNS …
         case transportError(String)
         /// An answer the protocol does not allow (e.g. a `Location` on another origin): fail at once.
@@ -292,6 +294,16 @@ struct UploadStateMachine {
             default:
                 terminal = .fail(UploadError(.rejected, message, status: code))
             }
+        case .retryLater(let code, let message, let after):
+            // As any 429 or 503, but not before the server said: the wait is the longer of its and the backoff's.
+            answered = true
+            sending = nil
+            if cancelling {
+                terminal = .cancelled
+                return
+            }
+            lastAnswer = "HTTP \(code): \(message)"
+            transient("HTTP \(code): \(message)", now: now, jitter: jitter, atLeast: after)
         case .transportError(let message):
             sending = nil
             if cancelling {
@@ -320,13 +332,13 @@ struct UploadStateMachine {
         stallStart = now
     }
 
-    private mutating func transient(_ message: String, now: Duration, jitter: Double) {
+    private mutating func transient(_ message: String, now: Duration, jitter: Double, atLeast: Duration = .zero) {
         failures += 1
         lastFailure = message
         offsetKnown = false  // servers may keep part of a chunk: always ask
         currentChunkSize = chunkSize
         let stalled = now - stallStart
-        let delay = backoff.delay(attempt: failures, jitter: jitter)
+        let delay = max(backoff.delay(attempt: failures, jitter: jitter), atLeast)
         // Give up when the budget is spent, or would be before the next attempt could start.
         if stalled + delay >= budget {
             let tried = "\(failures) attempt\(failures == 1 ? "" : "s") over \(String(format: "%.1f", stalled.seconds)) s"

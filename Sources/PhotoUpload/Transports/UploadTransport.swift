@@ -46,6 +46,8 @@ struct Created: Sendable, Equatable {
 /// forbids (a redirect, an upload URL on a foreign origin).
 enum TransportFailure: Error, Equatable {
     case status(Int, String)
+    /// A 429 or 503 saying when to ask again (`Retry-After`).
+    case retryLater(Int, String, after: Duration)
     case transport(String)
     case violation(String)
     case cancelled
@@ -63,10 +65,31 @@ func origin(of url: URL) -> String? {
 func perform(_ request: HTTPClientRequest, client: HTTPClient, timeout: Duration, expecting: Set<UInt>) async throws(TransportFailure) -> HTTPClientResponse {
     try await exchange(request, client: client, timeout: timeout, expecting: expecting, limit: 1 << 16) { response, body in
         let text = String(buffer: body).trimmingCharacters(in: .whitespacesAndNewlines)
-        return .status(
-            Int(response.status.code),
-            "\(request.method.rawValue) \(request.url): \(response.status.code) \(response.status.reasonPhrase)\(text.isEmpty ? "" : " — \(text.prefix(200))")")
+        let code = Int(response.status.code)
+        let message = "\(request.method.rawValue) \(request.url): \(response.status.code) \(response.status.reasonPhrase)\(text.isEmpty ? "" : " — \(text.prefix(200))")"
+        if code == 429 || code == 503, let after = retryAfter(response.headers.first(name: "Retry-After")) {
+            return .retryLater(code, message, after: after)
+        }
+        return .status(code, message)
     }.0
+}
+
+/// A `Retry-After` (RFC 9110 §10.2.3): seconds, or an HTTP date; at most an hour (a longer wait is the
+/// retry budget's to decide, not the server's).
+func retryAfter(_ value: String?, now: Date = Date()) -> Duration? {
+    guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+    let seconds: Double
+    if let whole = Int(value), whole >= 0 {
+        seconds = Double(whole)
+    } else {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        guard let date = formatter.date(from: value) else { return nil }
+        seconds = max(0, date.timeIntervalSince(now))
+    }
+    return .milliseconds(Int(min(seconds, 3600) * 1000))
 }
 
 /// A request to an upload server: `method` on `url` with the protocol's version header and the caller's credentials.
@@ -141,7 +164,8 @@ extension UploadError {
     /// statuses rejected, no answer as unreachable.
     init(_ failure: TransportFailure, _ what: String) {
         switch failure {
-        case .status(let code, let message): self.init(code == 401 || code == 403 ? .notAuthorized : .rejected, message, status: code)
+        case .status(let code, let message), .retryLater(let code, let message, _):
+            self.init(code == 401 || code == 403 ? .notAuthorized : .rejected, message, status: code)
         case .transport(let message): self.init(.unreachable, message)
         case .violation(let message): self.init(.protocolViolation, message)
         case .cancelled: self.init(.io, "\(what): cancelled")

@@ -196,6 +196,7 @@ final class UploadSession: Sendable {
         switch await Self.within(timeout, request) {
         case .success(let answer): outcome = answer
         case .failure(.status(let code, let message)): outcome = .status(code, message)
+        case .failure(.retryLater(let code, let message, let after)): outcome = .retryLater(code, message, after: after)
         case .failure(.transport(let message)): outcome = .transportError(message)
         case .failure(.violation(let message)): outcome = .violation(message)
         case .failure(.cancelled): return  // cancelled: the loop decides between pause and cancel

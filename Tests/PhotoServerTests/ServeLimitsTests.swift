@@ -1,0 +1,214 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+@testable import PhotoServer
+import Testing
+import TestSupport
+
+/// The abuse limits' parts on their own: token buckets, address ranges, the client address behind proxies.
+@Suite struct AbuseLimitParts {
+    @Test func aBucketHoldsAMinutesWorthAndRefillsAtTheRate() {
+        var buckets = TokenBuckets(RateLimit(perMinute: 6))
+        let start = ContinuousClock.now
+        for _ in 0..<6 { #expect(buckets.take("a", now: start) == .allowed) }
+        // Empty: one token every 10 s.
+        #expect(buckets.take("a", now: start) == .refused(retryAfter: 10))
+        #expect(buckets.take("a", now: start + .seconds(4)) == .refused(retryAfter: 6))
+        #expect(buckets.take("b", now: start) == .allowed, "another client has its own bucket")
+        #expect(buckets.take("a", now: start + .seconds(10)) == .allowed)
+        #expect(buckets.take("a", now: start + .seconds(10)) == .refused(retryAfter: 10))
+        // A minute later the bucket is full again, and holds no more than full.
+        for _ in 0..<6 { #expect(buckets.take("a", now: start + .seconds(600)) == .allowed) }
+        #expect(buckets.take("a", now: start + .seconds(600)) != .allowed)
+        var unlimited = TokenBuckets(RateLimit(perMinute: 0))
+        for _ in 0..<1000 { #expect(unlimited.take("a", now: start) == .allowed) }
+        #expect(unlimited.count == 0)
+    }
+
+    @Test func fullBucketsAreForgottenWhenThereAreMany() {
+        var buckets = TokenBuckets(RateLimit(perMinute: 60), tidyAbove: 100)
+        let start = ContinuousClock.now
+        for n in 0..<100 { _ = buckets.take("scan-\(n)", now: start) }
+        #expect(buckets.count == 100)
+        // A minute on, every bucket is full again: the 101st client makes room.
+        _ = buckets.take("late", now: start + .seconds(61))
+        #expect(buckets.count == 1)
+        // Buckets still draining are kept.
+        for n in 0..<100 { _ = buckets.take("busy-\(n)", now: start + .seconds(61)) }
+        _ = buckets.take("later", now: start + .milliseconds(61_500))
+        #expect(buckets.count == 102)
+    }
+
+    @Test func addressRanges() throws {
+        let ten = try #require(AddressRange("10.0.0.0/8"))
+        #expect(ten.contains("10.1.2.3"))
+        #expect(ten.contains("::ffff:10.1.2.3"), "IPv4-mapped IPv6")
+        #expect(!ten.contains("11.0.0.1"))
+        #expect(!ten.contains("not an address"))
+        let one = try #require(AddressRange("192.168.1.7"))
+        #expect(one.contains("192.168.1.7") && !one.contains("192.168.1.8"))
+        let six = try #require(AddressRange("2001:db8::/32"))
+        #expect(six.contains("2001:db8:1::5") && !six.contains("2001:db9::5") && !six.contains("10.0.0.1"))
+        let odd = try #require(AddressRange("172.16.0.0/12"))
+        #expect(odd.contains("172.31.255.255") && !odd.contains("172.32.0.0"))
+        for bad in ["", "10.0.0.0/33", "10.0.0.0/-1", "::/129", "example.com", "10.0.0/8"] { #expect(AddressRange(bad) == nil, "\(bad)") }
+    }
+
+    @Test func theClientAddressBehindTrustedProxies() throws {
+        func address(_ forwarded: [String], peer: String?, trusting proxies: [String]) -> String? {
+            let limits = AbuseLimits(
+                perUser: .init(perMinute: 1), perAddress: .init(perMinute: 1), trustedProxies: proxies.compactMap(AddressRange.init), metrics: ServerMetrics())
+            var fields = HTTPFields()
+            for value in forwarded { fields.append(HTTPField(name: AbuseLimits.forwardedFor, value: value)) }
+            let request = Request(head: HTTPRequest(method: .post, scheme: "http", authority: "x", path: "/files", headerFields: fields), body: .init(buffer: ByteBuffer()))
+            return limits.clientAddress(request, peer: peer)
+        }
+        // Untrusted peers are the client, whatever they forward.
+        #expect(address(["203.0.113.9"], peer: "198.51.100.1", trusting: []) == "198.51.100.1")
+        #expect(address(["203.0.113.9"], peer: "198.51.100.1", trusting: ["10.0.0.0/8"]) == "198.51.100.1")
+        // A trusted proxy's last hop is the client; a client's own claim to the left is not believed.
+        #expect(address(["1.2.3.4, 203.0.113.9"], peer: "10.0.0.2", trusting: ["10.0.0.0/8"]) == "203.0.113.9")
+        // Two trusted proxies in a row: walked back to the first untrusted address.
+        #expect(address(["1.2.3.4, 203.0.113.9, 10.0.0.7"], peer: "10.0.0.2", trusting: ["10.0.0.0/8"]) == "203.0.113.9")
+        #expect(address(["203.0.113.9", "10.0.0.7"], peer: "10.0.0.2", trusting: ["10.0.0.0/8"]) == "203.0.113.9", "several header lines")
+        // Garbage stops the walk at the last address believed.
+        #expect(address(["<script>"], peer: "10.0.0.2", trusting: ["10.0.0.0/8"]) == "10.0.0.2")
+        #expect(address([], peer: nil, trusting: ["10.0.0.0/8"]) == nil)
+    }
+}
+
+/// The limits on a running server: writes per user and per address (429 with `Retry-After`, which the
+/// project's own uploader waits for), the pixel cap, and the bounded queue of photos to prepare.
+@Suite(.serialized) struct ServeLimitsTests {
+    static func rateRefusals(_ server: PhotoServerProcess) async throws -> Int {
+        let metrics = try await HTTPExchange.send("GET", "\(server.base)/metrics")
+        let line = metrics.body.split(separator: "\n").first { $0.hasPrefix("photoprep_rule_refusals_total{reason=\"rate\"}") }
+        return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+    }
+
+    @Test func writesPastAUsersRateAre429AndTheUploaderWaitsAsTold() async throws {
+        let seeded = try await SeededServer.start(arguments: ["--writes-per-user", "30"])
+        let u1 = TestTokens.hs256(sub: "u1")
+        let jpeg = try Fixture.bytes("photos/ladybird-2560x1600.jpg")
+        for n in 0..<30 {
+            let created = try await ServeRulesTests.create(seeded.server, key: "user_photos/u1/a/\(n).jpg", length: jpeg.count, token: u1)
+            #expect(created.status == 201, "creation \(n): \(created.status) \(created.body)")
+            // Deleting is not a write the limit counts (and keeps u1 under the unfinished-uploads quota).
+            let deleted = try await HTTPExchange.send(
+                "DELETE", try #require(created.header("Location")), headers: ["Tus-Resumable": "1.0.0", "Authorization": "Bearer \(u1)"])
+            #expect(deleted.status == 204)
+        }
+        let refused = try await ServeRulesTests.create(seeded.server, key: "user_photos/u1/a/31.jpg", length: jpeg.count, token: u1)
+        #expect(refused.status == 429)
+        let wait = try #require(refused.header("Retry-After").flatMap { Int($0) })
+        #expect((1...2).contains(wait), "30 a minute: a token every 2 s")
+        #expect(refused.body.contains("too many writes by u1"))
+        // Another user is not limited by u1's writes; the API's writes count for u1 too.
+        let u2 = try await ServeRulesTests.create(seeded.server, key: "user_photos/u2/a/1.jpg", length: jpeg.count, token: TestTokens.hs256(sub: "u2"))
+        #expect(u2.status == 201)
+        let rename = try await HTTPExchange.send(
+            "PATCH", "\(seeded.server.base)/v1/groups/\(seeded.groupId)", headers: ["Authorization": "Bearer \(u1)", "Content-Type": "application/json"],
+            body: Array(#"{"name":"Renamed"}"#.utf8))
+        #expect(rename.status == 429)
+        #expect(try await Self.rateRefusals(seeded.server) == 2)
+
+        // The project's uploader, refused at once, waits what the server said and then succeeds: exactly
+        // one more refusal (a backoff of 0.2, 0.4, 0.8 s … would have asked again several times).
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("limits-\(UUID().uuidString).jpg")
+        try Data(jpeg).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let started = Date()
+        let upload = try await onThread {
+            try photoprep(["upload", file.path, "--to", seeded.server.endpoint, "--key-prefix", "profile_images/u1/", "--token", u1, "-q"])
+        }
+        let took = Date().timeIntervalSince(started)
+        #expect(upload.status == 0, "\(upload.stdout)\(upload.stderr)")
+        #expect(try await Self.rateRefusals(seeded.server) == 3)
+        #expect(took >= 1, "waited \(took) s")
+        #expect(seeded.server.stored("profile_images/u1/\(file.lastPathComponent)") != nil)
+    }
+
+    @Test func writesPastAnAddressRateAre429BehindATrustedProxy() async throws {
+        let seeded = try await SeededServer.start(arguments: ["--writes-per-address", "3", "--trust-proxy", "127.0.0.1"])
+        func create(from client: String?, as user: String) async throws -> HTTPExchange {
+            try await ServeRulesTests.create(
+                seeded.server, key: "user_photos/\(user)/a/x.jpg", length: 1000, token: TestTokens.hs256(sub: user),
+                extra: client.map { ["X-Forwarded-For": $0] } ?? [:])
+        }
+        // Three users behind one address share its bucket.
+        for user in ["u1", "u2", "u3"] { #expect(try await create(from: "203.0.113.5", as: user).status == 201) }
+        let refused = try await create(from: "203.0.113.5", as: "u1")
+        #expect(refused.status == 429)
+        #expect(refused.header("Retry-After") == "20")
+        #expect(refused.body.contains("too many writes from 203.0.113.5"))
+        #expect(try await create(from: "203.0.113.6", as: "u1").status == 201, "another address has its own bucket")
+        #expect(try await create(from: nil, as: "u1").status == 201, "the proxy's own address too")
+    }
+
+    /// A photo whose header declares 16383 × 16383 pixels (268 MP, the old cap, 6 s of CPU as a PNG) is
+    /// refused from its header, naming its size; nothing is stored.
+    @Test func aPhotoDeclaringTooManyPixelsIs422() async throws {
+        let seeded = try await SeededServer.start()
+        let u1 = TestTokens.hs256(sub: "u1")
+        let jpeg = Self.declaring(try Fixture.bytes("photos/ladybird-2560x1600.jpg"), width: 16383, height: 16383)
+        let created = try await ServeRulesTests.create(seeded.server, key: "profile_images/u1/huge.jpg", length: jpeg.count, token: u1)
+        let sent = try await ServeRulesTests.patch(try #require(created.header("Location")), offset: 0, body: jpeg, token: u1)
+        #expect(sent.status == 422)
+        #expect(sent.body.contains("16383 × 16383 = 268402689 pixels is over the limit of 210000000 pixels"), "\(sent.body)")
+        #expect(seeded.server.stored("profile_images/u1/huge.jpg") == nil)
+    }
+
+    /// With no room to wait, photos finishing beyond the pipeline's threads get 503 with `Retry-After`
+    /// and keep every byte; asking again (HEAD) finishes each of them.
+    @Test func finishingsPastTheQueueAre503AndKeepTheirBytes() async throws {
+        let seeded = try await SeededServer.start(arguments: ["--max-waiting-photos", "0"])
+        let u1 = TestTokens.hs256(sub: "u1")
+        let photo = try [UInt8](Data(contentsOf: URL(fileURLWithPath: try await onThread { BigPhotos.twentyMP })))
+        let count = 8
+        var locations: [String] = []
+        for n in 0..<count {
+            let created = try await ServeRulesTests.create(seeded.server, key: "user_photos/u1/queue/\(n).jpg", length: photo.count, token: u1)
+            locations.append(try #require(created.header("Location")))
+        }
+        let answers = try await withThrowingTaskGroup(of: (Int, HTTPExchange).self) { group in
+            for (n, location) in locations.enumerated() { group.addTask { (n, try await ServeRulesTests.patch(location, offset: 0, body: photo, token: u1)) } }
+            return try await group.reduce(into: [Int: HTTPExchange]()) { $0[$1.0] = $1.1 }
+        }
+        let statuses = answers.sorted { $0.key < $1.key }.map(\.value.status)
+        let busy = answers.filter { $0.value.status == 503 }
+        #expect(statuses.allSatisfy { [204, 503].contains($0) }, "\(statuses)")
+        #expect(!busy.isEmpty && busy.count <= count - 1, "\(statuses)")
+        for (n, refused) in busy {
+            #expect(refused.header("Retry-After") == "5")
+            #expect(refused.body.contains("being prepared or waiting for it"), "\(refused.body)")
+            #expect(seeded.server.receivedBytes(locations[n]) == photo.count, "every byte kept")
+        }
+        // Asking again finishes each photo that was refused.
+        for (n, _) in busy {
+            let deadline = Date().addingTimeInterval(60)
+            var asked = try await ServeRulesTests.head(locations[n], token: u1)
+            while asked.status == 503 && Date() < deadline {
+                try await Task.sleep(for: .milliseconds(500))
+                asked = try await ServeRulesTests.head(locations[n], token: u1)
+            }
+            #expect(asked.status == 200 && asked.header("Upload-Offset") == String(photo.count), "\(asked.status) \(asked.body)")
+        }
+        for n in 0..<count { #expect(seeded.server.stored("user_photos/u1/queue/\(n).jpg") != nil, "photo \(n)") }
+    }
+
+    /// `jpeg` with its frame header claiming `width` × `height`.
+    static func declaring(_ jpeg: [UInt8], width: Int, height: Int) -> [UInt8] {
+        var data = jpeg
+        var i = 2
+        while i + 9 < data.count {
+            let marker = data[i + 1], length = Int(data[i + 2]) << 8 | Int(data[i + 3])
+            if [0xC0, 0xC1, 0xC2].contains(marker) {
+                data.replaceSubrange((i + 5)...(i + 8), with: [UInt8(height >> 8), UInt8(height & 0xFF), UInt8(width >> 8), UInt8(width & 0xFF)])
+                return data
+            }
+            i += 2 + length
+        }
+        return data
+    }
+}
