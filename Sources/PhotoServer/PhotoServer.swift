@@ -72,6 +72,11 @@ public struct PhotoServer: Sendable {
         /// Photos that may wait for the pipeline's threads beyond those being prepared; an upload finishing
         /// past it gets 503 with `Retry-After` and keeps its bytes (asking again finishes it).
         public var maxWaitingPhotos = 32
+        /// Bytes a second an upload's body must keep up on average after `bodyGrace` (0: no limit); a slower
+        /// request is cut with 408, what arrived kept.
+        public var minBodyRate = 500
+        /// How long an upload's body may take before `minBodyRate` applies.
+        public var bodyGrace: Duration = .seconds(20)
 
         public init(data: URL, keys: Authenticator.Keys) {
             self.data = data
@@ -116,7 +121,7 @@ public struct PhotoServer: Sendable {
                 intake: PhotoIntake(database: database, storage: storage, cpu: cpu, thumbnails: configuration.thumbnails, maxPixels: configuration.maxPixels),
                 metrics: metrics, admission: Admission(capacity: max(1, configuration.pipelineThreads) + max(0, configuration.maxWaitingPhotos))),
             metrics: metrics, expiry: configuration.uploadExpiry, maxUnfinishedPerUser: configuration.maxUnfinishedUploadsPerUser,
-            stopping: ShutdownSignal())
+            stopping: ShutdownSignal(), pace: BodyPace(grace: configuration.bodyGrace, minRate: max(0, configuration.minBodyRate)))
         self.authenticator = authenticator
         self.metrics = metrics
         self.database = database
@@ -205,9 +210,13 @@ public struct PhotoServer: Sendable {
                         defer { if let announced { resumable.settle(announced.id) } }
                         if let announced { try await writer.writeInformationalHead(announced.interim) }
                         var handing: ResponseWriter? = consume writer
+                        let end = ConnectionEnd()
                         try await ResumableUploadRoutes.$announcedUpload.withValue(announced?.id) {
-                            try await responder(request, handing.take()!, channel)
+                            try await ConnectionEnd.$current.withValue(end) {
+                                try await responder(request, handing.take()!, channel)
+                            }
                         }
+                        end.closeIfAsked(channel)
                     },
                     // A connection that sends nothing for a minute is closed (slow-loris); a slow upload still sends.
                     configuration: .init(idleTimeout: .seconds(60)))
@@ -250,7 +259,11 @@ struct ServerResponder: HTTPResponder {
     let media: MediaRoutes
 
     func respond(to request: Request, context: ServerContext) async throws -> Response {
-        guard MediaRoutes.answers(request) else { return try await routes.respond(to: request, context: context) }
+        guard MediaRoutes.answers(request) else {
+            var response = try await routes.respond(to: request, context: context)
+            ConnectionEnd.settle(&response, for: request, read: context.log.bytes)
+            return response
+        }
         do {
             return try await log.handle(request, context: context) { request, context in
                 try await cors.handle(request, context: context) { request, context in

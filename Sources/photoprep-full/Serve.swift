@@ -94,6 +94,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Photos that may wait for the pipeline beyond those being prepared; past it an upload's last request gets 503 with Retry-After and keeps its bytes (env PHOTOPREP_MAX_WAITING_PHOTOS; default 32).")
     var maxWaitingPhotos: Int?
 
+    @Option(help: "Bytes a second an upload's body must average after its first 20 s, or it is cut with 408 (what arrived is kept; the client resumes); 0: no limit (env PHOTOPREP_MIN_BODY_RATE; default 500).")
+    var minBodyRate: Int?
+
+    @Option(help: ArgumentHelp("Seconds an upload's body has before --min-body-rate applies.", visibility: .hidden))
+    var bodyGrace: Double = 20
+
     @Option(help: "Seconds between looks for expired uploads.")
     var sweepSeconds: Double = 60
 
@@ -188,6 +194,8 @@ struct Serve: AsyncParsableCommand {
         configuration.writesPerUser = RateLimit(perMinute: try count(writesPerUser, "PHOTOPREP_WRITES_PER_USER", "--writes-per-user", default: 120))
         configuration.writesPerAddress = RateLimit(perMinute: try count(writesPerAddress, "PHOTOPREP_WRITES_PER_ADDRESS", "--writes-per-address", default: 600))
         configuration.maxPixels = try count(maxPixels, "PHOTOPREP_MAX_PIXELS", "--max-pixels", default: 210_000_000, least: 1)
+        configuration.bodyGrace = .milliseconds(Int(max(0.1, bodyGrace) * 1000))
+        configuration.minBodyRate = try count(minBodyRate, "PHOTOPREP_MIN_BODY_RATE", "--min-body-rate", default: 500)
         configuration.maxWaitingPhotos = try count(maxWaitingPhotos, "PHOTOPREP_MAX_WAITING_PHOTOS", "--max-waiting-photos", default: 32)
         let proxies = trustProxy.isEmpty ? (environment["PHOTOPREP_TRUST_PROXY"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } : trustProxy
         configuration.trustedProxies = try proxies.filter { !$0.isEmpty }.map { text in

@@ -212,3 +212,90 @@ import TestSupport
         return data
     }
 }
+
+/// Connections that would hold the server: bodies that cannot fit, bodies that trickle.
+@Suite(.serialized) struct ServeConnectionTests {
+    /// A `PATCH` declaring 1 GB for an upload with 1,000 bytes left is refused (413, `Connection: close`)
+    /// before any of its body is read, and the connection ends: the client cannot push its gigabyte.
+    @Test func aBodyThatCannotFitIsRefusedUnreadAndTheConnectionEnds() async throws {
+        let seeded = try await SeededServer.start()
+        let u1 = TestTokens.hs256(sub: "u1")
+        let created = try await ServeRulesTests.create(seeded.server, key: "profile_images/u1/small.jpg", length: 1000, token: u1)
+        let location = try #require(created.header("Location"))
+        let connection = try RawConnection(port: seeded.server.port)
+        try connection.send(
+            "PATCH \(location.dropFirst(seeded.server.base.count)) HTTP/1.1\r\nHost: 127.0.0.1:\(seeded.server.port)\r\nTus-Resumable: 1.0.0\r\n"
+                + "Authorization: Bearer \(u1)\r\nUpload-Offset: 0\r\nContent-Type: application/offset+octet-stream\r\n"
+                + "Content-Length: 1000000000\r\n\r\n")
+        let answer = try await connection.receive(timeout: 10)
+        #expect(answer.hasPrefix("HTTP/1.1 413"), "\(answer)")
+        #expect(answer.lowercased().contains("connection: close"))
+        #expect(answer.contains("the body's 1000000000 bytes do not fit: 1000 of the upload's 1000 are left"))
+        // What the client pushes now goes nowhere: the connection is closed after at most what the
+        // sockets' buffers hold (a server reading it to the end would take all 256 MiB).
+        let pushed = try await connection.sendUntilClosed(total: 256 << 20)
+        #expect(pushed < 32 << 20, "the server took \(pushed) bytes of a refused body")
+        #expect(seeded.server.receivedBytes(location) == 0)
+    }
+
+    /// A refusal before the body is read (here 401) ends the connection too when much body was declared;
+    /// a small one is read and the connection kept.
+    @Test func aRefusalWithALargeUnreadBodyEndsTheConnection() async throws {
+        let seeded = try await SeededServer.start()
+        let connection = try RawConnection(port: seeded.server.port)
+        try connection.send(
+            "PATCH /files/nope HTTP/1.1\r\nHost: 127.0.0.1\r\nTus-Resumable: 1.0.0\r\nUpload-Offset: 0\r\n"
+                + "Content-Type: application/offset+octet-stream\r\nContent-Length: 500000000\r\n\r\n")
+        let answer = try await connection.receive(timeout: 10)
+        #expect(answer.hasPrefix("HTTP/1.1 401"), "\(answer)")
+        #expect(answer.lowercased().contains("connection: close"))
+        #expect(try await connection.sendUntilClosed(total: 256 << 20) < 32 << 20)
+
+        let kept = try RawConnection(port: seeded.server.port)
+        try kept.send("PATCH /files/nope HTTP/1.1\r\nHost: 127.0.0.1\r\nTus-Resumable: 1.0.0\r\nContent-Length: 10\r\n\r\n0123456789")
+        let first = try await kept.receive(timeout: 10)
+        #expect(first.hasPrefix("HTTP/1.1 401") && !first.lowercased().contains("connection: close"), "\(first)")
+        try kept.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(try await kept.receive(timeout: 10).hasPrefix("HTTP/1.1 200"), "the connection still serves")
+    }
+
+    /// A client trickling a byte a second is cut once its grace has passed (408, what arrived kept), while
+    /// a photo sent at 50 KB/s through a throttling proxy completes.
+    @Test func aTricklingBodyIsCutWhileASlowUploadCompletes() async throws {
+        let seeded = try await SeededServer.start(arguments: ["--body-grace", "3"])
+        let u1 = TestTokens.hs256(sub: "u1")
+        let jpeg = try Fixture.bytes("photos/ladybird-2560x1600.jpg")
+        let proxy = try FaultProxy(upstream: seeded.server.port, faults: ["--throttle", "50000"])
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("slow-\(UUID().uuidString).jpg")
+        try Data(jpeg).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let slowUpload = try BackgroundCommand([
+            "upload", file.path, "--to", proxy.endpoint, "--key-prefix", "profile_images/u1/", "--token", u1, "--chunk-size", "4MiB", "-q",
+        ])
+
+        let created = try await ServeRulesTests.create(seeded.server, key: "profile_images/u1/trickle.jpg", length: jpeg.count, token: u1)
+        let location = try #require(created.header("Location"))
+        let trickle = try RawConnection(port: seeded.server.port)
+        try trickle.send(
+            "PATCH \(location.dropFirst(seeded.server.base.count)) HTTP/1.1\r\nHost: 127.0.0.1\r\nTus-Resumable: 1.0.0\r\n"
+                + "Authorization: Bearer \(u1)\r\nUpload-Offset: 0\r\nContent-Type: application/offset+octet-stream\r\n"
+                + "Content-Length: \(jpeg.count)\r\n\r\n")
+        let started = Date()
+        var sent = 0
+        var answer = ""
+        while answer.isEmpty && Date().timeIntervalSince(started) < 30 {
+            try? trickle.send([jpeg[sent]])
+            sent += 1
+            answer = try await trickle.receive(timeout: 1)
+        }
+        let cutAfter = Date().timeIntervalSince(started)
+        #expect(answer.hasPrefix("HTTP/1.1 408"), "\(answer)")
+        #expect(answer.contains("slower than 500 bytes a second"))
+        #expect(cutAfter >= 2.5 && cutAfter < 10, "cut after \(cutAfter) s")
+        #expect(seeded.server.receivedBytes(location) == sent, "what arrived is kept for a resume")
+
+        let result = try #require(await slowUpload.wait(timeout: 120), "the 50 KB/s upload did not finish")
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(seeded.server.stored("profile_images/u1/\(file.lastPathComponent)") != nil)
+    }
+}

@@ -291,6 +291,23 @@ public final class RawConnection: @unchecked Sendable {
 
     public func send(_ text: String) throws { try send(Array(text.utf8)) }
 
+    /// Sends `total` bytes in 64 KiB pieces; returns how many went out before the peer closed the
+    /// connection, or stopped taking any for 5 s (all of them when it read everything).
+    public func sendUntilClosed(total: Int) async throws -> Int {
+        try await onThread {
+            var timeout = timeval(tv_sec: 5, tv_usec: 0)
+            setsockopt(self.fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            let piece = [UInt8](repeating: 0x5A, count: 65536)
+            var sent = 0
+            while sent < total {
+                let n = piece.withUnsafeBytes { Foundation.send(self.fd, $0.baseAddress, min($0.count, total - sent), Int32(MSG_NOSIGNAL)) }
+                guard n > 0 else { break }
+                sent += n
+            }
+            return sent
+        }
+    }
+
     /// What arrives until the connection closes or `timeout` passes without a byte (waited for on a
     /// thread of its own, not on one of the few that run the tests).
     public func receive(timeout: TimeInterval) async throws -> String {

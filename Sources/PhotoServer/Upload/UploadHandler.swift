@@ -25,6 +25,8 @@ struct UploadHandler: Sendable {
     let maxUnfinishedPerUser: Int
     /// Set when the server is shutting down: requests stop reading at once, keep what they flushed.
     let stopping: ShutdownSignal
+    /// How slowly a body may arrive before the request is cut (408, what arrived kept).
+    var pace = BodyPace()
 
     /// 16 bytes: enough to recognise every format (a HEIF by its major brand), and to name what else it is (GIF, TIFF …).
     static let sniffLength = 16
@@ -88,9 +90,11 @@ struct UploadHandler: Sendable {
     /// returns the upload and its new offset, acknowledged only once durable (after `fsync`). The last
     /// byte finishes it: `upload.state` is then `.stored`. Throws `UploadRefusal`, or the body's own
     /// error when the client went away (what arrived is kept, flushed, for a resume).
-    func append(to id: String, caller: Caller, at claimed: Int64, body: RequestBody, checksum: Tus.Checksum?, log: RequestLogEntry) async throws
-        -> (upload: TusUpload, offset: Int64)
-    {
+    /// A body declaring more bytes (`Content-Length`) than the upload has left is refused (413) before any
+    /// of it is read.
+    func append(
+        to id: String, caller: Caller, at claimed: Int64, body: RequestBody, declared: Int64?, checksum: Tus.Checksum?, log: RequestLogEntry
+    ) async throws -> (upload: TusUpload, offset: Int64) {
         let visible = try await owned(id, by: caller)
         guard store.lock(visible.id) else { throw refusal(Self.locked, "another request is writing to this upload", reason: "locked") }
         defer { store.unlock(visible.id) }
@@ -113,6 +117,11 @@ struct UploadHandler: Sendable {
             return (current ?? visible, held)
         case .receive(let from):
             guard var upload = current else { throw Self.noSuchUpload(metrics) }
+            if let declared, declared > upload.length - from {
+                throw refusal(
+                    .contentTooLarge, "the body's \(declared) bytes do not fit: \(upload.length - from) of the upload's \(upload.length) are left",
+                    reason: "size")
+            }
             let offset = try await receive(&upload, at: from, body, checksum: checksum, log: log)
             return (upload, offset)
         }
@@ -182,20 +191,31 @@ struct UploadHandler: Sendable {
         let reading = BodyReading(
             upload: upload, remaining: upload.length - offset, sniffLength: sniffLength, head: known, sniffed: offset >= sniffLength,
             hasher: checksum?.hasher())
-        // The body is read in a child task raced against shutdown: a stopping server does not wait for a
-        // slow client, it keeps what arrived (flushed) and says how much, and the client resumes there.
+        // The body is read in a child task raced against shutdown and against its pace: a stopping server
+        // does not wait for a slow client, nor does a client trickling bytes hold a request forever; what
+        // arrived is kept (flushed), the answer says how much, and the client resumes there.
         let read = await withTaskGroup(of: BodyReading.Outcome?.self) { group in
             group.addTask { await self.read(body, into: appender, reading, log: log) }
             group.addTask {
                 await self.stopping.wait()
                 return nil
             }
-            var outcome: BodyReading.Outcome = .stopped
+            group.addTask { [pace] in
+                let started = ContinuousClock.now
+                while !Task.isCancelled {
+                    let deadline = pace.deadline(started: started, received: log.bytes)
+                    if ContinuousClock.now >= deadline { return .tooSlow(received: log.bytes, seconds: Double((ContinuousClock.now - started).components.seconds)) }
+                    try? await Task.sleep(until: deadline)
+                }
+                return nil
+            }
+            // The first outcome decides (the reading, cancelled by another, then only says it stopped).
+            var outcome: BodyReading.Outcome?
             for await result in group {
                 group.cancelAll()
-                if let result { outcome = result }
+                if outcome == nil { outcome = result }
             }
-            return outcome
+            return outcome ?? .stopped
         }
         var stopped = false
         var head = reading.head, sniffed = reading.sniffed
@@ -209,6 +229,12 @@ struct UploadHandler: Sendable {
         case .stopped:
             stopped = true
             if checksum != nil { await appender.rollback() }  // the checksum covers the whole body: nothing verified
+        case .tooSlow(let received, let seconds):
+            if checksum != nil { await appender.rollback() } else { try? await appender.sync() }
+            throw refusal(
+                .requestTimeout,
+                "the body sent \(received) bytes in \(Int(seconds)) s, slower than \(pace.minRate) bytes a second; what arrived is kept: resume from the upload's offset",
+                reason: "slow")
         case .complete(let hash, let received, let done):
             head = received
             sniffed = done
@@ -234,6 +260,8 @@ struct UploadHandler: Sendable {
             case failed(any Error)
             /// The server is stopping.
             case stopped
+            /// The body arrives slower than `BodyPace` allows.
+            case tooSlow(received: Int64, seconds: Double)
         }
 
         var upload: TusUpload
@@ -335,4 +363,17 @@ struct UploadRefusal: Error, CustomStringConvertible {
     var held: Int64?
     /// When asking again may succeed (503), in seconds.
     var retryAfter: Int?
+}
+
+/// How slowly a request body may arrive — Apache's `mod_reqtimeout` rule (`body=20,MinRate=500`): `grace` for
+/// the first bytes, and each `minRate` bytes received buy one more second. A client trickling a byte every
+/// ten seconds is cut after `grace`; a 50 KB/s mobile upload earns 100 s a second. `minRate` 0: no limit.
+struct BodyPace: Sendable {
+    var grace: Duration = .seconds(20)
+    var minRate = 500
+
+    func deadline(started: ContinuousClock.Instant, received: Int64) -> ContinuousClock.Instant {
+        guard minRate > 0 else { return started + .seconds(100 * 365 * 86_400) }
+        return started + grace + .milliseconds(received * 1000 / Int64(minRate))
+    }
 }

@@ -18,6 +18,8 @@ S3 objects and parts), and a POST with a body (tus creation-with-upload, S3 Comp
                    half-way, as the server sees it
 --require-token T  answer 401 unless 'Authorization: Bearer T'
 --delay-data S     sleep S seconds before forwarding each data request (slows an upload down)
+--throttle B       send every body to the server at B bytes a second, a tenth of a second's worth at a time
+                   (a slow mobile link, as the server sees it)
 --pause-after-bytes N --resume-file F
                    once the server accepted N data bytes, hold every further data request until
                    the file F exists (a test does something to the server meanwhile, then creates F)
@@ -133,6 +135,8 @@ class Proxy(BaseHTTPRequestHandler):
         connection.response_class = SkipInformational
         headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
         headers.update(headers_override or {})
+        if args.throttle and body:
+            body = throttled(body, args.throttle)
         try:
             connection.request(self.command, self.path, body=body, headers=headers)
             response = connection.getresponse()
@@ -161,6 +165,14 @@ class Proxy(BaseHTTPRequestHandler):
     do_GET = do_POST = do_PATCH = do_PUT = do_HEAD = do_DELETE = do_OPTIONS = forward
 
 
+def throttled(body, per_second):
+    """The body in pieces of a tenth of a second's worth, sent at `per_second` bytes a second."""
+    piece = max(1, per_second // 10)
+    for start in range(0, len(body), piece):
+        time.sleep(0.1)
+        yield body[start:start + piece]
+
+
 def main():
     global args
     parser = argparse.ArgumentParser()
@@ -173,6 +185,7 @@ def main():
     parser.add_argument("--fail-delete", type=int, default=0)
     parser.add_argument("--require-token")
     parser.add_argument("--delay-data", type=float, default=0)
+    parser.add_argument("--throttle", type=int, default=0, help="bytes a second towards the server")
     parser.add_argument("--pause-after-bytes", type=int)
     parser.add_argument("--resume-file")
     parser.add_argument("--stats")
