@@ -71,10 +71,12 @@ public struct PhotoServer: Sendable {
         public var maxPixels = 210_000_000
         /// Photos that may wait for the pipeline's threads beyond those being prepared; an upload finishing
         /// past it gets 503 with `Retry-After` and keeps its bytes (asking again finishes it).
-        public var maxWaitingPhotos = 32
+        public var maxWaitingPhotos = 128
         /// Bytes a second an upload's body must keep up on average after `bodyGrace` (0: no limit); a slower
         /// request is cut with 408, what arrived kept.
         public var minBodyRate = 500
+        /// Open connections one client address may hold (trusted proxies are not capped; 0: no cap).
+        public var maxConnectionsPerAddress = 128
         /// How long an upload's body may take before `minBodyRate` applies.
         public var bodyGrace: Duration = .seconds(20)
 
@@ -200,6 +202,7 @@ public struct PhotoServer: Sendable {
         cpu.start()
         io.start()
         let resumable = self.resumable
+        let connections = ConnectionCap(limit: configuration.maxConnectionsPerAddress, exempt: configuration.trustedProxies)
         let app = Application(
             responder: responder(),
             server: HTTPServerBuilder { responder in
@@ -218,8 +221,9 @@ public struct PhotoServer: Sendable {
                         }
                         end.closeIfAsked(channel)
                     },
-                    // A connection that sends nothing for a minute is closed (slow-loris); a slow upload still sends.
-                    configuration: .init(idleTimeout: .seconds(60)))
+                    // A connection that sends nothing for a minute is closed (slow-loris, headers that never end);
+                    // a slow upload still sends, and `BodyPace` cuts one that trickles.
+                    configuration: .init(additionalChannelHandlers: [connections.handler()], idleTimeout: .seconds(60)))
             },
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "photoprep"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },

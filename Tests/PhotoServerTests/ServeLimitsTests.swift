@@ -259,6 +259,37 @@ import TestSupport
         #expect(try await kept.receive(timeout: 10).hasPrefix("HTTP/1.1 200"), "the connection still serves")
     }
 
+    /// Connections held open from 127.0.0.1 with `--max-connections-per-address 4`: the one past the cap is
+    /// closed as soon as it is accepted, without an answer (the test process's own HTTP client may hold an
+    /// idle one of the four); once a held one ends, a new one is served.
+    @Test func connectionsPastTheCapPerAddressAreClosed() async throws {
+        let seeded = try await SeededServer.start(arguments: ["--max-connections-per-address", "4"])
+        var held: [RawConnection] = []
+        var refused = false
+        for _ in 0..<8 {
+            // Each answered once (so the server holds it), then kept open.
+            let connection = try RawConnection(port: seeded.server.port)
+            try? connection.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            let answer = try await connection.receive(timeout: 5)
+            guard answer.hasPrefix("HTTP/1.1 200") else {
+                #expect(answer == "", "closed without an answer: \(answer)")
+                refused = true
+                break
+            }
+            held.append(connection)
+        }
+        #expect(refused, "never refused")
+        #expect((2...4).contains(held.count), "held \(held.count)")
+        let again = try RawConnection(port: seeded.server.port)
+        try? again.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(try await again.receive(timeout: 5) == "", "still full")
+        held.removeLast()  // closes it
+        try await Task.sleep(for: .milliseconds(300))
+        let next = try RawConnection(port: seeded.server.port)
+        try next.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(try await next.receive(timeout: 5).hasPrefix("HTTP/1.1 200"), "room again")
+    }
+
     /// A client trickling a byte a second is cut once its grace has passed (408, what arrived kept), while
     /// a photo sent at 50 KB/s through a throttling proxy completes.
     @Test func aTricklingBodyIsCutWhileASlowUploadCompletes() async throws {
