@@ -2,6 +2,7 @@ public import Foundation
 import SQLKit
 import Hummingbird
 import HummingbirdCore
+import HummingbirdHTTP2
 public import Logging
 import NIOCore
 import NIOPosix
@@ -13,8 +14,9 @@ import UnixSignals
 /// `photoprep serve`: the server apps upload photos to. A tus 1.0 endpoint at `/files/` that verifies
 /// JWTs, enforces the storage rules itself (the client is never trusted), checks the type from the
 /// bytes, and normalises every photo on arrival before it is stored and recorded; `/health` and
-/// `/metrics` (Prometheus). Runs as swift-service-lifecycle services: SIGTERM or SIGINT stop accepting,
-/// let requests in flight end at a resumable point, and return.
+/// `/metrics` (Prometheus). With a certificate, HTTPS and HTTP/2 (the certificate read again on SIGHUP).
+/// Runs as swift-service-lifecycle services: SIGTERM or SIGINT stop accepting, let requests in flight end
+/// at a resumable point, and return.
 ///
 /// ```swift
 /// let server = try await PhotoServer(configuration: .init(data: folder, keys: .sharedSecret(secret)), logger: logger)
@@ -79,10 +81,26 @@ public struct PhotoServer: Sendable {
         public var maxConnectionsPerAddress = 128
         /// How long an upload's body may take before `minBodyRate` applies.
         public var bodyGrace: Duration = .seconds(20)
+        /// The certificate and key to serve HTTPS with (read again on SIGHUP); nil: plain HTTP (behind a
+        /// proxy that terminates TLS).
+        public var tls: TLSFiles?
+        /// A connection whose TLS handshake has not completed by then is closed.
+        public var tlsHandshakeTimeout: Duration = .seconds(30)
 
         public init(data: URL, keys: Authenticator.Keys) {
             self.data = data
             self.keys = [keys]
+        }
+    }
+
+    /// PEM files: the certificate (chain, leaf first) and its private key.
+    public struct TLSFiles: Sendable {
+        public var certificate: String
+        public var key: String
+
+        public init(certificate: String, key: String) {
+            self.certificate = certificate
+            self.key = key
         }
     }
 
@@ -97,10 +115,12 @@ public struct PhotoServer: Sendable {
     let io: NIOThreadPool
     let resumable: ResumableUploadRoutes
     let webPage: WebPage
+    let certificate: ServerCertificate?
 
     public init(configuration: Configuration, logger: Logger) async throws {
         self.configuration = configuration
         self.logger = logger
+        certificate = try configuration.tls.map { try ServerCertificate(files: $0) }
         let database = try await AppDatabase.open(configuration.database ?? configuration.data.appendingPathComponent("app.sqlite").path, role: .server)
         // A client waits for its last PATCH while the photo is stored: storage that keeps failing for 30 s
         // answers 503 (the bytes are kept; the client asks again) rather than holding the request for minutes.
@@ -132,7 +152,7 @@ public struct PhotoServer: Sendable {
             environment: configuration.environment, lease: configuration.jobLease, cpu: cpu)
         self.cpu = cpu
         self.io = io
-        resumable = ResumableUploadRoutes(uploads: uploads, publicURL: Self.publicURL(configuration))
+        resumable = ResumableUploadRoutes(uploads: uploads, address: Self.address(configuration))
         // The page shows photos from this server, and from the bucket its presigned redirects lead to.
         let bucket = uploads.processor.intake.storage.presignedGET(key: "origin").flatMap { url -> String? in
             guard let scheme = url.scheme, let host = url.host else { return nil }
@@ -184,16 +204,19 @@ public struct PhotoServer: Sendable {
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
         }
-        TusRoutes(uploads: uploads, publicURL: Self.publicURL(configuration)).register(on: router)
+        TusRoutes(uploads: uploads, address: Self.address(configuration)).register(on: router)
         resumable.register(on: router)
-        APIRoutes(services: services, store: uploads.store, publicURL: Self.publicURL(configuration)).register(on: router)
+        APIRoutes(services: services, store: uploads.store, address: Self.address(configuration)).register(on: router)
         webPage.register(on: router)
         return router
     }
 
-    /// The URL clients reach the server at, without a trailing slash (nil: each request's `Host`).
-    static func publicURL(_ configuration: Configuration) -> String? {
-        configuration.publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+    /// The URL clients reach the server at, without a trailing slash (nil: each request's `Host`, over
+    /// https when the server speaks TLS).
+    static func address(_ configuration: Configuration) -> PublicAddress {
+        PublicAddress(
+            publicURL: configuration.publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 },
+            scheme: configuration.tls == nil ? "http" : "https")
     }
 
     /// Serves until SIGTERM or SIGINT (or the task is cancelled). `onRunning` gets the bound port
@@ -201,30 +224,11 @@ public struct PhotoServer: Sendable {
     public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         cpu.start()
         io.start()
-        let resumable = self.resumable
-        let connections = ConnectionCap(limit: configuration.maxConnectionsPerAddress, exempt: configuration.trustedProxies)
         let app = Application(
             responder: responder(),
-            server: HTTPServerBuilder { responder in
-                HTTP1Channel(
-                    responder: { request, writer, channel in
-                        // An IETF-draft upload creation learns its URL (104) before its body is read.
-                        let announced = resumable.announce(request)
-                        defer { if let announced { resumable.settle(announced.id) } }
-                        if let announced { try await writer.writeInformationalHead(announced.interim) }
-                        var handing: ResponseWriter? = consume writer
-                        let end = ConnectionEnd()
-                        try await ResumableUploadRoutes.$announcedUpload.withValue(announced?.id) {
-                            try await ConnectionEnd.$current.withValue(end) {
-                                try await responder(request, handing.take()!, channel)
-                            }
-                        }
-                        end.closeIfAsked(channel)
-                    },
-                    // A connection that sends nothing for a minute is closed (slow-loris, headers that never end);
-                    // a slow upload still sends, and `BodyPace` cuts one that trickles.
-                    configuration: .init(additionalChannelHandlers: [connections.handler()], idleTimeout: .seconds(60)))
-            },
+            server: Self.server(
+                announcing: resumable, certificate: certificate, handshakeTimeout: configuration.tlsHandshakeTimeout,
+                connections: ConnectionCap(limit: configuration.maxConnectionsPerAddress, exempt: configuration.trustedProxies)),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "photoprep"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
@@ -235,7 +239,8 @@ public struct PhotoServer: Sendable {
                     .init(service: app), .init(service: sweeper), .init(service: uploads.stopping),
                     .init(service: PhotoJobRunner(jobs: services.jobs, mode: .continuous(every: configuration.jobInterval))),
                     .init(service: KeyFileReloader(authenticator: authenticator, logger: logger)),
-                ] + authenticator.remote.map { .init(service: $0) },
+                ] + authenticator.remote.map { .init(service: $0) }
+                    + (certificate.map { [.init(service: CertificateReloader(certificate: $0, logger: logger))] } ?? []),
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 cancellationSignals: [],
                 logger: logger))
@@ -248,6 +253,46 @@ public struct PhotoServer: Sendable {
         }
         try? await cpu.shutdownGracefully()
         try? await io.shutdownGracefully()
+    }
+}
+
+extension PhotoServer {
+    /// HTTP/1.1; with a certificate, over TLS, and HTTP/2 to clients that offer it (ALPN `h2`) — Hummingbird's
+    /// `HTTP2UpgradeChannel`, which answers HTTP/1.1 over TLS to the others.
+    static func server(
+        announcing resumable: ResumableUploadRoutes, certificate: ServerCertificate?, handshakeTimeout: Duration, connections: ConnectionCap
+    ) -> HTTPServerBuilder {
+        HTTPServerBuilder { responder in
+            // A connection that sends nothing for a minute is closed (slow-loris, headers that never end); a slow
+            // upload still sends, and `BodyPace` cuts one that trickles.
+            let http1 = HTTP1Channel.Configuration(idleTimeout: .seconds(60))
+            guard let certificate else {
+                return ConnectionCap.Limited(base: HTTP1Channel(responder: announcing(resumable, responder), configuration: http1), cap: connections)
+            }
+            let http2 = try HTTP2UpgradeChannel(
+                tlsConfiguration: certificate.tlsConfiguration(),
+                configuration: .init(idleTimeout: .seconds(60), streamConfiguration: http1),
+                responder: announcing(resumable, responder))
+            return ConnectionCap.Limited(base: TLSHandshakeDeadline(base: http2, timeout: handshakeTimeout), cap: connections)
+        }
+    }
+
+    /// `responder` after the IETF draft's announcement (an upload creation learns its URL, 104, before its
+    /// body is read), and closing the connection's input after a refusal that left a large body unread (`ConnectionEnd`).
+    static func announcing(_ resumable: ResumableUploadRoutes, _ responder: @escaping HTTPChannelHandler.Responder) -> HTTPChannelHandler.Responder {
+        { request, writer, channel in
+            let announced = resumable.announce(request)
+            defer { if let announced { resumable.settle(announced.id) } }
+            if let announced { try await writer.writeInformationalHead(announced.interim) }
+            var handing: ResponseWriter? = consume writer
+            let end = ConnectionEnd()
+            try await ResumableUploadRoutes.$announcedUpload.withValue(announced?.id) {
+                try await ConnectionEnd.$current.withValue(end) {
+                    try await responder(request, handing.take()!, channel)
+                }
+            }
+            end.closeIfAsked(channel)
+        }
     }
 }
 

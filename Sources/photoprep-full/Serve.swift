@@ -103,6 +103,17 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds an upload's body has before --min-body-rate applies.", visibility: .hidden))
     var bodyGrace: Double = 20
 
+    @Option(help: ArgumentHelp(
+        "Serve HTTPS with this certificate (PEM, the chain leaf first; with --tls-key), read again on SIGHUP; HTTP/2 to clients that offer it (env PHOTOPREP_TLS_CERT; default: plain HTTP, e.g. behind a proxy).",
+        valueName: "file"))
+    var tlsCert: String?
+
+    @Option(help: ArgumentHelp("The private key of --tls-cert (PEM, unencrypted), read again on SIGHUP (env PHOTOPREP_TLS_KEY).", valueName: "file"))
+    var tlsKey: String?
+
+    @Option(help: ArgumentHelp("Seconds a connection has to complete its TLS handshake before it is closed.", visibility: .hidden))
+    var tlsHandshakeTimeout: Double = 30
+
     @Option(help: "Seconds between looks for expired uploads.")
     var sweepSeconds: Double = 60
 
@@ -208,16 +219,29 @@ struct Serve: AsyncParsableCommand {
             return range
         }
         configuration.sweepInterval = .milliseconds(Int(sweepSeconds * 1000))
+        configuration.tlsHandshakeTimeout = .milliseconds(Int(max(tlsHandshakeTimeout, 0.1) * 1000))
+        configuration.tls = try Self.tls(certificate: setting(tlsCert, "PHOTOPREP_TLS_CERT"), key: setting(tlsKey, "PHOTOPREP_TLS_KEY"))
         let server: PhotoServer
         do {
             server = try await PhotoServer(configuration: configuration, logger: Logger(label: "photoprep.serve"))
         } catch {
             throw CommandFailure(message: "cannot start the server: \(error)")
         }
+        let scheme = configuration.tls == nil ? "http" : "https"
         try await server.run { port in
-            StandardStream.output.write("photoprep serve: listening on http://\(host):\(port) (data: \(data))\n")
+            StandardStream.output.write("photoprep serve: listening on \(scheme)://\(host):\(port) (data: \(data))\n")
         }
         StandardStream.output.write("photoprep serve: stopped\n")
+    }
+
+    /// Both files or neither: a certificate without its key (or the reverse) is a mistake, not plain HTTP.
+    static func tls(certificate: String?, key: String?) throws -> PhotoServer.TLSFiles? {
+        switch (certificate, key) {
+        case (let certificate?, let key?): return PhotoServer.TLSFiles(certificate: certificate, key: key)
+        case (nil, nil): return nil
+        case (_?, nil): throw ValidationError("--tls-cert needs --tls-key (env PHOTOPREP_TLS_KEY): the certificate's private key")
+        case (nil, _?): throw ValidationError("--tls-key needs --tls-cert (env PHOTOPREP_TLS_CERT): the certificate it is the key of")
+        }
     }
 
     /// "128,256" → [128, 256]; "none" or "" → []. Each edge 16–4096 px.

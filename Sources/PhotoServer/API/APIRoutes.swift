@@ -11,14 +11,14 @@ import PhotoServices
 struct APIRoutes: Sendable {
     let services: PhotoServices
     let store: any PartialUploadStore
-    let publicURL: String?
+    let address: PublicAddress
 
     func register(on router: Router<ServerContext>) {
         router.get("/openapi.yaml") { _, _ in Self.document() }
         let v1 = router.group("v1").add(middleware: ProblemMiddleware())
         let uploads = UploadsInProgress(store: store)
         let photos = StoredPhotos(database: services.database)
-        let links = DownloadLinks(photos: photos, publicURL: publicURL)
+        let links = DownloadLinks(photos: photos, address: address)
         UsersController(users: services.users, profiles: services.profiles, photos: photos, uploads: uploads, links: links).addRoutes(to: v1)
         AlbumsController(users: services.users, profiles: services.profiles, links: links).addRoutes(to: v1)
         GroupsController(groups: services.groups, photos: photos, uploads: uploads, links: links).addRoutes(to: v1)

@@ -5,7 +5,7 @@ import PhotoServices
 /// `--public-url` or the request's host, from each stored photo's version and token.
 struct DownloadLinks: Sendable {
     let photos: StoredPhotos
-    let publicURL: String?
+    let address: PublicAddress
 
     /// A stored photo's download URL and its thumbnails'.
     struct Links {
@@ -15,7 +15,7 @@ struct DownloadLinks: Sendable {
 
     /// The links of every stored photo among `keys`, by key.
     func links(_ keys: [String?], _ request: Request) async throws -> [String: Links] {
-        let base = MediaRoutes.base(publicURL: publicURL, request)
+        let base = address.base(request.head)
         let keys = keys.compactMap { $0 }
         let stored = try await photos.photos(keys)
         let thumbnails = try await photos.thumbnails(Array(stored.keys))

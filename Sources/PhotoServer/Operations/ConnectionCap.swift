@@ -1,3 +1,5 @@
+import HummingbirdCore
+import Logging
 import NIOCore
 import Synchronization
 
@@ -36,9 +38,27 @@ final class ConnectionCap: Sendable {
     /// Open connections from `address` (counted ones).
     func count(_ address: String) -> Int { open.withLock { $0[address] ?? 0 } }
 
-    /// The handler each connection's pipeline gets: admits the connection when added, releases it when closed.
-    func handler() -> Handler { Handler(cap: self) }
+    /// A server's connections (plain or TLS), each admitted by the cap first.
+    struct Limited<Base: ServerChildChannel>: ServerChildChannel {
+        typealias Value = Base.Value
+        let base: Base
+        let cap: ConnectionCap
 
+        func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+            do {
+                try channel.pipeline.syncOperations.addHandler(Handler(cap: cap), position: .first)
+            } catch {
+                return channel.eventLoop.makeFailedFuture(error)
+            }
+            return base.setup(channel: channel, logger: logger)
+        }
+
+        func handle(value: Value, logger: Logger) async {
+            await base.handle(value: value, logger: logger)
+        }
+    }
+
+    /// First in each connection's pipeline: admits the connection when added, releases it when closed.
     final class Handler: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = NIOAny
         let cap: ConnectionCap

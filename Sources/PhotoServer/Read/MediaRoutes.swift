@@ -103,11 +103,6 @@ struct MediaRoutes: Sendable {
         return "\(base)/media/\(path.joined(separator: "/"))?v=\(version(photo))&token=\(photo.token)" + (edge.map { "&size=\($0)" } ?? "")
     }
 
-    /// The URL the server is reached at: `--public-url`, else the request's scheme-less `Host` over http.
-    static func base(publicURL: String?, _ request: Request) -> String {
-        publicURL ?? "http://\(request.head.authority ?? "localhost")"
-    }
-
     /// A photo's version in its URL: the first 16 hex digits of its SHA-256.
     static func version(_ photo: StoredPhoto) -> String { String(photo.sha256.prefix(16)) }
 

@@ -22,8 +22,8 @@ import PhotoServices
 /// with the same status codes.
 struct ResumableUploadRoutes: Sendable {
     let uploads: UploadHandler
-    /// The address clients reach the server at; nil: the request's `Host`.
-    let publicURL: String?
+    /// The address clients reach the server at, for upload locations.
+    let address: PublicAddress
     /// Uploads announced (104) whose creation has not finished yet: a client may ask about one before
     /// the server got to create it, and is answered once it did.
     let announced = Announcements()
@@ -69,7 +69,7 @@ struct ResumableUploadRoutes: Sendable {
         announced.add(id)
         var interim = HTTPResponse(status: .init(code: 104, reasonPhrase: "Upload Resumption Supported"))
         interim.headerFields[Self.interopVersion] = String(version)
-        interim.headerFields[.location] = PublicAddress.url("/resumable/\(id)", publicURL: publicURL, request: request.head)
+        interim.headerFields[.location] = address.url("/resumable/\(id)", request: request.head)
         return (id, interim)
     }
 
@@ -110,7 +110,7 @@ struct ResumableUploadRoutes: Sendable {
         let upload = try await uploads.create(caller: caller, key: key, length: length, id: Self.announcedUpload)
         // A client asking about the announced id is answered from now on, while the body streams in.
         if let id = Self.announcedUpload { announced.settle(id) }
-        let location = PublicAddress.url("/resumable/\(upload.id)", publicURL: publicURL, request: request.head)
+        let location = address.url("/resumable/\(upload.id)", request: request.head)
         if contentLength == 0 && !complete {
             return answer(status: .created, offset: 0, complete: false, version: version, location: location)
         }

@@ -10,8 +10,8 @@ import PhotoServices
 /// `OPTIONS` needs `Tus-Resumable: 1.0.0` and a verified token (`BearerAuthentication`).
 struct TusRoutes: Sendable {
     let uploads: UploadHandler
-    /// The address clients reach the server at (behind a proxy or load balancer); nil: the request's `Host`.
-    let publicURL: String?
+    /// The address clients reach the server at, for upload locations.
+    let address: PublicAddress
 
     func register(on router: Router<ServerContext>) {
         router.on("/files", method: .options) { _, _ in options() }
@@ -46,7 +46,7 @@ struct TusRoutes: Sendable {
         let upload = try await uploads.create(caller: caller, key: key, length: length, metadata: metadata)
         var headers = HTTPFields()
         headers[Tus.resumable] = Tus.version
-        headers[.location] = PublicAddress.url("/files/\(upload.id)", publicURL: publicURL, request: request.head)
+        headers[.location] = address.url("/files/\(upload.id)", request: request.head)
         headers[Tus.uploadExpires] = Tus.httpDate(upload.expiresAt)
         guard request.headers[.contentType] == Tus.offsetContentType else { return Response(status: .created, headers: headers) }
         do {
