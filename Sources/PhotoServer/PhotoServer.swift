@@ -182,9 +182,11 @@ public struct PhotoServer: Sendable {
     }
 
     /// Every route: `/health`, `/metrics`, tus at `/files/`, the IETF draft at `/uploads/`, the API at
-    /// `/v1/`, the web page at `/`; the request log, CORS, authentication and the abuse limits as middleware.
+    /// `/v1/`, the web page at `/`; the request log, CORS, authentication and the abuse limits as middleware;
+    /// 405 with `Allow` for a method a path does not have (`AllowingRouter`).
     func router() -> Router<ServerContext> {
-        let router = Router(context: ServerContext.self)
+        let routes = Router(context: ServerContext.self, options: .autoGenerateHeadEndpoints)
+        let router = AllowingRouter(routes)
         router.add(middleware: RequestLogMiddleware(metrics: metrics))
         router.add(middleware: CrossOrigin(allowed: Set(configuration.corsOrigins)))
         router.add(middleware: BearerAuthentication(authenticator: authenticator))
@@ -208,7 +210,9 @@ public struct PhotoServer: Sendable {
         resumable.register(on: router)
         APIRoutes(services: services, store: uploads.store, address: Self.address(configuration)).register(on: router)
         webPage.register(on: router)
-        return router
+        router.answered("/media/**", [.get, .head])
+        router.answerOtherMethods()
+        return routes
     }
 
     /// The URL clients reach the server at, without a trailing slash (nil: each request's `Host`, over

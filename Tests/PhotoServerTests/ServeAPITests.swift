@@ -33,6 +33,34 @@ import TestSupport
         try await seeded.database().write { db in try await db.insert(into: "user").models(users).run() }
     }
 
+    /// A method a path does not have is 405 naming the ones it has (`Allow`), `OPTIONS` 204 with them, and
+    /// `HEAD` works wherever `GET` does; a path that does not exist stays 404.
+    @Test func methodsAPathDoesNotHaveAre405WithAllow() async throws {
+        try await SeededRouter.run { seeded in
+            let g = seeded.groupId
+            let cases: [(String, String, Int, String?)] = [
+                ("DELETE", "/health", 405, "GET, HEAD, OPTIONS"),
+                ("PUT", "/files/abc", 405, "HEAD, PATCH, DELETE, OPTIONS"),
+                ("GET", "/files", 405, "POST, OPTIONS"),
+                ("POST", "/media/group_photos/\(g)/photo.jpg", 405, "GET, HEAD, OPTIONS"),
+                ("DELETE", "/v1/groups", 405, "GET, HEAD, POST, OPTIONS"),
+                ("PUT", "/v1/groups/\(g)", 405, "GET, HEAD, PATCH, OPTIONS"),
+                ("OPTIONS", "/v1/me", 204, "GET, HEAD, PATCH, OPTIONS"),
+                ("GET", "/no/such/path", 404, nil),
+            ]
+            for (method, path, status, allow) in cases {
+                let answer = try await seeded.api.send(method, path, headers: [:], body: nil)
+                #expect(answer.status == status, "\(method) \(path): \(answer.status) \(answer.body)")
+                #expect(answer.header("Allow") == allow, "\(method) \(path)")
+                if status == 405 { #expect(answer.body.contains("is not a method of this resource")) }
+            }
+            for path in ["/health", "/openapi.yaml", "/"] {
+                let head = try await seeded.api.send("HEAD", path, headers: [:], body: nil)
+                #expect(head.status == 200 && head.body.isEmpty, "HEAD \(path): \(head.status)")
+            }
+        }
+    }
+
     @Test func everyOperationNeedsAToken() async throws {
         try await SeededRouter.run { seeded in
             let g = seeded.groupId
@@ -288,13 +316,17 @@ import TestSupport
     }
 
     /// schemathesis (PyPI) generates requests from `/openapi.yaml` — examples, coverage, fuzzing and
-    /// stateful sequences — with a valid token: no 5xx, and every answer as the document says.
+    /// stateful sequences — with a valid token and every check (`--checks all`): no 5xx, every answer as the
+    /// document says, valid requests accepted and invalid ones refused, 405 for methods a path does not have
+    /// (the rules the document cannot say are listed in `schemathesis.toml`).
     @Test func schemathesisFindsNothing() async throws {
-        let seeded = try await SeededServer.start()
+        // The rate limits are tested on their own (ServeLimitsTests); here they would only make schemathesis wait.
+        let seeded = try await SeededServer.start(arguments: ["--writes-per-user", "0", "--writes-per-address", "0"])
+        let config = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("TestSupport/Support/schemathesis.toml").path
         let result = try await runSupportCommand("st", [
-            "run", seeded.server.base + "/openapi.yaml", "--url", seeded.server.base, "-H", "Authorization: Bearer \(TestTokens.hs256(sub: "u1"))",
-            "--seed", "1", "--checks",
-            "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance",
+            "--config-file", config, "run", seeded.server.base + "/openapi.yaml", "--url", seeded.server.base, "-H", "Authorization: Bearer \(TestTokens.hs256(sub: "u1"))",
+            "--seed", "1", "--checks", "all",
         ])
         #expect(result.status == 0, "\(result.stdout.suffix(4000))")
         let summary = result.stdout.split(separator: "\n").first { $0.contains(" generated, ") }.map(String.init) ?? "?"

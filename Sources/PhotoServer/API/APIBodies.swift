@@ -21,6 +21,15 @@ struct CreateGroup: Decodable {
     var name: String
     var participants: [String]
     var id: String?
+
+    init(from decoder: any Decoder) throws {
+        let body = try decoder.container(keyedBy: CodingKeys.self)
+        name = try body.decode(String.self, forKey: .name)
+        participants = try body.decode([String].self, forKey: .participants)
+        id = try body.decodeUnlessAbsent(String.self, forKey: .id)
+    }
+
+    private enum CodingKeys: String, CodingKey { case name, participants, id }
 }
 
 struct RenameGroup: Decodable {
@@ -30,6 +39,21 @@ struct RenameGroup: Decodable {
 struct ChangeMembers: Decodable {
     var add: [String]?
     var remove: [String]?
+
+    init(from decoder: any Decoder) throws {
+        let body = try decoder.container(keyedBy: CodingKeys.self)
+        add = try body.decodeUnlessAbsent([String].self, forKey: .add)
+        remove = try body.decodeUnlessAbsent([String].self, forKey: .remove)
+    }
+
+    private enum CodingKeys: String, CodingKey { case add, remove }
+}
+
+extension KeyedDecodingContainer {
+    /// An optional field as `openapi.yaml` has it: left out, or a value — never null.
+    func decodeUnlessAbsent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        contains(key) ? try decode(T.self, forKey: key) : nil
+    }
 }
 
 struct UserBody: ResponseEncodable {

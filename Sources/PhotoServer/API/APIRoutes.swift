@@ -13,7 +13,7 @@ struct APIRoutes: Sendable {
     let store: any PartialUploadStore
     let address: PublicAddress
 
-    func register(on router: Router<ServerContext>) {
+    func register(on router: some RouterMethods<ServerContext>) {
         router.get("/openapi.yaml") { _, _ in Self.document() }
         let v1 = router.group("v1").add(middleware: ProblemMiddleware())
         let uploads = UploadsInProgress(store: store)

@@ -31,9 +31,11 @@ struct GroupsController: Sendable {
         let body = try await request.decode(as: CreateGroup.self, context: context)
         // An Idempotency-Key stands for a client id: the same key from the same caller names the same group.
         var id = body.id
-        if id == nil, let key = request.headers[HTTPField.Name("Idempotency-Key")!] {
-            guard !key.isEmpty, key.utf8.count <= 255 else { throw Problem(.badRequest, "idempotency-key", "Idempotency-Key must be 1–255 bytes") }
-            id = Self.uuid(from: "\(caller.id)\n\(key)")
+        if let key = request.headers[HTTPField.Name("Idempotency-Key")!] {
+            guard (1...255).contains(key.unicodeScalars.count) else {
+                throw Problem(.badRequest, "idempotency-key", "Idempotency-Key must be 1–255 characters")
+            }
+            if id == nil { id = Self.uuid(from: "\(caller.id)\n\(key)") }
         }
         let created = try await groups.createGroup(creator: caller.id, name: body.name, participants: body.participants, id: id)
         return EditedResponse(
@@ -45,7 +47,7 @@ struct GroupsController: Sendable {
         let caller = try context.caller()
         let limit = try Paging.limit(request)
         var cursor: GroupCursor?
-        if let token = request.uri.queryParameters.get("cursor") {
+        if let token = request.uri.queryParameters.get("cursor"), !token.isEmpty {
             guard let parsed = GroupCursor(token: token) else { throw Problem(.badRequest, "cursor", "not a cursor this server gave", field: "cursor") }
             cursor = parsed
         }

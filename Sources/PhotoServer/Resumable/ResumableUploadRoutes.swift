@@ -35,7 +35,7 @@ struct ResumableUploadRoutes: Sendable {
     static let versions: Set<Int> = [3, 5, 6]
     static let partialUpload = "application/partial-upload"
 
-    func register(on router: Router<ServerContext>) {
+    func register(on router: some RouterMethods<ServerContext>) {
         router.on("/uploads", method: .options) { request, _ in options(request) }
         router.on("/uploads/**", method: .options) { request, _ in options(request) }
         router.post("/uploads/**") { request, context in

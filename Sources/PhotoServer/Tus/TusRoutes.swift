@@ -13,7 +13,7 @@ struct TusRoutes: Sendable {
     /// The address clients reach the server at, for upload locations.
     let address: PublicAddress
 
-    func register(on router: Router<ServerContext>) {
+    func register(on router: some RouterMethods<ServerContext>) {
         router.on("/files", method: .options) { _, _ in options() }
         router.post("/files") { request, context in try await answer(request, context) { try await create(request, context, caller: $0) } }
         router.head("/files/:id") { request, context in try await answer(request, context) { try await head(request, context, caller: $0) } }

@@ -45,7 +45,7 @@ struct WebPage: Sendable {
         ]
     }
 
-    func register(on router: Router<ServerContext>) {
+    func register(on router: some RouterMethods<ServerContext>) {
         router.get("/") { request, _ in answer("index.html", request) }
         router.get("/index.html") { request, _ in answer("index.html", request) }
         router.get("/web/:file") { request, context in answer(context.parameters.get("file") ?? "", request) }

@@ -76,14 +76,14 @@ public struct StoredPhotos: Sendable {
     }
 
     /// Gives the photo at `path` a new download token, so that its download URL so far stops working: its
-    /// owner's own photos, a group's photo by the group's admins (`notAllowed` otherwise; `notFound` when
-    /// nothing is stored there).
+    /// owner's own photos, a group's photo by the group's admins (`notAllowed` otherwise; `invalidState` when
+    /// nothing is stored there yet).
     public func regenerateToken(caller: String, _ path: StoragePath) async throws(ServiceError) -> StoredPhoto {
         try await database.write { db in
             var admin = false
             if case .groupPhoto(let group) = path { admin = try await Users.isAdmin(caller, of: group, db) }
             try StorageRules.authorize(caller: caller, writing: path) { _ in admin }
-            guard var photo = try await Self.photo(path.key, db) else { throw ServiceError.notFound("no photo at \(path.key)") }
+            guard var photo = try await Self.photo(path.key, db) else { throw ServiceError.invalidState("there is no photo at \(path.key) yet") }
             photo.token = Self.newToken()
             try await db.update("storedPhoto").set("token", to: photo.token).where("key", .equal, path.key).run()
             return photo
