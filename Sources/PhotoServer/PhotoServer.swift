@@ -231,7 +231,7 @@ public struct PhotoServer: Sendable {
         let app = Application(
             responder: responder(),
             server: Self.server(
-                announcing: resumable, certificate: certificate, handshakeTimeout: configuration.tlsHandshakeTimeout,
+                certificate: certificate, handshakeTimeout: configuration.tlsHandshakeTimeout,
                 connections: ConnectionCap(limit: configuration.maxConnectionsPerAddress, exempt: configuration.trustedProxies)),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "photoprep"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
@@ -264,38 +264,33 @@ extension PhotoServer {
     /// HTTP/1.1; with a certificate, over TLS, and HTTP/2 to clients that offer it (ALPN `h2`) — Hummingbird's
     /// `HTTP2UpgradeChannel`, which answers HTTP/1.1 over TLS to the others.
     static func server(
-        announcing resumable: ResumableUploadRoutes, certificate: ServerCertificate?, handshakeTimeout: Duration, connections: ConnectionCap
+        certificate: ServerCertificate?, handshakeTimeout: Duration, connections: ConnectionCap
     ) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
             // A connection that sends nothing for a minute is closed (slow-loris, headers that never end); a slow
             // upload still sends, and `BodyPace` cuts one that trickles.
             let http1 = HTTP1Channel.Configuration(idleTimeout: .seconds(60))
             guard let certificate else {
-                return ConnectionCap.Limited(base: HTTP1Channel(responder: announcing(resumable, responder), configuration: http1), cap: connections)
+                return ConnectionCap.Limited(base: HTTP1Channel(responder: connected(responder), configuration: http1), cap: connections)
             }
             let http2 = try HTTP2UpgradeChannel(
                 tlsConfiguration: certificate.tlsConfiguration(),
                 configuration: .init(idleTimeout: .seconds(60), streamConfiguration: http1),
-                responder: announcing(resumable, responder))
+                responder: connected(responder))
             return ConnectionCap.Limited(base: TLSHandshakeDeadline(base: http2, timeout: handshakeTimeout), cap: connections)
         }
     }
 
-    /// `responder` after the IETF draft's announcement (an upload creation learns its URL, 104, before its
-    /// body is read), and closing the connection's input after a refusal that left a large body unread (`ConnectionEnd`).
-    static func announcing(_ resumable: ResumableUploadRoutes, _ responder: @escaping HTTPChannelHandler.Responder) -> HTTPChannelHandler.Responder {
+    /// `responder` with the request's connection at hand (`CurrentConnection`): for a draft upload
+    /// creation's 104, and to stop reading it after a refusal that left a large body unread.
+    static func connected(_ responder: @escaping HTTPChannelHandler.Responder) -> HTTPChannelHandler.Responder {
         { request, writer, channel in
-            let announced = resumable.announce(request)
-            defer { if let announced { resumable.settle(announced.id) } }
-            if let announced { try await writer.writeInformationalHead(announced.interim) }
             var handing: ResponseWriter? = consume writer
-            let end = ConnectionEnd()
-            try await ResumableUploadRoutes.$announcedUpload.withValue(announced?.id) {
-                try await ConnectionEnd.$current.withValue(end) {
-                    try await responder(request, handing.take()!, channel)
-                }
+            let connection = CurrentConnection(channel)
+            try await CurrentConnection.$current.withValue(connection) {
+                try await responder(request, handing.take()!, channel)
             }
-            end.closeIfAsked(channel)
+            connection.closeIfAsked()
         }
     }
 }
@@ -314,7 +309,7 @@ struct ServerResponder: HTTPResponder {
     func respond(to request: Request, context: ServerContext) async throws -> Response {
         guard MediaRoutes.answers(request) else {
             var response = try await routes.respond(to: request, context: context)
-            ConnectionEnd.settle(&response, for: request, read: context.log.bytes)
+            CurrentConnection.settle(&response, for: request, read: context.log.bytes)
             return response
         }
         do {

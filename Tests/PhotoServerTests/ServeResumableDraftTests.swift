@@ -37,6 +37,31 @@ import TestSupport
         #expect(user.profilePhotoKey == key && user.profilePhotoURL == body["url"])
     }
 
+    /// A 104 announces an upload that exists: a creation refused for its token, its path or its length gets
+    /// its refusal alone, as the first answer on the connection.
+    @Test func aRefusedCreationGetsNo104() async throws {
+        let seeded = try await SeededServer.start()
+        let u1 = TestTokens.hs256(sub: "u1")
+        let cases: [(String, [String], String)] = [
+            ("no token", [], "HTTP/1.1 401"),
+            ("another user's folder", ["Authorization: Bearer \(u1)"], "HTTP/1.1 403"),
+            ("length unknown", ["Authorization: Bearer \(u1)"], "HTTP/1.1 400"),
+        ]
+        for (what, headers, expected) in cases {
+            let key = what == "another user's folder" ? "profile_images/u2/me.jpg" : "profile_images/u1/me.jpg"
+            let complete = what == "length unknown" ? "?0" : "?1"
+            let connection = try RawConnection(port: seeded.server.port)
+            try connection.send(
+                "POST /uploads/\(key) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpload-Draft-Interop-Version: 6\r\nUpload-Complete: \(complete)\r\n"
+                    + headers.map { "\($0)\r\n" }.joined() + "Content-Length: 1000\r\n\r\n")
+            try connection.send([UInt8](repeating: 0xFF, count: 1000))
+            let answer = try await connection.receive(timeout: 10)
+            #expect(answer.hasPrefix(expected), "\(what): \(answer.prefix(200))")
+            #expect(!answer.contains(" 104 "), "\(what)")
+        }
+        #expect(seeded.server.storedKeys.isEmpty)
+    }
+
     /// The project's uploader against the server: it sees `OPTIONS /uploads/` answered by the draft and
     /// speaks it; a chunk cut half-way is resumed from the server's offset, each byte beyond it sent once.
     @Test func theUploaderResumesACutChunkFromTheServersOffset() async throws {

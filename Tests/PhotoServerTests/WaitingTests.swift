@@ -3,28 +3,8 @@ import Foundation
 import Synchronization
 import Testing
 
-/// What requests wait for without polling: an announced upload's creation, the server's shutdown.
+/// What requests wait for without polling: the server's shutdown.
 @Suite struct WaitingTests {
-    @Test func aWaiterForAnAnnouncedUploadGoesOnWhenItSettles() async {
-        let announced = Announcements()
-        announced.add("a")
-        let done = Count()
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                await announced.waitUntilSettled("a")
-                done.add()
-            }
-            // Not before it settles (the waiter had every chance to run).
-            for _ in 0..<100 { await Task.yield() }
-            #expect(done.value == 0)
-            announced.settle("a")
-        }
-        #expect(done.value == 1)
-        // Ids never announced, or settled already, do not wait at all.
-        await announced.waitUntilSettled("a")
-        await announced.waitUntilSettled("b")
-    }
-
     @Test func shutdownWakesEveryWaiterAndCancellationWakesOne() async throws {
         let signal = ShutdownSignal()
         // A cancelled waiter returns at once, without the signal.

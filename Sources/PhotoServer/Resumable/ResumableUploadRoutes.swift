@@ -11,9 +11,10 @@ import PhotoServices
 /// 3, 5 and 6 — the ones swift-nio-extras' `NIOResumableUpload` implements.
 ///
 /// - `POST /uploads/{key}` creates an upload of the photo for `key` (e.g. `group_photos/{gid}/photo.jpg`)
-///   with `Upload-Complete` (`Upload-Incomplete` in version 3). A 104 (Upload Resumption Supported)
-///   carrying the upload's URL goes out before the body is read, so a client interrupted half-way knows
-///   where to resume.
+///   with `Upload-Complete` (`Upload-Incomplete` in version 3). Once the creation is accepted (the token,
+///   the rules, the length), a 104 (Upload Resumption Supported) carrying the upload's URL goes out before
+///   the body is read, so a client interrupted half-way knows where to resume; a refused creation gets its
+///   refusal and no 104.
 /// - `HEAD /resumable/{id}` retrieves the offset; `PATCH` appends at `Upload-Offset`; `DELETE` cancels.
 ///
 /// A dialect of the upload core (`UploadHandler`), as tus 1.0 is: the same JWT authentication, the
@@ -24,9 +25,6 @@ struct ResumableUploadRoutes: Sendable {
     let uploads: UploadHandler
     /// The address clients reach the server at, for upload locations.
     let address: PublicAddress
-    /// Uploads announced (104) whose creation has not finished yet: a client may ask about one before
-    /// the server got to create it, and is answered once it did.
-    let announced = Announcements()
 
     static let interopVersion = HTTPField.Name("Upload-Draft-Interop-Version")!
     static let uploadComplete = HTTPField.Name("Upload-Complete")!
@@ -51,30 +49,6 @@ struct ResumableUploadRoutes: Sendable {
             try await answer(request, context) { try await cancel(request, context, caller: $0, version: $1) }
         }
     }
-
-    // MARK: - Announcing (before the router)
-
-    /// The id announced in a 104 for the request being handled (set around the router, see `announce`).
-    @TaskLocal static var announcedUpload: String?
-
-    /// Called for every request before it is routed: a draft upload creation gets its id now, and the
-    /// 104 (Upload Resumption Supported) carrying its URL to send before its body is read. The caller
-    /// routes the request with the id in `announcedUpload` and settles it once the request was answered.
-    func announce(_ request: Request) -> (id: String, interim: HTTPResponse)? {
-        guard request.method == .post, let path = request.head.path, path.hasPrefix("/uploads/"),
-            let version = request.headers[Self.interopVersion].flatMap(Int.init), Self.versions.contains(version),
-            Self.completeness(request.headers, version: version) != nil
-        else { return nil }
-        let id = TusUpload.newID()
-        announced.add(id)
-        var interim = HTTPResponse(status: .init(code: 104, reasonPhrase: "Upload Resumption Supported"))
-        interim.headerFields[Self.interopVersion] = String(version)
-        interim.headerFields[.location] = address.url("/resumable/\(id)", request: request.head)
-        return (id, interim)
-    }
-
-    /// The announced creation was answered (created, or refused): whoever waits for it goes on.
-    func settle(_ id: String) { announced.settle(id) }
 
     // MARK: - Requests
 
@@ -107,10 +81,14 @@ struct ResumableUploadRoutes: Sendable {
         guard let length else {
             throw protocolError("the upload's length must be known when it is created: Upload-Length, or a complete body with Content-Length")
         }
-        let upload = try await uploads.create(caller: caller, key: key, length: length, id: Self.announcedUpload)
-        // A client asking about the announced id is answered from now on, while the body streams in.
-        if let id = Self.announcedUpload { announced.settle(id) }
+        let upload = try await uploads.create(caller: caller, key: key, length: length)
         let location = address.url("/resumable/\(upload.id)", request: request.head)
+        if contentLength != 0 {
+            var interim = HTTPResponse(status: .init(code: 104, reasonPhrase: "Upload Resumption Supported"))
+            interim.headerFields[Self.interopVersion] = String(version)
+            interim.headerFields[.location] = location
+            try await CurrentConnection.sendInterim(interim)
+        }
         if contentLength == 0 && !complete {
             return answer(status: .created, offset: 0, complete: false, version: version, location: location)
         }
@@ -127,7 +105,6 @@ struct ResumableUploadRoutes: Sendable {
     /// `HEAD /resumable/{id}`: the offset the server holds, and whether the upload is complete.
     private func head(_ request: Request, _ context: ServerContext, caller: Caller, version: Int) async throws -> Response {
         let id = context.parameters.get("id") ?? ""
-        await announced.waitUntilSettled(id)
         let (upload, offset) = try await uploads.offset(of: id, caller: caller)
         var response = answer(status: .noContent, offset: offset, complete: offset == upload.length, version: version)
         response.headers[HTTPField.Name("Upload-Length")!] = String(upload.length)
@@ -142,14 +119,12 @@ struct ResumableUploadRoutes: Sendable {
             throw uploads.refusal(.unsupportedMediaType, "appends must be \(Self.partialUpload) (interop version 6)", reason: "protocol")
         }
         let id = context.parameters.get("id") ?? ""
-        await announced.waitUntilSettled(id)
         return try await appendBody(request, context, caller: caller, id: id, offset: offset, version: version, creation: false)
     }
 
     /// `DELETE /resumable/{id}`: the upload and its bytes go.
     private func cancel(_ request: Request, _ context: ServerContext, caller: Caller, version: Int) async throws -> Response {
         let id = context.parameters.get("id") ?? ""
-        await announced.waitUntilSettled(id)
         try await uploads.terminate(id, caller: caller)
         var headers = HTTPFields()
         headers[Self.interopVersion] = String(version)
@@ -258,27 +233,3 @@ struct ResumableUploadRoutes: Sendable {
     }
 }
 
-/// The ids announced in a 104 whose creation is still running (authentication, the rules, the record
-/// on disk take a few milliseconds, and the client may be quicker). Waiters are resumed when it settles.
-final class Announcements: Sendable {
-    private let pending = Mutex<[String: [CheckedContinuation<Void, Never>]]>([:])
-
-    func add(_ id: String) { pending.withLock { $0[id] = [] } }
-
-    /// The creation finished (created, or refused): whoever waits for it goes on.
-    func settle(_ id: String) {
-        for waiter in pending.withLock({ $0.removeValue(forKey: id) }) ?? [] { waiter.resume() }
-    }
-
-    /// Returns once `id` is not being created any more.
-    func waitUntilSettled(_ id: String) async {
-        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            let waiting = pending.withLock { pending in
-                guard pending[id] != nil else { return false }
-                pending[id]!.append(waiter)
-                return true
-            }
-            if !waiting { waiter.resume() }
-        }
-    }
-}

@@ -34,8 +34,7 @@ struct UploadHandler: Sendable {
     // MARK: - Calls
 
     /// A new upload of `length` bytes of the photo for `key`, which `caller` must be allowed to write.
-    /// `id`: the id the server chose already (an IETF-draft creation announced it in a 104).
-    func create(caller: Caller, key: String, length: Int64, metadata: [String: String] = [:], id: String? = nil) async throws(UploadRefusal) -> TusUpload {
+    func create(caller: Caller, key: String, length: Int64, metadata: [String: String] = [:]) async throws(UploadRefusal) -> TusUpload {
         let path: StoragePath
         do {
             path = try StoragePath(key: key)
@@ -59,7 +58,7 @@ struct UploadHandler: Sendable {
                 reason: "quota")
         }
         var upload = TusUpload(
-            id: id ?? TusUpload.newID(), owner: caller.id, ownerName: caller.displayName, key: key, length: length, metadata: metadata,
+            id: TusUpload.newID(), owner: caller.id, ownerName: caller.displayName, key: key, length: length, metadata: metadata,
             createdAt: now, expiresAt: now.addingTimeInterval(expiry), state: .receiving, url: nil)
         upload.metadata["key"] = key
         do { try await store.create(upload) } catch { throw refusal(.internalServerError, "\(error)", reason: "storage") }
