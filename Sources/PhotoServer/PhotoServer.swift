@@ -77,6 +77,8 @@ public struct PhotoServer: Sendable {
         /// Bytes a second an upload's body must keep up on average after `bodyGrace` (0: no limit); a slower
         /// request is cut with 408, what arrived kept.
         public var minBodyRate = 500
+        /// A connection that completes no request part (headers, a piece of body) for this long is closed.
+        public var idleTimeout: Duration = .seconds(60)
         /// Open connections one client address may hold (trusted proxies are not capped; 0: no cap).
         public var maxConnectionsPerAddress = 128
         /// How long an upload's body may take before `minBodyRate` applies.
@@ -231,8 +233,8 @@ public struct PhotoServer: Sendable {
         let app = Application(
             responder: responder(),
             server: Self.server(
-                certificate: certificate, handshakeTimeout: configuration.tlsHandshakeTimeout,
-                connections: ConnectionCap(limit: configuration.maxConnectionsPerAddress, exempt: configuration.trustedProxies)),
+                certificate: certificate, handshakeTimeout: configuration.tlsHandshakeTimeout, idleTimeout: configuration.idleTimeout,
+                connections: ConnectionCap(limit: configuration.maxConnectionsPerAddress, exempt: configuration.trustedProxies, metrics: metrics)),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "photoprep"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
@@ -264,18 +266,19 @@ extension PhotoServer {
     /// HTTP/1.1; with a certificate, over TLS, and HTTP/2 to clients that offer it (ALPN `h2`) — Hummingbird's
     /// `HTTP2UpgradeChannel`, which answers HTTP/1.1 over TLS to the others.
     static func server(
-        certificate: ServerCertificate?, handshakeTimeout: Duration, connections: ConnectionCap
+        certificate: ServerCertificate?, handshakeTimeout: Duration, idleTimeout: Duration, connections: ConnectionCap
     ) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
-            // A connection that sends nothing for a minute is closed (slow-loris, headers that never end); a slow
-            // upload still sends, and `BodyPace` cuts one that trickles.
-            let http1 = HTTP1Channel.Configuration(idleTimeout: .seconds(60))
+            // A connection that completes no request part for `idleTimeout` is closed: one that sends nothing,
+            // and one whose headers never end (a slow-loris, however many bytes it trickles); a slow upload's
+            // body parts count, and `BodyPace` cuts one that trickles.
+            let http1 = HTTP1Channel.Configuration(idleTimeout: TimeAmount(idleTimeout))
             guard let certificate else {
                 return ConnectionCap.Limited(base: HTTP1Channel(responder: connected(responder), configuration: http1), cap: connections)
             }
             let http2 = try HTTP2UpgradeChannel(
                 tlsConfiguration: certificate.tlsConfiguration(),
-                configuration: .init(idleTimeout: .seconds(60), streamConfiguration: http1),
+                configuration: .init(idleTimeout: idleTimeout, streamConfiguration: http1),
                 responder: connected(responder))
             return ConnectionCap.Limited(base: TLSHandshakeDeadline(base: http2, timeout: handshakeTimeout), cap: connections)
         }

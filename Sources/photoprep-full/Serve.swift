@@ -100,6 +100,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Open connections one client address may hold; one more is closed when accepted (trusted proxies are not capped); 0: no cap (env PHOTOPREP_MAX_CONNECTIONS_PER_ADDRESS; default 128).")
     var maxConnectionsPerAddress: Int?
 
+    @Option(help: ArgumentHelp("Seconds a connection may go without completing a request part (headers, a piece of body).", visibility: .hidden))
+    var idleTimeout: Double = 60
+
     @Option(help: ArgumentHelp("Seconds an upload's body has before --min-body-rate applies.", visibility: .hidden))
     var bodyGrace: Double = 20
 
@@ -210,6 +213,7 @@ struct Serve: AsyncParsableCommand {
         configuration.maxPixels = try count(maxPixels, "PHOTOPREP_MAX_PIXELS", "--max-pixels", default: 210_000_000, least: 1)
         configuration.maxConnectionsPerAddress = try count(
             maxConnectionsPerAddress, "PHOTOPREP_MAX_CONNECTIONS_PER_ADDRESS", "--max-connections-per-address", default: 128)
+        configuration.idleTimeout = .milliseconds(Int(max(0.1, idleTimeout) * 1000))
         configuration.bodyGrace = .milliseconds(Int(max(0.1, bodyGrace) * 1000))
         configuration.minBodyRate = try count(minBodyRate, "PHOTOPREP_MIN_BODY_RATE", "--min-body-rate", default: 500)
         configuration.maxWaitingPhotos = try count(maxWaitingPhotos, "PHOTOPREP_MAX_WAITING_PHOTOS", "--max-waiting-photos", default: 128)

@@ -284,11 +284,36 @@ import TestSupport
         let again = try RawConnection(port: seeded.server.port)
         try? again.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(try await again.receive(timeout: 5) == "", "still full")
+        // Counted: asked on a connection the server holds.
+        try held[0].send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(try await held[0].receive(timeout: 5).contains("photoprep_rule_refusals_total{reason=\"connections\"} 2"))
         held.removeLast()  // closes it
         try await Task.sleep(for: .milliseconds(300))
         let next = try RawConnection(port: seeded.server.port)
         try next.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(try await next.receive(timeout: 5).hasPrefix("HTTP/1.1 200"), "room again")
+    }
+
+    /// Headers that never end are cut at the idle timeout however many bytes trickle in (a byte every 300 ms
+    /// here, 2 s timeout), while a connection that sends a request every second is kept.
+    @Test func headersThatNeverEndAreCut() async throws {
+        let seeded = try await SeededServer.start(arguments: ["--idle-timeout", "2"])
+        let loris = try RawConnection(port: seeded.server.port)
+        let kept = try RawConnection(port: seeded.server.port)
+        let header = Array("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: ".utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: 200)
+        let started = Date()
+        var cut: Double?
+        var n = 0
+        while cut == nil && Date().timeIntervalSince(started) < 8 {
+            try? loris.send([header[n % header.count]])
+            n += 1
+            try kept.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(try await kept.receive(timeout: 5).hasPrefix("HTTP/1.1 200"))
+            try await Task.sleep(for: .milliseconds(300))
+            if loris.peerClosed { cut = Date().timeIntervalSince(started) }
+        }
+        let after = try #require(cut, "the connection was never cut")
+        #expect(after >= 1.5 && after < 6, "cut after \(after) s")
     }
 
     /// A client trickling a byte a second is cut once its grace has passed (408, what arrived kept), while

@@ -308,6 +308,14 @@ public final class RawConnection: @unchecked Sendable {
         }
     }
 
+    /// Whether the server closed the connection (nothing more to read, and the end of the stream reached).
+    public var peerClosed: Bool {
+        var poll = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard Glibc.poll(&poll, 1, 0) > 0 else { return false }
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) <= 0
+    }
+
     /// What arrives until the connection closes or `timeout` passes without a byte (waited for on a
     /// thread of its own, not on one of the few that run the tests).
     public func receive(timeout: TimeInterval) async throws -> String {

@@ -10,21 +10,26 @@ import Synchronization
 final class ConnectionCap: Sendable {
     let limit: Int
     let exempt: [AddressRange]
+    let metrics: ServerMetrics?
     private let open = Mutex<[String: Int]>([:])
 
-    init(limit: Int, exempt: [AddressRange]) {
+    init(limit: Int, exempt: [AddressRange], metrics: ServerMetrics? = nil) {
         self.limit = limit
         self.exempt = exempt
+        self.metrics = metrics
     }
 
-    /// Counts a connection from `address` in; false when the address has `limit` open already.
+    /// Counts a connection from `address` in; false when the address has `limit` open already (counted in
+    /// the refusals metric as `connections`).
     func admit(_ address: String) -> Bool {
         guard limit > 0, !exempt.contains(where: { $0.contains(address) }) else { return true }
-        return open.withLock { open in
+        let admitted = open.withLock { open in
             guard open[address, default: 0] < limit else { return false }
             open[address, default: 0] += 1
             return true
         }
+        if !admitted { metrics?.refusal("connections") }
+        return admitted
     }
 
     /// A connection counted in by `admit` ended.
