@@ -223,11 +223,7 @@ import TestSupport
         let u1 = TestTokens.hs256(sub: "u1")
         let created = try await ServeRulesTests.create(seeded.server, key: "profile_images/u1/small.jpg", length: 1000, token: u1)
         let location = try #require(created.header("Location"))
-        let connection = try RawConnection(port: seeded.server.port)
-        try connection.send(
-            "PATCH \(location.dropFirst(seeded.server.base.count)) HTTP/1.1\r\nHost: 127.0.0.1:\(seeded.server.port)\r\nTus-Resumable: 1.0.0\r\n"
-                + "Authorization: Bearer \(u1)\r\nUpload-Offset: 0\r\nContent-Type: application/offset+octet-stream\r\n"
-                + "Content-Length: 1000000000\r\n\r\n")
+        let connection = try ServeRulesTests.patchHead(seeded.server, location, declaring: 1_000_000_000, token: u1)
         let answer = try await connection.receive(timeout: 10)
         #expect(answer.hasPrefix("HTTP/1.1 413"), "\(answer)")
         #expect(answer.lowercased().contains("connection: close"))
@@ -332,11 +328,7 @@ import TestSupport
 
         let created = try await ServeRulesTests.create(seeded.server, key: "profile_images/u1/trickle.jpg", length: jpeg.count, token: u1)
         let location = try #require(created.header("Location"))
-        let trickle = try RawConnection(port: seeded.server.port)
-        try trickle.send(
-            "PATCH \(location.dropFirst(seeded.server.base.count)) HTTP/1.1\r\nHost: 127.0.0.1\r\nTus-Resumable: 1.0.0\r\n"
-                + "Authorization: Bearer \(u1)\r\nUpload-Offset: 0\r\nContent-Type: application/offset+octet-stream\r\n"
-                + "Content-Length: \(jpeg.count)\r\n\r\n")
+        let trickle = try ServeRulesTests.patchHead(seeded.server, location, declaring: jpeg.count, token: u1)
         let started = Date()
         var sent = 0
         var answer = ""

@@ -26,14 +26,20 @@ import TestSupport
     /// A PATCH of the whole `body` whose first `sent` bytes are sent now, on a raw connection the caller
     /// finishes (or not); returns once the server holds those bytes.
     static func slowPatch(_ server: PhotoServerProcess, _ location: String, body: [UInt8], sent: Int, token: String) async throws -> RawConnection {
+        let connection = try patchHead(server, location, declaring: body.count, token: token)
+        try connection.send(Array(body.prefix(sent)))
+        let deadline = Date().addingTimeInterval(10)
+        while (server.receivedBytes(location) ?? 0) < sent && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        return connection
+    }
+
+    /// A raw connection that has sent the head of a PATCH at offset 0 declaring `length` body bytes, and none of them.
+    static func patchHead(_ server: PhotoServerProcess, _ location: String, declaring length: Int, token: String) throws -> RawConnection {
         let connection = try RawConnection(port: server.port)
         try connection.send(
             "PATCH \(location.dropFirst(server.base.count)) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\nTus-Resumable: 1.0.0\r\n"
                 + "Authorization: Bearer \(token)\r\nUpload-Offset: 0\r\nContent-Type: application/offset+octet-stream\r\n"
-                + "Content-Length: \(body.count)\r\n\r\n")
-        try connection.send(Array(body.prefix(sent)))
-        let deadline = Date().addingTimeInterval(10)
-        while (server.receivedBytes(location) ?? 0) < sent && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+                + "Content-Length: \(length)\r\n\r\n")
         return connection
     }
 
