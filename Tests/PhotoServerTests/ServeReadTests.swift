@@ -166,6 +166,39 @@ import TestSupport
         #expect(try await Self.fetch(newURL).bytes == replaced)
     }
 
+    /// Pipelined requests are answered in their order, a thumbnail answered from memory among API calls.
+    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
+        let seeded = try await SeededServer.start()
+        let server = seeded.server
+        let u1 = TestTokens.hs256(sub: "u1")
+        try await Self.upload(server, "photos/storm-1920x1280.jpg", to: "group_photos/\(seeded.groupId)/photo.jpg", token: u1)
+        let thumbnail = try await Self.downloadURL(server, "/v1/groups/\(seeded.groupId)/photo", token: u1) + "&size=128"
+        let expected = try await Self.fetch(thumbnail)  // now in memory
+        #expect(expected.status == 200)
+        let target = thumbnail.dropFirst(server.base.count)
+        let connection = try RawConnection(port: server.port)
+        let requests = [
+            "GET /v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(u1)\r\n\r\n", "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+            "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", "HEAD \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+            "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        ]
+        try connection.send(requests.joined())
+        var bytes = try await connection.receiveAll(idle: 2)[...]
+        var answers: [(status: String, type: String, body: [UInt8])] = []
+        while let end = bytes.firstRange(of: Array("\r\n\r\n".utf8)) {
+            let head = String(decoding: bytes[..<end.lowerBound], as: UTF8.self).split(separator: "\r\n")
+            func field(_ name: String) -> String? {
+                head.first { $0.lowercased().hasPrefix(name + ":") }.map { String($0.dropFirst(name.count + 1)).trimmingCharacters(in: .whitespaces) }
+            }
+            let length = answers.count == 3 ? 0 : Int(field("content-length") ?? "0") ?? 0  // the HEAD's answer has no body
+            answers.append((String(head.first ?? ""), field("content-type") ?? "", Array(bytes[end.upperBound...].prefix(length))))
+            bytes = bytes[(end.upperBound + length)...]
+        }
+        #expect(answers.map(\.status) == Array(repeating: "HTTP/1.1 200 OK", count: 5))
+        #expect(answers.map(\.type) == ["application/json", "image/jpeg", "application/json", "image/jpeg", "image/jpeg"])
+        #expect(answers[1].body == expected.bytes && answers[4].body == expected.bytes)
+    }
+
     @Test func profilePicturesAreReadByAnyoneSignedInAndAReplacedOneIsGone() async throws {
         let seeded = try await SeededServer.start()
         let server = seeded.server

@@ -308,6 +308,21 @@ public final class RawConnection: @unchecked Sendable {
         }
     }
 
+    /// Every byte that arrives until none has for `idle` seconds (or the connection closes).
+    public func receiveAll(idle: TimeInterval) async throws -> [UInt8] {
+        try await onThread {
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            var poll = pollfd(fd: self.fd, events: Int16(POLLIN), revents: 0)
+            while Glibc.poll(&poll, 1, Int32(idle * 1000)) > 0 {
+                let n = recv(self.fd, &buffer, buffer.count, 0)
+                if n <= 0 { break }
+                received += buffer[..<n]
+            }
+            return received
+        }
+    }
+
     /// Whether the server closed the connection (nothing more to read, and the end of the stream reached).
     public var peerClosed: Bool {
         var poll = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
