@@ -19,6 +19,9 @@ struct LimitOptions: ParsableArguments {
     @Option(help: "The most pixels (width × height) a photo may declare; larger ones are refused with 422 before decoding (env PHOTOPREP_MAX_PIXELS; default 210000000: 200 MP phone photos fit).")
     var maxPixels: Int?
 
+    @Option(help: "Photos prepared at once, each on a thread of its own (env PHOTOPREP_PIPELINE_THREADS; default: the number of cores).")
+    var pipelineThreads: Int?
+
     @Option(help: "Photos that may wait for the pipeline beyond those being prepared; past it an upload's last request gets 503 with Retry-After and keeps its bytes (env PHOTOPREP_MAX_WAITING_PHOTOS; default 128).")
     var maxWaitingPhotos: Int?
 
@@ -50,6 +53,8 @@ struct LimitOptions: ParsableArguments {
         configuration.idleTimeout = .milliseconds(Int(max(0.1, idleTimeout) * 1000))
         configuration.bodyGrace = .milliseconds(Int(max(0.1, bodyGrace) * 1000))
         configuration.minBodyRate = try count(minBodyRate, "PHOTOPREP_MIN_BODY_RATE", "--min-body-rate", default: configuration.minBodyRate)
+        configuration.pipelineThreads = try count(
+            pipelineThreads, "PHOTOPREP_PIPELINE_THREADS", "--pipeline-threads", default: configuration.pipelineThreads, least: 1)
         configuration.maxWaitingPhotos = try count(maxWaitingPhotos, "PHOTOPREP_MAX_WAITING_PHOTOS", "--max-waiting-photos", default: configuration.maxWaitingPhotos)
         let proxies = trustProxy.isEmpty ? (environment["PHOTOPREP_TRUST_PROXY"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } : trustProxy
         configuration.trustedProxies = try proxies.filter { !$0.isEmpty }.map { text in
