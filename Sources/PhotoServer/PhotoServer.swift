@@ -239,14 +239,18 @@ public struct PhotoServer: Sendable {
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
         let sweeper = UploadSweeper(uploads: uploads, interval: configuration.sweepInterval, logger: logger)
+        let authenticator = self.authenticator
+        var reloads = [FileReloader.Reload(what: "key files", otherwise: "the keys stay as they were") { try await authenticator.reloadFiles() }]
+        if let certificate {
+            reloads.append(.init(what: "TLS certificate", otherwise: "the one in use stays") { try certificate.reload() })
+        }
         let group = ServiceGroup(
             configuration: .init(
                 services: [
                     .init(service: app), .init(service: sweeper), .init(service: uploads.stopping),
                     .init(service: PhotoJobRunner(jobs: services.jobs, mode: .continuous(every: configuration.jobInterval))),
-                    .init(service: KeyFileReloader(authenticator: authenticator, logger: logger)),
-                ] + authenticator.remote.map { .init(service: $0) }
-                    + (certificate.map { [.init(service: CertificateReloader(certificate: $0, logger: logger))] } ?? []),
+                    .init(service: FileReloader(reloads: reloads, logger: logger)),
+                ] + authenticator.remote.map { .init(service: $0) },
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 cancellationSignals: [],
                 logger: logger))

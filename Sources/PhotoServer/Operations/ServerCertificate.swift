@@ -57,22 +57,3 @@ final class ServerCertificate: Sendable {
         var description: String
     }
 }
-
-/// SIGHUP reads the certificate and key again (`ServerCertificate.reload`), as `KeyFileReloader` does the
-/// JWKS files: a certificate renewed by replacing its files needs no restart. Files that cannot be read
-/// change nothing, and say so in the log.
-struct CertificateReloader: Service {
-    let certificate: ServerCertificate
-    let logger: Logger
-
-    func run() async throws {
-        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
-            do {
-                try certificate.reload()
-                logger.notice("SIGHUP: TLS certificate read again", metadata: ["certificate": "\(certificate.files.certificate)"])
-            } catch {
-                logger.error("SIGHUP: TLS certificate not read again; the one in use stays", metadata: ["reason": "\(error)"])
-            }
-        }
-    }
-}
