@@ -16,6 +16,7 @@ import os
 import re
 import tempfile
 import threading
+import time
 
 from playwright.sync_api import sync_playwright
 
@@ -209,6 +210,21 @@ def main():
         result["tooLargeStatus"] = page.eval_on_selector_all("#profile-uploads .upload .status", "s => s.at(-1).textContent")
         result["tooLargeRequests"] = len(re.findall(r"\] (POST|PATCH) /files/", open(args.server_log, encoding="utf-8", errors="replace").read()[log_start:]))
 
+        # The creation answered 429 with Retry-After: 3: the page asks again no sooner (its own backoff would in 1 s).
+        creations = []
+        page.on("request", lambda r: creations.append(time.monotonic()) if r.method == "POST" and r.url.endswith("/files/") else None)
+        refused = []
+        def refuse_once(route):
+            if refused:
+                return route.continue_()
+            refused.append(True)
+            route.fulfill(status=429, headers={"Retry-After": "3", "Tus-Resumable": "1.0.0", "Content-Type": "text/plain"}, body="too many writes")
+        page.route("**/files/", refuse_once)
+        page.set_input_files("#profile-file", args.small)
+        wait_until("document.querySelectorAll('#profile-uploads .upload.done').length === 1", timeout=30_000)
+        page.unroute("**/files/", refuse_once)
+        result["retryAfterGap"] = creations[1] - creations[0] if len(creations) >= 2 else None
+
         # The connection lost mid-upload for two seconds: retried with backoff, finished, each byte sent once.
         log_start = os.path.getsize(args.server_log)
         throttle(True)
@@ -217,7 +233,7 @@ def main():
         cdp.send("Network.emulateNetworkConditions", {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
         page.wait_for_timeout(2000)
         throttle(True)
-        page.wait_for_selector("#profile-uploads .upload.done", timeout=60_000)
+        wait_until("document.querySelectorAll('#profile-uploads .upload.done').length === 2", timeout=60_000)
         throttle(False)
         result["offlineReceived"] = patched_bytes(args.server_log, log_start)
         wait_until("(() => { const i = document.getElementById('profile-photo'); return !i.hidden && i.complete && i.naturalWidth > 0; })()")

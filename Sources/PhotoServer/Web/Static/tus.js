@@ -2,7 +2,8 @@
 // speaks it at /files/. Modelled on tus-js-client's behaviour: the upload's URL is remembered per file
 // fingerprint (where it goes, and the file's name, size and last modification) so that after a reload the
 // same file picked again resumes (HEAD for the offset, then only the rest) — under the storage key it was
-// first given; retries with backoff on network errors, 5xx, 423 and 429; cancel deletes the upload on the
+// first given; retries with backoff on network errors, 5xx, 423 and 429 (never sooner than a Retry-After
+// says); cancel deletes the upload on the
 // server. Progress is what the server acknowledged (each chunk's Upload-Offset).
 
 const TUS = { "Tus-Resumable": "1.0.0" };
@@ -49,9 +50,22 @@ function request(method, url, { headers = {}, body = null, signal, onSent } = {}
   });
 }
 
+/** How long the server asked to be left alone (`Retry-After`: seconds, or an HTTP date), in ms; 0 when it
+ *  did not say. At most an hour. */
+function retryAfter(xhr) {
+  const value = xhr.getResponseHeader("Retry-After");
+  if (!value) return 0;
+  const seconds = Number(value);
+  if (value.trim() !== "" && Number.isInteger(seconds) && seconds >= 0) return Math.min(seconds, 3600) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? 0 : Math.min(Math.max(0, date - Date.now()), 3600 * 1000);
+}
+
 function refusal(xhr, what) {
   const reason = (xhr.responseText || "").trim() || xhr.statusText;
-  return new UploadError(`${what}: ${xhr.status} ${reason}`, xhr.status);
+  const error = new UploadError(`${what}: ${xhr.status} ${reason}`, xhr.status);
+  error.retryAfter = retryAfter(xhr);
+  return error;
 }
 
 const retriable = (status) => status === 0 || status === 423 || status === 429 || status >= 500;
@@ -139,7 +153,8 @@ export async function upload(file, { endpoint, place, key, token, chunkSize = 25
           if (!retriable(status)) localStorage.removeItem(fingerprint);
           throw error;
         }
-        await sleep(RETRY_DELAYS[attempt + 1], controller.signal);
+        // Never sooner than the server said (a 429's or 503's Retry-After).
+        await sleep(Math.max(RETRY_DELAYS[attempt + 1], error.retryAfter ?? 0), controller.signal);
       }
     }
   } catch (error) {
