@@ -177,21 +177,24 @@ public struct PhotoServer: Sendable {
 
     /// What answers requests: the stored photos (`/media/`) and every route, behind the same middleware.
     func responder() -> ServerResponder {
-        ServerResponder(
-            routes: router().buildResponder(), log: RequestLogMiddleware(metrics: metrics), cors: CrossOrigin(allowed: Set(configuration.corsOrigins)),
-            authentication: BearerAuthentication(authenticator: authenticator),
-            media: MediaRoutes(photos: StoredPhotos(database: database), storage: uploads.processor.intake.storage))
+        let log = RequestLogMiddleware(metrics: metrics)
+        let cors = CrossOrigin(allowed: Set(configuration.corsOrigins))
+        let authentication = BearerAuthentication(authenticator: authenticator)
+        return ServerResponder(
+            routes: router(log: log, cors: cors, authentication: authentication).buildResponder(), log: log, cors: cors,
+            authentication: authentication, media: MediaRoutes(photos: StoredPhotos(database: database), storage: uploads.processor.intake.storage))
     }
 
     /// Every route: `/health`, `/metrics`, tus at `/files/`, the IETF draft at `/uploads/`, the API at
     /// `/v1/`, the web page at `/`; the request log, CORS, authentication and the abuse limits as middleware;
     /// 405 with `Allow` for a method a path does not have (`AllowingRouter`).
-    func router() -> Router<ServerContext> {
+    func router(log: RequestLogMiddleware, cors: CrossOrigin, authentication: BearerAuthentication) -> Router<ServerContext> {
         let routes = Router(context: ServerContext.self, options: .autoGenerateHeadEndpoints)
         let router = AllowingRouter(routes)
-        router.add(middleware: RequestLogMiddleware(metrics: metrics))
-        router.add(middleware: CrossOrigin(allowed: Set(configuration.corsOrigins)))
-        router.add(middleware: BearerAuthentication(authenticator: authenticator))
+        let address = Self.address(configuration)
+        router.add(middleware: log)
+        router.add(middleware: cors)
+        router.add(middleware: authentication)
         router.add(
             middleware: AbuseLimits(
                 perUser: configuration.writesPerUser, perAddress: configuration.writesPerAddress, trustedProxies: configuration.trustedProxies,
@@ -200,7 +203,7 @@ public struct PhotoServer: Sendable {
             let healthy = (try? await database.read { db in try await db.raw("SELECT 1").run() }) != nil
             return Response(
                 status: healthy ? .ok : .serviceUnavailable,
-                headers: healthy ? [.contentType: "application/json"] : [.contentType: "application/json", .retryAfter: "5"],
+                headers: healthy ? [.contentType: "application/json"] : [.contentType: "application/json", .retryAfter: "\(Problem.retryAfter(.serviceUnavailable)!)"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: healthy ? "{\"status\":\"ok\"}\n" : "{\"status\":\"database unavailable\"}\n")))
         }
         router.get("/metrics") { [metrics] _, _ -> Response in
@@ -208,9 +211,9 @@ public struct PhotoServer: Sendable {
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
         }
-        TusRoutes(uploads: uploads, address: Self.address(configuration)).register(on: router)
+        TusRoutes(uploads: uploads, address: address).register(on: router)
         resumable.register(on: router)
-        APIRoutes(services: services, store: uploads.store, address: Self.address(configuration)).register(on: router)
+        APIRoutes(services: services, store: uploads.store, address: address).register(on: router)
         webPage.register(on: router)
         router.answered("/media/**", [.get, .head])
         router.answerOtherMethods()

@@ -40,9 +40,6 @@ final class ConnectionCap: Sendable {
         }
     }
 
-    /// Open connections from `address` (counted ones).
-    func count(_ address: String) -> Int { open.withLock { $0[address] ?? 0 } }
-
     /// A server's connections (plain or TLS), each admitted by the cap first.
     struct Limited<Base: ServerChildChannel>: ServerChildChannel {
         typealias Value = Base.Value

@@ -137,7 +137,7 @@ struct ResumableUploadRoutes: Sendable {
     private func appendBody(
         _ request: Request, _ context: ServerContext, caller: Caller, id: String, offset: Int64, version: Int, creation: Bool
     ) async throws -> Response {
-        let (upload, reached) = try await uploads.append(to: id, caller: caller, at: offset, body: request.body, declared: Tus.number(request.headers[.contentLength]), checksum: nil, log: context.log)
+        let (upload, reached) = try await uploads.append(to: id, caller: caller, at: offset, request: request, checksum: nil, log: context.log)
         let complete = upload.state == .stored
         if Self.completeness(request.headers, version: version) == true, !complete {
             throw protocolError("the request said it completes the upload, but the server holds \(reached) of \(upload.length) bytes")

@@ -50,7 +50,7 @@ struct TusRoutes: Sendable {
         headers[Tus.uploadExpires] = Tus.httpDate(upload.expiresAt)
         guard request.headers[.contentType] == Tus.offsetContentType else { return Response(status: .created, headers: headers) }
         do {
-            let (_, offset) = try await uploads.append(to: upload.id, caller: caller, at: 0, body: request.body, declared: Tus.number(request.headers[.contentLength]), checksum: checksum, log: context.log)
+            let (_, offset) = try await uploads.append(to: upload.id, caller: caller, at: 0, request: request, checksum: checksum, log: context.log)
             headers[Tus.uploadOffset] = String(offset)
             return Response(status: .created, headers: headers)
         } catch let refused as UploadRefusal {
@@ -82,7 +82,7 @@ struct TusRoutes: Sendable {
         guard let claimed = Tus.number(request.headers[Tus.uploadOffset]) else { throw protocolError("Upload-Offset is missing or not a number") }
         let checksum = try parseChecksum(request)
         let (upload, offset) = try await uploads.append(
-            to: context.parameters.get("id") ?? "", caller: caller, at: claimed, body: request.body, declared: Tus.number(request.headers[.contentLength]), checksum: checksum, log: context.log)
+            to: context.parameters.get("id") ?? "", caller: caller, at: claimed, request: request, checksum: checksum, log: context.log)
         var headers = HTTPFields()
         headers[Tus.resumable] = Tus.version
         headers[Tus.uploadOffset] = String(offset)

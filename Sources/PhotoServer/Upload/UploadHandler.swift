@@ -85,15 +85,15 @@ struct UploadHandler: Sendable {
         }
     }
 
-    /// Appends `body` to `caller`'s upload `id` at `claimed`, which must be what the server holds, and
+    /// Appends `request`'s body to `caller`'s upload `id` at `claimed`, which must be what the server holds, and
     /// returns the upload and its new offset, acknowledged only once durable (after `fsync`). The last
     /// byte finishes it: `upload.state` is then `.stored`. Throws `UploadRefusal`, or the body's own
     /// error when the client went away (what arrived is kept, flushed, for a resume).
     /// A body declaring more bytes (`Content-Length`) than the upload has left is refused (413) before any
     /// of it is read.
-    func append(
-        to id: String, caller: Caller, at claimed: Int64, body: RequestBody, declared: Int64?, checksum: Tus.Checksum?, log: RequestLogEntry
-    ) async throws -> (upload: TusUpload, offset: Int64) {
+    func append(to id: String, caller: Caller, at claimed: Int64, request: Request, checksum: Tus.Checksum?, log: RequestLogEntry) async throws
+        -> (upload: TusUpload, offset: Int64)
+    {
         let visible = try await owned(id, by: caller)
         guard store.lock(visible.id) else { throw refusal(Self.locked, "another request is writing to this upload", reason: "locked") }
         defer { store.unlock(visible.id) }
@@ -116,12 +116,12 @@ struct UploadHandler: Sendable {
             return (current ?? visible, held)
         case .receive(let from):
             guard var upload = current else { throw Self.noSuchUpload(metrics) }
-            if let declared, declared > upload.length - from {
+            if let declared = Tus.number(request.headers[.contentLength]), declared > upload.length - from {
                 throw refusal(
                     .contentTooLarge, "the body's \(declared) bytes do not fit: \(upload.length - from) of the upload's \(upload.length) are left",
                     reason: "size")
             }
-            let offset = try await receive(&upload, at: from, body, checksum: checksum, log: log)
+            let offset = try await receive(&upload, at: from, request.body, checksum: checksum, log: log)
             return (upload, offset)
         }
     }

@@ -82,11 +82,7 @@ func retryAfter(_ value: String?, now: Date = Date()) -> Duration? {
     if let whole = Int(value), whole >= 0 {
         seconds = Double(whole)
     } else {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        guard let date = formatter.date(from: value) else { return nil }
+        guard let date = parseHTTPDate(value) else { return nil }
         seconds = max(0, date.timeIntervalSince(now))
     }
     return .milliseconds(Int(min(seconds, 3600) * 1000))
