@@ -11,8 +11,19 @@ import Glibc
 /// libheif reads the bytes in place, so a file lives only inside `LibHeifFile.open`'s body, while
 /// the bytes are pinned. Opening parses the boxes only; no pixel is decoded until `decode`.
 final class LibHeifFile {
+    private let heif: photoprep_heif
     private let context: OpaquePointer
     private let primary: OpaquePointer
+
+    /// libheif's functions, loaded the first time a HEIF or AVIF file is opened rather than linked: linked, its
+    /// static initialisers (libde265's tables) ran in every process, 24.7 million instructions before `main`.
+    private static let library: Result<photoprep_heif, PhotoPrepError> = {
+        var reason = [CChar](repeating: 0, count: 512)
+        guard let functions = photoprep_heif_load(&reason, reason.count) else {
+            return .failure(PhotoPrepError(.decode, .unsupportedFeature, "libheif cannot be loaded: \(reason.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })"))
+        }
+        return .success(functions.pointee)
+    }()
 
     /// Opens `bytes` and hands the file to `body`. `maxPixels` is checked against the primary image's
     /// size before anything is decoded (libheif's own limit is set to the same edge).
@@ -24,61 +35,63 @@ final class LibHeifFile {
     }
 
     private init(_ buffer: UnsafeBufferPointer<UInt8>, maxPixels: Int) throws(PhotoPrepError) {
-        guard let context = heif_context_alloc() else { throw PhotoPrepError(.decode, .codecFailure, "libheif: cannot allocate a context") }
+        let heif = try Self.library.get()
+        guard let context = heif.heif_context_alloc() else { throw PhotoPrepError(.decode, .codecFailure, "libheif: cannot allocate a context") }
         // Each tile of a grid is refused beyond this edge, before its pixels are allocated.
-        heif_context_set_maximum_image_size_limit(context, Int32(clamping: min(maxPixels, 1 << 30)))
-        var error = heif_context_read_from_memory_without_copy(context, buffer.baseAddress, buffer.count, nil)
+        heif.heif_context_set_maximum_image_size_limit(context, Int32(clamping: min(maxPixels, 1 << 30)))
+        var error = heif.heif_context_read_from_memory_without_copy(context, buffer.baseAddress, buffer.count, nil)
         guard error.code == heif_error_Ok else {
             // The message belongs to the context: read before it is freed.
             let failure = Self.failure(error, stage: .decode)
-            heif_context_free(context)
+            heif.heif_context_free(context)
             throw failure
         }
         var handle: OpaquePointer?
-        error = heif_context_get_primary_image_handle(context, &handle)
+        error = heif.heif_context_get_primary_image_handle(context, &handle)
         guard error.code == heif_error_Ok, let handle else {
             let failure = Self.failure(error, stage: .decode)
-            heif_context_free(context)
+            heif.heif_context_free(context)
             throw failure
         }
+        self.heif = heif
         self.context = context
         self.primary = handle
     }
 
     deinit {
-        heif_image_handle_release(primary)
-        heif_context_free(context)
+        heif.heif_image_handle_release(primary)
+        heif.heif_context_free(context)
     }
 
     // MARK: - What the headers say
 
     /// The primary image's size as shown: libheif has applied the container's rotation, mirroring and crop.
-    var width: Int { Int(heif_image_handle_get_width(primary)) }
-    var height: Int { Int(heif_image_handle_get_height(primary)) }
+    var width: Int { Int(heif.heif_image_handle_get_width(primary)) }
+    var height: Int { Int(heif.heif_image_handle_get_height(primary)) }
     /// The size as coded (`ispe`), before those transforms.
     var codedSize: (width: Int, height: Int) {
-        (Int(heif_image_handle_get_ispe_width(primary)), Int(heif_image_handle_get_ispe_height(primary)))
+        (Int(heif.heif_image_handle_get_ispe_width(primary)), Int(heif.heif_image_handle_get_ispe_height(primary)))
     }
     /// Bits per luma sample (8, 10, 12), or nil when the file does not say.
     var bitDepth: Int? {
-        let bits = heif_image_handle_get_luma_bits_per_pixel(primary)
+        let bits = heif.heif_image_handle_get_luma_bits_per_pixel(primary)
         return bits > 0 ? Int(bits) : nil
     }
-    var hasAlpha: Bool { heif_image_handle_has_alpha_channel(primary) != 0 }
-    var premultipliedAlpha: Bool { heif_image_handle_is_premultiplied_alpha(primary) != 0 }
-    var depthImages: Int { Int(heif_image_handle_get_number_of_depth_images(primary)) }
-    var thumbnails: Int { Int(heif_image_handle_get_number_of_thumbnails(primary)) }
-    var topLevelImages: Int { Int(heif_context_get_number_of_top_level_images(context)) }
+    var hasAlpha: Bool { heif.heif_image_handle_has_alpha_channel(primary) != 0 }
+    var premultipliedAlpha: Bool { heif.heif_image_handle_is_premultiplied_alpha(primary) != 0 }
+    var depthImages: Int { Int(heif.heif_image_handle_get_number_of_depth_images(primary)) }
+    var thumbnails: Int { Int(heif.heif_image_handle_get_number_of_thumbnails(primary)) }
+    var topLevelImages: Int { Int(heif.heif_context_get_number_of_top_level_images(context)) }
 
     /// The ICC profile of a `colr` box of type `prof` or `rICC`.
     var iccProfile: [UInt8]? {
-        let type = heif_image_handle_get_color_profile_type(primary)
+        let type = heif.heif_image_handle_get_color_profile_type(primary)
         guard type == heif_color_profile_type_prof || type == heif_color_profile_type_rICC else { return nil }
-        let size = heif_image_handle_get_raw_color_profile_size(primary)
+        let size = heif.heif_image_handle_get_raw_color_profile_size(primary)
         guard size > 0 else { return nil }
         var failed = false
         let profile = [UInt8](unsafeUninitializedCapacity: size) { out, count in
-            failed = heif_image_handle_get_raw_color_profile(primary, out.baseAddress).code != heif_error_Ok
+            failed = heif.heif_image_handle_get_raw_color_profile(primary, out.baseAddress).code != heif_error_Ok
             count = failed ? 0 : size
         }
         return failed ? nil : profile
@@ -88,8 +101,8 @@ final class LibHeifFile {
     /// chromaticities libheif derives from them).
     var colorDescription: HEIFStructure.ColorDescription? {
         var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
-        guard heif_image_handle_get_nclx_color_profile(primary, &nclx).code == heif_error_Ok, let nclx else { return nil }
-        defer { heif_nclx_color_profile_free(nclx) }
+        guard heif.heif_image_handle_get_nclx_color_profile(primary, &nclx).code == heif_error_Ok, let nclx else { return nil }
+        defer { heif.heif_nclx_color_profile_free(nclx) }
         let p = nclx.pointee
         return .init(
             primaries: Int(p.color_primaries.rawValue), transfer: Int(p.transfer_characteristics.rawValue),
@@ -102,19 +115,19 @@ final class LibHeifFile {
 
     /// The metadata blocks' payloads of `type` ("Exif", or "mime" for XMP).
     func metadata(_ type: String) -> [(contentType: String, bytes: [UInt8])] {
-        let count = Int(heif_image_handle_get_number_of_metadata_blocks(primary, type))
+        let count = Int(heif.heif_image_handle_get_number_of_metadata_blocks(primary, type))
         guard count > 0 else { return [] }
         var ids = [heif_item_id](repeating: 0, count: count)
-        let found = Int(heif_image_handle_get_list_of_metadata_block_IDs(primary, type, &ids, Int32(count)))
+        let found = Int(heif.heif_image_handle_get_list_of_metadata_block_IDs(primary, type, &ids, Int32(count)))
         return ids.prefix(found).compactMap { id in
-            let size = heif_image_handle_get_metadata_size(primary, id)
+            let size = heif.heif_image_handle_get_metadata_size(primary, id)
             guard size > 0, size <= 16 << 20 else { return nil }
             var failed = false
             let bytes = [UInt8](unsafeUninitializedCapacity: size) { out, written in
-                failed = heif_image_handle_get_metadata(primary, id, out.baseAddress).code != heif_error_Ok
+                failed = heif.heif_image_handle_get_metadata(primary, id, out.baseAddress).code != heif_error_Ok
                 written = failed ? 0 : size
             }
-            let contentType = heif_image_handle_get_metadata_content_type(primary, id).map { String(cString: $0) } ?? ""
+            let contentType = heif.heif_image_handle_get_metadata_content_type(primary, id).map { String(cString: $0) } ?? ""
             return failed ? nil : (contentType, bytes)
         }
     }
@@ -127,7 +140,7 @@ final class LibHeifFile {
     /// warnings (a damaged tile is decoded as well as it can be) beside the image.
     func decode(background: RGBColor, threads: Int) throws(PhotoPrepError) -> (image: PixelImage, warnings: [String]) {
         // 0 decodes the tiles on the calling thread; 1 would start one background thread for them.
-        heif_context_set_max_decoding_threads(context, threads > 1 ? Int32(threads) : 0)
+        heif.heif_context_set_max_decoding_threads(context, threads > 1 ? Int32(threads) : 0)
         let deep = (bitDepth ?? 8) > 8
         let alpha = hasAlpha
         let chroma =
@@ -137,22 +150,22 @@ final class LibHeifFile {
             case (true, false): heif_chroma_interleaved_RRGGBB_LE
             case (true, true): heif_chroma_interleaved_RRGGBBAA_LE
             }
-        guard let options = heif_decoding_options_alloc() else { throw PhotoPrepError(.decode, .codecFailure, "libheif: cannot allocate decoding options") }
-        defer { heif_decoding_options_free(options) }
+        guard let options = heif.heif_decoding_options_alloc() else { throw PhotoPrepError(.decode, .codecFailure, "libheif: cannot allocate decoding options") }
+        defer { heif.heif_decoding_options_free(options) }
         options.pointee.ignore_transformations = 0
         // Deeper samples come out as they are; the rounding to 8 bits is ours (libheif's conversion shifts).
         options.pointee.convert_hdr_to_8bit = 0
         var decoded: OpaquePointer?
-        let error = heif_decode_image(primary, &decoded, heif_colorspace_RGB, chroma, options)
+        let error = heif.heif_decode_image(primary, &decoded, heif_colorspace_RGB, chroma, options)
         guard error.code == heif_error_Ok, let decoded else { throw Self.failure(error, stage: .decode) }
-        defer { heif_image_release(decoded) }
+        defer { heif.heif_image_release(decoded) }
 
-        let width = Int(heif_image_get_primary_width(decoded)), height = Int(heif_image_get_primary_height(decoded))
+        let width = Int(heif.heif_image_get_primary_width(decoded)), height = Int(heif.heif_image_get_primary_height(decoded))
         var stride: Int32 = 0
-        guard width > 0, height > 0, let plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride) else {
+        guard width > 0, height > 0, let plane = heif.heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride) else {
             throw PhotoPrepError(.decode, .codecFailure, "libheif returned no interleaved RGB plane")
         }
-        let bits = deep ? Int(heif_image_get_bits_per_pixel_range(decoded, heif_channel_interleaved)) : 8
+        let bits = deep ? Int(heif.heif_image_get_bits_per_pixel_range(decoded, heif_channel_interleaved)) : 8
         let conversion = PixelConversion(
             channels: alpha ? 4 : 3, maximum: (1 << max(8, min(bits, 16))) - 1, premultiplied: alpha && premultipliedAlpha, background: background)
         let image = conversion.image(from: UnsafeRawPointer(plane), width: width, height: height, stride: Int(stride))
@@ -160,10 +173,10 @@ final class LibHeifFile {
     }
 
     private func warnings(of image: OpaquePointer) -> [String] {
-        let count = Int(heif_image_get_decoding_warnings(image, 0, nil, 0))
+        let count = Int(heif.heif_image_get_decoding_warnings(image, 0, nil, 0))
         guard count > 0 else { return [] }
         var found = [heif_error](repeating: heif_error(), count: min(count, 8))
-        let filled = Int(heif_image_get_decoding_warnings(image, 0, &found, Int32(found.count)))
+        let filled = Int(heif.heif_image_get_decoding_warnings(image, 0, &found, Int32(found.count)))
         return found.prefix(filled).map { "libheif: \($0.message.map { String(cString: $0) } ?? "warning \($0.code.rawValue)")" }
     }
 
