@@ -23,6 +23,15 @@ let simdSettings: [SwiftSetting] =
 /// prepare hundreds of photos. Everything else stays debuggable.
 let optimisedInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
 
+/// The Swift runtime and Foundation linked into the executable (what `--static-swift-stdlib` does, which a plain
+/// `swift build` or `swift run` does not pass): the modules were compiled against the shared Foundation, which
+/// carries CoreFoundation and ICU inside, so the static archives those live in are named here.
+let staticRuntime = [
+    "-static-stdlib", "-lCoreFoundation", "-l_FoundationICU", "-l_FoundationCShims", "-l_FoundationCollections",
+    "-lFoundationEssentials", "-lFoundationInternationalization",
+    "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+]
+
 /// One settings array for every Swift target (Swift 6 mode plus the upcoming features we hold ourselves to).
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
@@ -39,7 +48,6 @@ let package = Package(
         .library(name: "PhotoServices", targets: ["PhotoServices"]),
         .library(name: "PhotoServer", targets: ["PhotoServer"]),
         .executable(name: "photoprep", targets: ["photoprep"]),
-        .executable(name: "photoprep-full", targets: ["photoprep-full"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -133,8 +141,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         /// The batch command line: `prepare` (the batch runner, manifest, console), `probe`, `bench`.
-        /// No network stack and only FoundationEssentials, so that `photoprep prepare` starts in a few
-        /// milliseconds; uploading is behind the `BatchUpload` protocol.
+        /// No network stack and only FoundationEssentials; uploading is behind the `BatchUpload` protocol.
         .target(
             name: "PhotoBatch",
             dependencies: [
@@ -145,19 +152,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        /// `photoprep`: prepares, probes and benchmarks itself; hands every other command (and
-        /// `prepare --upload`) to `photoprep-full` beside it (`swift build` builds both).
+        /// `photoprep`, every command: `prepare` (with `--upload`), `probe`, `bench`, `upload`, `presign`, the
+        /// services, `serve`. Release builds link the Swift runtime and Foundation statically: a whole-process
+        /// `prepare` of a small photo is mostly start-up, and the dynamic loader spent ~11 million instructions
+        /// binding this binary's symbols to the shared Swift libraries.
         .executableTarget(
             name: "photoprep",
-            dependencies: [
-                "PhotoBatch",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            swiftSettings: swiftSettings
-        ),
-        /// Every command: the batch with `--upload`, `upload`, `presign`, the services, `serve`.
-        .executableTarget(
-            name: "photoprep-full",
             dependencies: [
                 "PhotoBatch",
                 "PhotoFiles",
@@ -170,7 +170,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            linkerSettings: [.unsafeFlags(staticRuntime, .when(configuration: .release))]
         ),
         /// swift-nio-extras' own server of the IETF resumable-upload draft, for the interop tests.
         .executableTarget(
@@ -205,13 +206,13 @@ let package = Package(
         ),
         .testTarget(
             name: "PhotoPrepTests",
-            dependencies: ["PhotoPrep", "photoprep", "photoprep-full", "TestSupport"],
+            dependencies: ["PhotoPrep", "photoprep", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "PhotoUploadTests",
             dependencies: [
-                "PhotoUpload", "PhotoFiles", "photoprep", "photoprep-full", "ResumableUploadTestServer", "TestSupport",
+                "PhotoUpload", "PhotoFiles", "photoprep", "ResumableUploadTestServer", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
@@ -220,7 +221,7 @@ let package = Package(
         .testTarget(
             name: "PhotoServicesTests",
             dependencies: [
-                "PhotoServices", "PhotoUpload", "PhotoPrep", "photoprep", "photoprep-full", "TestSupport",
+                "PhotoServices", "PhotoUpload", "PhotoPrep", "photoprep", "TestSupport",
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -229,7 +230,7 @@ let package = Package(
         .testTarget(
             name: "PhotoServerTests",
             dependencies: [
-                "PhotoServer", "PhotoServices", "PhotoPrep", "PhotoUpload", "photoprep", "photoprep-full", "TestSupport",
+                "PhotoServer", "PhotoServices", "PhotoPrep", "PhotoUpload", "photoprep", "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),

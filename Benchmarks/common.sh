@@ -1,17 +1,12 @@
 # What the upload benchmarks share; `source` it from the repository root.
-# Installs the dependencies and the peers' servers, builds photoprep as it would be deployed (the
-# Swift runtime and Foundation linked statically with --static-swift-stdlib: it starts in ~10 ms
-# instead of ~17 ms; its own build folder, so the first run builds everything once, several
-# minutes), and gives a scratch folder, a free port and the timing helpers.
+# Installs the dependencies and the peers' servers, builds photoprep in release mode (the Swift runtime and
+# Foundation linked statically, as Package.swift says), and gives a scratch folder, a free port and the timing
+# helpers.
 set -euo pipefail
 scripts/install-deps.sh --test
 export PATH="$PWD/.venv/bin:$PATH"   # the peers' servers (resumable-upload, moto)
-build=.build/static
-# photoprep hands upload (and every command but prepare, probe, bench) to photoprep-full beside it.
-for product in photoprep photoprep-full; do
-  swift build -c release --product "$product" --static-swift-stdlib --build-path "$build" 2>&1 | tail -1
-done
-photoprep="$build/release/photoprep"
+swift build -c release --product photoprep 2>&1 | tail -1
+photoprep=.build/release/photoprep
 work=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 

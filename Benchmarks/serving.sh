@@ -14,7 +14,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-for product in photoprep photoprep-full; do swift build -c release --product "$product" 2>&1 | tail -1; done
+swift build -c release --product photoprep 2>&1 | tail -1
 pp=.build/release/photoprep
 work=$(mktemp -d)
 data="$work/data"

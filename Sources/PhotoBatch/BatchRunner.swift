@@ -10,8 +10,8 @@ import PhotoFiles
 import PhotoPrep
 import Synchronization
 
-/// Where `prepare --upload` sends each output. The full command set (`photoprep-full`) implements it
-/// over `PhotoUpload`; this module does not link the network stack, so that preparing alone starts fast.
+/// Where `prepare --upload` sends each output. The `photoprep` command implements it over `PhotoUpload`;
+/// the batch itself knows no network stack.
 package protocol BatchUpload: Sendable {
     /// The destination as given (part of the manifest's settings).
     var destination: String { get }

@@ -14,6 +14,7 @@ package struct Bench: ParsableCommand {
     package init() {}
 
     package static let configuration = CommandConfiguration(
+        commandName: "bench",
         abstract: "Time the pipeline in-process, single-threaded, on photos: per photo time, bytes, quality, encodes.",
         discussion: "Each photo is read from disk and prepared --runs times; the median time is printed. Peak memory is the whole process's.")
 

@@ -11,8 +11,7 @@ import PhotoPrep
 import PhotoFiles
 import Synchronization
 
-/// `photoprep prepare`'s arguments and its run, shared by the lean `photoprep` (which prepares) and
-/// `photoprep-full` (which also uploads, `--upload`).
+/// `photoprep prepare`'s arguments and its run; the command adds `--upload` and its options.
 package struct PrepareArguments: ParsableArguments {
     package static let configuration = CommandConfiguration(
         commandName: "prepare",

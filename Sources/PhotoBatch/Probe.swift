@@ -13,6 +13,7 @@ package struct Probe: ParsableCommand {
     package init() {}
 
     package static let configuration = CommandConfiguration(
+        commandName: "probe",
         abstract: "Describe photos: format, size, orientation, colour profile, metadata, and what prepare would do.")
 
     @Argument(help: "Photo files.")

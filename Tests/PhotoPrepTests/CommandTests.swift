@@ -5,11 +5,10 @@ import TestSupport
 
 
 @Suite struct CommandTests {
-    /// `photoprep` prepares without the network stack or full Foundation (what starts before the
-    /// first decoded row is most of a small photo's time) and hands every other command to
-    /// `photoprep-full` in the same process: the server, the services and `prepare --upload` answer
-    /// through it, with the same process id (the kill tests rely on that too).
-    @Test func theBatchBinaryIsLeanAndHandsTheRestOn() throws {
+    /// One executable runs every command — what `swift run photoprep` builds is all a user needs — and starts
+    /// without libheif: its static initialisers cost more than a small photo's decode, so it is loaded only when a
+    /// HEIF file is opened (and then works: a HEIC photo is probed and prepared).
+    @Test func oneBinaryRunsEveryCommandAndLoadsLibheifOnlyForHEIF() throws {
         let linked = Process()
         linked.executableURL = URL(fileURLWithPath: "/usr/bin/ldd")
         linked.arguments = [photoprepBinary.path]
@@ -19,17 +18,26 @@ import TestSupport
         let libraries = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         linked.waitUntilExit()
         #expect(libraries.contains("libturbojpeg"), "\(libraries)")
-        for heavy in ["libFoundation.so", "libFoundationInternationalization", "libsqlite3", "lib_FoundationICU"] {
-            #expect(!libraries.contains(heavy), "photoprep links \(heavy)")
+        #expect(!libraries.contains("libheif"), "photoprep links libheif: \(libraries)")
+        for (command, usage) in [("serve", "photoprep serve"), ("upload", "photoprep upload"), ("presign", "photoprep presign")] {
+            let help = try photoprep([command, "--help"])
+            #expect(help.status == 0 && help.stdout.contains(usage), "\(help.stdout)\(help.stderr)")
         }
-        let serve = try photoprep(["serve", "--help"])
-        #expect(serve.status == 0 && serve.stdout.contains("photoprep serve"), "\(serve.stdout)\(serve.stderr)")
         let help = try photoprep(["--help"])
         for command in ["prepare", "probe", "upload", "serve", "group", "sync"] { #expect(help.stdout.contains("  \(command)"), "\(help.stdout)") }
-        let uploadHelp = try photoprep(["prepare", "--help"])
-        #expect(uploadHelp.stdout.contains("--upload <upload>"), "the full prepare's help, with its upload options")
+        let prepareHelp = try photoprep(["prepare", "--help"])
+        #expect(prepareHelp.stdout.contains("--upload <upload>"), "prepare's help, with its upload options")
         let unknown = try photoprep(["frobnicate"])
         #expect(unknown.status == 2 && unknown.stderr.contains("frobnicate"), "\(unknown.stderr)")
+
+        let probe = try photoprep(["probe", Fixture.path("formats/display-p3.heic")])
+        #expect(probe.status == 0 && probe.stdout.contains("HEIF, HEVC"), "\(probe.stdout)\(probe.stderr)")
+        let root = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let prepared = try photoprep(["prepare", Fixture.path("formats/display-p3.heic"), "--preset", "profile", "--out", root.path])
+        #expect(prepared.status == 0, "\(prepared.stderr)")
+        let image = try decodeJPEG([UInt8](Data(contentsOf: root.appendingPathComponent("display-p3.jpg"))))
+        #expect(image.width == 640 && image.height == 400)
     }
 
     @Test func preparesAMixedFolderNamingTheBadFiles() throws {

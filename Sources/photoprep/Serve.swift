@@ -8,6 +8,7 @@ import PhotoServices
 /// `photoprep serve`: the photo server apps upload to (see `PhotoServer`).
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "serve",
         abstract: "Run the photo server: tus uploads at /files/, storage rules enforced, every photo normalised on arrival.",
         discussion: """
             Clients send 'Authorization: Bearer <JWT>'. HS256 tokens are verified with the secret in

@@ -118,6 +118,7 @@ struct UploadOptions: ParsableArguments {
 
 struct Upload: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "upload",
         abstract: "Upload files to a tus server (http(s)://…), an S3 bucket (s3://…) or a folder (file:///…), resumably.",
         discussion: """
             Each file is uploaded under its name (or --key-prefix + name). Unfinished uploads are \

@@ -5,6 +5,7 @@ import PhotoUpload
 
 struct Presign: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "presign",
         abstract: "Print a presigned S3 PUT URL: whoever holds it may upload that one object, without the keys.",
         discussion: """
             The keys come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN); the \

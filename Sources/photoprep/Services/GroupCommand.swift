@@ -10,6 +10,7 @@ struct GroupCommand: AsyncParsableCommand {
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "create",
             abstract: "Create a group; its photo is prepared (group preset) and uploaded to group_photos/{groupId}/photo.jpg.",
             discussion: """
                 The group, its system message and the participants' notifications are written together. \

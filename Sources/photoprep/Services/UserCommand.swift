@@ -7,7 +7,7 @@ struct UserCommand: AsyncParsableCommand {
         commandName: "user", abstract: "Users of the demo services.", subcommands: [Add.self])
 
     struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a user (or rename one).")
+        static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a user (or rename one).")
 
         @Argument(help: "The user id (a single path segment: no '/', '..', control characters).")
         var id: String
