@@ -27,7 +27,8 @@ packages=(libturbojpeg0-dev libpng-dev zlib1g-dev libheif-dev libwebp-dev liblcm
 # Debian's venv module (python3-venv pulls in ensurepip for the default python3).
 # The independent decoders the format tests compare with: heif-convert, dwebp, ImageMagick.
 # Debian's Chromium: the browser the read path's test loads photos in (driven by Playwright, below).
-$test_servers && packages+=(python3 python3-venv postgresql libheif-examples webp imagemagick chromium)
+# valgrind: the speed regression guard counts instructions with callgrind (Benchmarks/instructions.sh).
+$test_servers && packages+=(python3 python3-venv postgresql libheif-examples webp imagemagick chromium valgrind)
 
 missing=()
 for p in "${packages[@]}"; do
