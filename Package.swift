@@ -71,11 +71,13 @@ let package = Package(
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev", "zlib1g-dev"])]),
         /// libheif (libheif-dev), loaded when the first HEIF or AVIF file is opened: see its header.
         .target(name: "CHeif"),
+        /// libjpeg-turbo's libjpeg API (libjpeg62-turbo-dev), for decoding a JPEG row by row from its file.
+        .target(name: "CJPEGStream", linkerSettings: [.linkedLibrary("jpeg")]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CLCMS2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         .target(
             name: "PhotoPrep",
-            dependencies: ["CTurboJPEG", "CPNG", "CHeif", "CWebP", "CLCMS2"],
+            dependencies: ["CTurboJPEG", "CJPEGStream", "CPNG", "CHeif", "CWebP", "CLCMS2"],
             swiftSettings: swiftSettings + simdSettings + optimisedInDebug
         ),
         /// Files written atomically, paths, bounded concurrency: what the batch, the uploader, the services and the server share.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what photoprep needs on Debian 12 (Swift 6.3 itself is expected on PATH).
 #
-#   scripts/install-deps.sh          the C libraries photoprep links: libjpeg-turbo's TurboJPEG, libpng, zlib,
+#   scripts/install-deps.sh          the C libraries photoprep links: libjpeg-turbo (TurboJPEG, and the libjpeg API
+#                                    for decoding row by row), libpng, zlib,
 #                                    libheif (HEIC and AVIF, with its HEVC and AV1 decoders), libwebp, Little CMS.
 #                                    Enough to build and run the command (SQLite is built in).
 #   scripts/install-deps.sh --test   also the servers the tests start on 127.0.0.1 — PostgreSQL 15 (Debian's
@@ -23,7 +24,7 @@ case "${1:-}" in
   *) echo "usage: scripts/install-deps.sh [--test]" >&2; exit 2 ;;
 esac
 
-packages=(libturbojpeg0-dev libpng-dev zlib1g-dev libheif-dev libwebp-dev liblcms2-dev pkg-config)
+packages=(libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev zlib1g-dev libheif-dev libwebp-dev liblcms2-dev pkg-config)
 # Debian's venv module (python3-venv pulls in ensurepip for the default python3).
 # The independent decoders the format tests compare with: heif-convert, dwebp, ImageMagick.
 # Debian's Chromium: the browser the read path's test loads photos in (driven by Playwright, below).

@@ -99,7 +99,7 @@ final class BatchRunner: Sendable {
         let start = ContinuousClock.now
         let outputPath = Path.join(outputRoot, file.relativeOutput)
         var outcome = Outcome(input: file.path, output: outputPath, sourceBytes: 0, status: .failed(reason: ""), seconds: 0)
-        let bytes: [UInt8]
+        var bytes: [UInt8]
         do {
             bytes = try FileBytes.read(file.path)
         } catch {
@@ -124,7 +124,7 @@ final class BatchRunner: Sendable {
             }
         }
         do {
-            let photo = try pipeline.prepare(bytes)
+            let photo = try pipeline.prepare(taking: &bytes, file: file.path)
             try AtomicFile.write(photo.jpeg, to: outputPath)
             if let upload {
                 do {

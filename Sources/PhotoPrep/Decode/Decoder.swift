@@ -99,6 +99,63 @@ enum Decoder {
         return Decoded(image: image, scale: scale, warnings: warning.map { ["libjpeg-turbo: \($0)"] } ?? [])
     }
 
+    /// Whether a JPEG is decoded from its file row by row (`decodeJPEG(file:…)`): grey or YCbCr/RGB ones
+    /// (CMYK is converted from a whole image).
+    static func streamsJPEG(_ info: SourceInfo) -> Bool {
+        info.format == .jpeg && (info.jpeg?.components == 1 || info.jpeg?.components == 3)
+    }
+
+    /// Decodes the JPEG file at `path` at 1/`scale` row by row (`LibJPEGRowReader`, the file read 64 KiB at a
+    /// time): when it is resized in both dimensions, the rows go straight into the resizer (`Resizer.resize(_:
+    /// Rows…)`) and come out at `target`, so that neither the file nor the decoded image is ever held whole;
+    /// otherwise they fill the decoded image (the caller resizes it, if at all). The same pixels as
+    /// `decodeJPEG(_:…)` then `Resizer.resize`. A progressive JPEG still holds its DCT coefficients until its
+    /// last scan: libjpeg needs them, whoever decodes it (`djpeg` included).
+    static func decodeJPEG(
+        file path: String, info: SourceInfo, scale: Int, target: (width: Int, height: Int), strict: Bool
+    ) throws(PhotoPrepError) -> Decoded {
+        let reader = try LibJPEGRowReader(path: path, denominator: scale, grey: info.jpeg!.components == 1, strict: strict)
+        let (width, height, channels) = (reader.width, reader.height, reader.channels)
+        let expected = TurboJPEGDecompressor.scaledSize(width: info.width, height: info.height, denominator: scale)
+        guard width == expected.width, height == expected.height else {
+            throw PhotoPrepError(.decode, .corrupt, "the file changed while it was being read: its frame is now \(width) × \(height) at 1/\(scale)")
+        }
+        func readAll(into out: UnsafeMutablePointer<UInt8>, rows: Int, from y0: Int) throws(PhotoPrepError) {
+            guard try reader.read(rows: rows, into: out) == rows else {
+                throw PhotoPrepError(.decode, .corrupt, "libjpeg-turbo stopped before row \(y0 + rows) of \(height)")
+            }
+        }
+        let image: PixelImage
+        if width != target.width && height != target.height {
+            var failure: PhotoPrepError?
+            var strip = [UInt8](repeating: 0, count: 8 * width * channels)
+            image = strip.withUnsafeMutableBufferPointer { buffer in
+                let strip = buffer.baseAddress!
+                let rows = Resizer.Rows(width: width, height: height, channels: channels) { y0, count in
+                    do throws(PhotoPrepError) {
+                        try readAll(into: strip, rows: count, from: y0)
+                        return UnsafePointer(strip)
+                    } catch {
+                        failure = error
+                        return nil
+                    }
+                }
+                return Resizer.resize(rows, width: target.width, height: target.height)
+            }
+            if let failure { throw failure }
+        } else {
+            var failure: PhotoPrepError?
+            let pixels = [UInt8](unsafeUninitializedCapacity: width * height * channels) { out, count in
+                HugePages.advise(out)
+                do throws(PhotoPrepError) { try readAll(into: out.baseAddress!, rows: height, from: 0) } catch { failure = error }
+                count = out.count
+            }
+            if let failure { throw failure }
+            image = PixelImage(width: width, height: height, channels: channels, pixels: pixels)
+        }
+        return Decoded(image: image, scale: scale, warnings: reader.warning.map { ["libjpeg-turbo: \($0)"] } ?? [])
+    }
+
     /// The colour space libjpeg assumes for a frame: grey for one component, YCbCr for three unless
     /// Adobe says RGB, CMYK or YCCK for four.
     static func colorspace(of structure: JPEGStructure) -> Int32 {

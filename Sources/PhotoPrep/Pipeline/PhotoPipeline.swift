@@ -27,10 +27,13 @@ public struct PhotoPipeline: Sendable {
         self.init(options: PrepareOptions(preset: preset))
     }
 
-    /// Prepares the photo in the file at `path`; errors name the file.
+    /// Prepares the photo in the file at `path`; errors name the file. A JPEG is decoded from the file row by
+    /// row (into the resizer, when it is resized both ways), so that the file is not held during its decode, nor
+    /// the decoded image when it is resized.
     public func prepare(contentsOf path: String) throws(PhotoPrepError) -> PreparedPhoto {
         do {
-            return try prepare(try FileBytes.read(path))
+            var bytes = try FileBytes.read(path)
+            return try prepare(taking: &bytes, file: path)
         } catch {
             throw error.naming(path)
         }
@@ -38,9 +41,17 @@ public struct PhotoPipeline: Sendable {
 
     /// Prepares the photo in `bytes`.
     public func prepare(_ bytes: [UInt8]) throws(PhotoPrepError) -> PreparedPhoto {
+        var bytes = bytes
+        return try prepare(taking: &bytes, file: nil)
+    }
+
+    /// Prepares the photo in `bytes`, the content of the file at `path` (when there is one). When the photo is
+    /// decoded from the file row by row (`Decoder.decodeJPEG(file:…)`), `bytes` are emptied first: a caller that
+    /// holds no other copy frees them before the largest allocations come.
+    package func prepare(taking bytes: inout [UInt8], file path: String?) throws(PhotoPrepError) -> PreparedPhoto {
         let clock = ContinuousClock()
         let start = clock.now
-        let info = try SourceInfo.read(bytes, maxPixels: options.maxPixels)
+        var info = try SourceInfo.read(bytes, maxPixels: options.maxPixels)
         let orientation = info.orientation
         let target = options.outputSize(width: info.width, height: info.height)
         var report = PrepareReport(
@@ -69,10 +80,17 @@ public struct PhotoPipeline: Sendable {
             defer { mark = now }
             return seconds(now - mark)
         }
-        let decoded = try Decoder.decode(bytes, info: info, plan: plan, options: options)
+        let decoded: Decoder.Decoded
+        if let path, Decoder.streamsJPEG(info) {
+            info.jpeg?.exif = nil  // the one part of the header that still pointed into the bytes
+            bytes = []
+            decoded = try Decoder.decodeJPEG(file: path, info: info, scale: plan.scale, target: target, strict: options.strict)
+        } else {
+            decoded = try Decoder.decode(bytes, info: info, plan: plan, options: options)
+        }
         report.decodeScale = decoded.scale
         report.warnings += decoded.warnings
-        report.timings.decode = lap()
+        report.timings.decode = lap()  // with the resize, when the rows went straight into it
 
         var image = decoded.image
         if image.width != target.width || image.height != target.height {

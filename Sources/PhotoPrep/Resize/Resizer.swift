@@ -35,39 +35,49 @@ public enum Resizer {
         let stride = filter.outputSize * image.channels
         let pixels = [UInt8](unsafeUninitializedCapacity: stride * image.height) { out, count in
             HugePages.advise(out)
-            horizontalStrips(image, filter: filter, into: { y0 in out.baseAddress! + y0 * stride }, then: { _, _ in })
+            image.pixels.withUnsafeBufferPointer { source in
+                horizontalStrips(of: image.rows(source), filter: filter, into: { y0 in out.baseAddress! + y0 * stride }, then: { _, _ in })
+            }
             count = stride * image.height
         }
         return PixelImage(width: filter.outputSize, height: image.height, channels: image.channels, pixels: pixels)
     }
 
+    /// Source rows as the horizontal pass takes them, 8 at a time: `rows(y0, count)` points at rows `y0 ..< y0 +
+    /// count`, one after the other, or is nil when there are none (a decoder failed: the pass stops there).
+    struct Rows {
+        var width: Int
+        var height: Int
+        var channels: Int
+        var rows: (_ y0: Int, _ count: Int) -> UnsafePointer<UInt8>?
+    }
+
     /// Runs the horizontal pass strip by strip: the output rows of the strip starting at source row
     /// `y0` go to `target(y0)` (consecutive, `outputSize × channels` bytes apart), then `done(y0, rows)`.
     static func horizontalStrips(
-        _ image: PixelImage, filter: Lanczos3Filter,
+        of source: Rows, filter: Lanczos3Filter,
         into target: (Int) -> UnsafeMutablePointer<UInt8>, then done: (_ y0: Int, _ rows: Int) -> Void
     ) {
-        let c = image.channels, n = image.width * c, h = image.height, outW = filter.outputSize
+        let c = source.channels, n = source.width * c, h = source.height, outW = filter.outputSize
         var strip = [UInt8](repeating: 0, count: n * 8)
-        image.pixels.withUnsafeBufferPointer { srcBuffer in
-            strip.withUnsafeMutableBufferPointer { stripBuffer in
-                filter.weights.withUnsafeBufferPointer { weights in
-                    filter.starts.withUnsafeBufferPointer { starts in
-                        filter.counts.withUnsafeBufferPointer { counts in
-                            let src = srcBuffer.baseAddress!, lanes = stripBuffer.baseAddress!
-                            let (w, s, k) = (weights.baseAddress!, starts.baseAddress!, counts.baseAddress!)
-                            var y0 = 0
-                            while y0 < h {
-                                let rows = min(8, h - y0)
-                                transpose(src + y0 * n, rows: rows, samples: n, into: lanes)
-                                if c == 3 {
-                                    horizontalStripRGB(lanes, rows: rows, outW: outW, weights: w, taps: filter.taps, starts: s, counts: k, into: target(y0))
-                                } else {
-                                    horizontalStripGrey(lanes, rows: rows, outW: outW, weights: w, taps: filter.taps, starts: s, counts: k, into: target(y0))
-                                }
-                                done(y0, rows)
-                                y0 += 8
+        strip.withUnsafeMutableBufferPointer { stripBuffer in
+            filter.weights.withUnsafeBufferPointer { weights in
+                filter.starts.withUnsafeBufferPointer { starts in
+                    filter.counts.withUnsafeBufferPointer { counts in
+                        let lanes = stripBuffer.baseAddress!
+                        let (w, s, k) = (weights.baseAddress!, starts.baseAddress!, counts.baseAddress!)
+                        var y0 = 0
+                        while y0 < h {
+                            let rows = min(8, h - y0)
+                            guard let src = source.rows(y0, rows) else { return }
+                            transpose(src, rows: rows, samples: n, into: lanes)
+                            if c == 3 {
+                                horizontalStripRGB(lanes, rows: rows, outW: outW, weights: w, taps: filter.taps, starts: s, counts: k, into: target(y0))
+                            } else {
+                                horizontalStripGrey(lanes, rows: rows, outW: outW, weights: w, taps: filter.taps, starts: s, counts: k, into: target(y0))
                             }
+                            done(y0, rows)
+                            y0 += 8
                         }
                     }
                 }
@@ -79,7 +89,19 @@ public enum Resizer {
     /// the vertical filter as soon as the ring holds its source rows. Rows leave the ring only after
     /// every output row that reads them is made (the filter's windows move forward with the output).
     static func fused(_ image: PixelImage, horizontal: Lanczos3Filter, vertical: Lanczos3Filter) -> PixelImage {
-        let stride = horizontal.outputSize * image.channels, outH = vertical.outputSize
+        image.pixels.withUnsafeBufferPointer { source in fused(image.rows(source), horizontal: horizontal, vertical: vertical) }
+    }
+
+    /// `fused` on rows as they come (from a decoder: `LibJPEGRowReader`), so that the source image is never
+    /// held whole. Returns the image resampled to `width` × `height`; when the rows stop early, its remaining
+    /// rows are undefined (the caller throws the decoder's error).
+    static func resize(_ source: Rows, width: Int, height: Int) -> PixelImage {
+        fused(source, horizontal: Lanczos3Filter(inputSize: source.width, outputSize: width),
+              vertical: Lanczos3Filter(inputSize: source.height, outputSize: height))
+    }
+
+    static func fused(_ source: Rows, horizontal: Lanczos3Filter, vertical: Lanczos3Filter) -> PixelImage {
+        let stride = horizontal.outputSize * source.channels, outH = vertical.outputSize
         let depth = vertical.taps + 8
         var ring = [UInt8](repeating: 0, count: depth * stride)
         var strip = [UInt8](repeating: 0, count: 8 * stride)
@@ -90,7 +112,7 @@ public enum Resizer {
                     let ring = ringBuffer.baseAddress!, made = stripBuffer.baseAddress!
                     var rows = [UnsafePointer<UInt8>](repeating: UnsafePointer(ring), count: vertical.taps)
                     var next = 0
-                    horizontalStrips(image, filter: horizontal, into: { _ in made }) { y0, count in
+                    horizontalStrips(of: source, filter: horizontal, into: { _ in made }) { y0, count in
                         for r in 0..<count {
                             (ring + ((y0 + r) % depth) * stride).update(from: made + r * stride, count: stride)
                         }
@@ -106,7 +128,7 @@ public enum Resizer {
             }
             count = stride * outH
         }
-        return PixelImage(width: horizontal.outputSize, height: outH, channels: image.channels, pixels: pixels)
+        return PixelImage(width: horizontal.outputSize, height: outH, channels: source.channels, pixels: pixels)
     }
 
     /// Interleaves `rows` (≤ 8) rows of `samples` bytes: byte `r` of group `i` is sample `i` of row `r`.
@@ -238,5 +260,13 @@ public enum Resizer {
             out[x] = clamp(acc)
             x += 1
         }
+    }
+}
+
+extension PixelImage {
+    /// This image's rows for the horizontal pass, from its pixels (`source`, which must outlive the pass).
+    func rows(_ source: UnsafeBufferPointer<UInt8>) -> Resizer.Rows {
+        let stride = width * channels
+        return Resizer.Rows(width: width, height: height, channels: channels) { y0, _ in source.baseAddress! + y0 * stride }
     }
 }
