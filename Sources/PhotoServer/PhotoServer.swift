@@ -7,6 +7,7 @@ public import Logging
 import NIOCore
 import NIOPosix
 public import PhotoServices
+import PhotoPrep
 import PhotoUpload
 import ServiceLifecycle
 import UnixSignals
@@ -58,6 +59,9 @@ public struct PhotoServer: Sendable {
         public var thumbnails = ThumbnailSizes()
         /// Photos prepared at once (default: the number of cores).
         public var pipelineThreads: Int = ProcessInfo.processInfo.activeProcessorCount
+        /// The memory the photos being prepared may hold together, by their decodes' estimates (`MemoryBudget`):
+        /// a photo waits while the others hold too much. 0: no bound beyond the threads.
+        public var pipelineMemory = 192 << 20
         /// The longest graceful shutdown may take before requests still running are cancelled.
         public var shutdownGrace: Duration = .seconds(8)
         /// Web origins (`https://app.example.com`, or `*`) whose scripts may call the server (CORS); none by default.
@@ -142,7 +146,9 @@ public struct PhotoServer: Sendable {
         uploads = UploadHandler(
             store: try Self.partialUploads(configuration, database: database, io: io),
             processor: ArrivalProcessor(
-                intake: PhotoIntake(database: database, storage: storage, cpu: cpu, thumbnails: configuration.thumbnails, maxPixels: configuration.maxPixels),
+                intake: PhotoIntake(
+                    database: database, storage: storage, cpu: cpu, memory: configuration.pipelineMemory > 0 ? MemoryBudget(bytes: configuration.pipelineMemory) : nil,
+                    thumbnails: configuration.thumbnails, maxPixels: configuration.maxPixels),
                 metrics: metrics, admission: Admission(capacity: max(1, configuration.pipelineThreads) + max(0, configuration.maxWaitingPhotos))),
             metrics: metrics, expiry: configuration.uploadExpiry, maxUnfinishedPerUser: configuration.maxUnfinishedUploadsPerUser,
             stopping: ShutdownSignal(), pace: BodyPace(grace: configuration.bodyGrace, minRate: max(0, configuration.minBodyRate)))

@@ -22,6 +22,11 @@ struct LimitOptions: ParsableArguments {
     @Option(help: "Photos prepared at once, each on a thread of its own (env PHOTOPREP_PIPELINE_THREADS; default: the number of cores).")
     var pipelineThreads: Int?
 
+    @Option(help: ArgumentHelp(
+        "MiB the photos being prepared may hold together, by their decodes' estimates from the headers; a photo waits while the others hold too much; 0: no bound beyond the threads (env PHOTOPREP_PIPELINE_MEMORY; default 192).",
+        valueName: "mib"))
+    var pipelineMemory: Int?
+
     @Option(help: "Photos that may wait for the pipeline beyond those being prepared; past it an upload's last request gets 503 with Retry-After and keeps its bytes (env PHOTOPREP_MAX_WAITING_PHOTOS; default 128).")
     var maxWaitingPhotos: Int?
 
@@ -55,6 +60,8 @@ struct LimitOptions: ParsableArguments {
         configuration.minBodyRate = try count(minBodyRate, "PHOTOPREP_MIN_BODY_RATE", "--min-body-rate", default: configuration.minBodyRate)
         configuration.pipelineThreads = try count(
             pipelineThreads, "PHOTOPREP_PIPELINE_THREADS", "--pipeline-threads", default: configuration.pipelineThreads, least: 1)
+        configuration.pipelineMemory = try count(
+            pipelineMemory, "PHOTOPREP_PIPELINE_MEMORY", "--pipeline-memory", default: configuration.pipelineMemory >> 20) << 20
         configuration.maxWaitingPhotos = try count(maxWaitingPhotos, "PHOTOPREP_MAX_WAITING_PHOTOS", "--max-waiting-photos", default: configuration.maxWaitingPhotos)
         let proxies = trustProxy.isEmpty ? (environment["PHOTOPREP_TRUST_PROXY"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } : trustProxy
         configuration.trustedProxies = try proxies.filter { !$0.isEmpty }.map { text in

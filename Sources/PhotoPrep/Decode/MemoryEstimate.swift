@@ -20,7 +20,9 @@ struct MemoryEstimate: Equatable {
     /// What dominates, for the refusal's message.
     var reason: String
 
-    /// `streamed`: a PNG read row by row and shrunk 1/`scale` on the way (`BoxShrinker`).
+    /// `streamed`: a PNG read row by row and shrunk 1/`scale` on the way (`BoxShrinker`), or a JPEG decoded from
+    /// its file row by row (`Decoder.decodeJPEG(file:…)`): neither the file nor, when the rows go straight into
+    /// the resizer, the decoded image is held.
     init(info: SourceInfo, fileBytes: Int, scale: Int, target: (width: Int, height: Int), streamed: Bool = false) {
         let decoded: (width: Int, height: Int)
         var channels = 3
@@ -72,8 +74,15 @@ struct MemoryEstimate: Equatable {
                 : "the decoded image (\(decoded.width) × \(decoded.height))"
         }
         let image = decoded.width * decoded.height * channels
-        let resized = target.width * decoded.height * 3 + 3 * target.width * target.height * 3  // passes, orientation, encoder
-        bytes = fileBytes + held + image + resized
+        let output = 3 * target.width * target.height * 3  // the resized image, oriented, the encoder's
+        if info.format == .jpeg && streamed {
+            // Rows from the file: into the resizer's ring when both dimensions change, else the decoded image.
+            let fused = decoded.width != target.width && decoded.height != target.height
+            let ring = (6 * decoded.height / max(1, target.height) + 10) * target.width * channels  // Lanczos3's taps + a strip
+            bytes = held + (fused ? ring : image + target.width * decoded.height * 3) + output
+        } else {
+            bytes = fileBytes + held + image + target.width * decoded.height * 3 + output  // + the horizontal pass's image
+        }
         self.reason = reason
     }
 
@@ -84,7 +93,7 @@ struct MemoryEstimate: Equatable {
 
 /// How a photo is decoded: at which scale, whole or streamed, and what that holds at once.
 ///
-/// JPEGs shrink on load (TurboJPEG's 1/2, 1/4, 1/8), and still WebPs by the same rule (libwebp's scaled
+/// JPEGs shrink on load (libjpeg-turbo's 1/2, 1/4, 1/8) and, read from a file, stream row by row; still WebPs by the same rule (libwebp's scaled
 /// decode); HEIF and AVIF decode whole. PNGs decode whole with libpng's simplified API, as
 /// long as that fits the memory budget; a larger non-interlaced PNG is read row by row and shrunk by the
 /// same rule while it streams, so a 16383 × 16383 PNG for a 2048-px output holds about 100 MB, not 800.
@@ -93,12 +102,13 @@ struct DecodePlan {
     var streamed: Bool
     var estimate: MemoryEstimate
 
-    init(info: SourceInfo, fileBytes: Int, target: (width: Int, height: Int), options: PrepareOptions) {
+    /// `fromFile`: the photo can be read again from its file (a JPEG is then decoded from it row by row).
+    init(info: SourceInfo, fileBytes: Int, target: (width: Int, height: Int), options: PrepareOptions, fromFile: Bool = false) {
         let shrink = Decoder.shrinkOnLoadScale(width: info.width, height: info.height, target: target, margin: options.shrinkOnLoadMargin)
         switch info.format {
         case .jpeg:
-            (scale, streamed) = (shrink, false)
-            estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: shrink, target: target)
+            (scale, streamed) = (shrink, fromFile && Decoder.streamsJPEG(info))
+            estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: shrink, target: target, streamed: streamed)
         case .heif, .avif:
             (scale, streamed) = (1, false)
             estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: 1, target: target)

@@ -18,9 +18,13 @@ import Darwin
 /// ```
 public struct PhotoPipeline: Sendable {
     public var options: PrepareOptions
+    /// Shared with the other pipelines preparing at the same time, when set: each decode waits for the
+    /// memory it is estimated to hold (see `MemoryBudget`).
+    public var memory: MemoryBudget?
 
-    public init(options: PrepareOptions) {
+    public init(options: PrepareOptions, memory: MemoryBudget? = nil) {
         self.options = options
+        self.memory = memory
     }
 
     public init(preset: PrepareOptions.Preset) {
@@ -72,8 +76,10 @@ public struct PhotoPipeline: Sendable {
             return PreparedPhoto(jpeg: jpeg, report: report, thumbnails: thumbnails)
         }
 
-        let plan = DecodePlan(info: info, fileBytes: bytes.count, target: target, options: options)
+        let plan = DecodePlan(info: info, fileBytes: bytes.count, target: target, options: options, fromFile: path != nil)
         try checkMemory(plan)
+        let reserved = memory?.reserve(plan.estimate.bytes) ?? 0
+        defer { memory?.release(reserved) }
         var mark = clock.now
         func lap() -> Double {
             let now = clock.now
@@ -81,7 +87,7 @@ public struct PhotoPipeline: Sendable {
             return seconds(now - mark)
         }
         let decoded: Decoder.Decoded
-        if let path, Decoder.streamsJPEG(info) {
+        if let path, info.format == .jpeg, plan.streamed {
             info.jpeg?.exif = nil  // the one part of the header that still pointed into the bytes
             bytes = []
             decoded = try Decoder.decodeJPEG(file: path, info: info, scale: plan.scale, target: target, strict: options.strict)

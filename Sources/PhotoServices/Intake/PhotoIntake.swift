@@ -16,6 +16,8 @@ public struct PhotoIntake: Sendable {
     public let storage: Uploader
     /// The bounded pool the pipeline runs on (one thread per core), never the cooperative pool.
     let cpu: NIOThreadPool
+    /// The memory the photos being prepared on `cpu` may hold together (nil: no bound beyond the threads).
+    let memory: MemoryBudget?
     /// Replaced objects whose deletion failed, tried again by `deleteStaleObjects()`.
     public let stale: StaleObjects
     /// The `Authorization` header for deleting a user's objects (nil: none).
@@ -26,12 +28,13 @@ public struct PhotoIntake: Sendable {
     let maxPixels: Int
 
     public init(
-        database: AppDatabase, storage: Uploader, cpu: NIOThreadPool = .singleton, thumbnails: ThumbnailSizes = ThumbnailSizes(),
+        database: AppDatabase, storage: Uploader, cpu: NIOThreadPool = .singleton, memory: MemoryBudget? = nil, thumbnails: ThumbnailSizes = ThumbnailSizes(),
         maxPixels: Int = PrepareOptions(preset: .photo).maxPixels, credentials: @escaping @Sendable (String) -> String? = { _ in nil }
     ) {
         self.database = database
         self.storage = storage
         self.cpu = cpu
+        self.memory = memory
         stale = StaleObjects(database: database)
         self.thumbnails = thumbnails
         self.maxPixels = maxPixels
@@ -87,7 +90,7 @@ public struct PhotoIntake: Sendable {
         var options = PrepareOptions(preset: path.preset)
         options.thumbnails = thumbnails
         options.maxPixels = maxPixels
-        let pipeline = PhotoPipeline(options: options)
+        let pipeline = PhotoPipeline(options: options, memory: memory)
         let result: Result<PreparedPhoto, PhotoPrepError>
         do {
             result = try await cpu.runIfActive {
