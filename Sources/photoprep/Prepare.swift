@@ -2,8 +2,8 @@ import ArgumentParser
 import PhotoBatch
 import PhotoUpload
 
-/// `prepare` with `--upload`: the same batch as the lean `photoprep prepare`, each output then
-/// uploaded through `PhotoUpload` (resumable; the manifest records a photo once it is uploaded).
+/// `photoprep prepare`: the batch (`PrepareArguments`), and with `--upload` each output then uploaded
+/// through `PhotoUpload` (resumable; the manifest records a photo once it is uploaded).
 struct Prepare: AsyncParsableCommand {
     static let configuration = PrepareArguments.configuration
 

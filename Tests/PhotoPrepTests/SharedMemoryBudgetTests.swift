@@ -62,16 +62,17 @@ import TestSupport
     /// Through the pipeline: photos prepared on two threads with a budget smaller than one photo's estimate
     /// all come out (one at a time), a photo that fails gives its reservation back, and at the end the whole
     /// budget is free again.
-    @Test func pipelinesSharingABudgetAllFinishAndGiveItBack() async throws {
+    @Test func pipelinesSharingABudgetAllFinishAndGiveItBack() throws {
         let budget = MemoryBudget(bytes: 1 << 20)
         let pipeline = PhotoPipeline(options: PrepareOptions(preset: .profile), memory: budget)
         let files = ["photos/ladybird-2560x1600.jpg", "photos/storm-1920x1280.jpg", "edge/progressive.jpg", "edge/photo-rgb8.png"]
-        let widths = try await withThrowingTaskGroup(of: Int.self) { group in
-            for file in files + files {
-                group.addTask { try pipeline.prepare(contentsOf: Fixture.path(file)).report.outputWidth }
-            }
-            return try await group.reduce(into: []) { $0.append($1) }
+        // On threads of their own, as the server's pipeline pool runs them (a reservation blocks its thread).
+        let results = Mutex<[Result<Int, PhotoPrepError>]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { i in
+            let result = Result { () throws(PhotoPrepError) in try pipeline.prepare(contentsOf: Fixture.path(files[i % 4])).report.outputWidth }
+            results.withLock { $0.append(result) }
         }
+        let widths = try results.withLock { try $0.map { try $0.get() } }
         #expect(widths.count == 8 && widths.allSatisfy { $0 > 0 })
         #expect(throws: PhotoPrepError.self) { try pipeline.prepare(contentsOf: Fixture.path("edge/truncated.png")) }
         #expect(budget.free == 1 << 20)
