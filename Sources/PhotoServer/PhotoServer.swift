@@ -7,6 +7,7 @@ public import Logging
 import NIOCore
 import NIOPosix
 public import PhotoServices
+import PhotoFiles
 import PhotoPrep
 import PhotoUpload
 import ServiceLifecycle
@@ -35,7 +36,12 @@ public struct PhotoServer: Sendable {
         /// How long a photo job stays with its runner unless renewed.
         public var jobLease: Duration = .seconds(30)
         public var host: String = "127.0.0.1"
-        /// The URL clients reach the server at, e.g. `https://uploads.example.com` behind a proxy; upload
+        /// The connections' event loops: one per core the process may run on. NIO's default counts the
+    /// machine's cores, and two loops on one core (`taskset`, a container's cpuset) hold each other's
+    /// requests for a time slice: a thumbnail's p99 doubled (`Benchmarks/serving.sh`).
+    static let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: UsableCores.count)
+
+    /// The URL clients reach the server at, e.g. `https://uploads.example.com` behind a proxy; upload
         /// locations are built on it (nil: from each request's `Host`).
         public var publicURL: String?
         public var port: Int = 8080
@@ -182,13 +188,18 @@ public struct PhotoServer: Sendable {
     }
 
     /// What answers requests: the stored photos (`/media/`) and every route, behind the same middleware.
-    func responder() -> ServerResponder {
+    func responder(media: MediaRoutes? = nil) -> ServerResponder {
         let log = RequestLogMiddleware(metrics: metrics)
         let cors = CrossOrigin(allowed: Set(configuration.corsOrigins))
         let authentication = BearerAuthentication(authenticator: authenticator)
         return ServerResponder(
             routes: router(log: log, cors: cors, authentication: authentication).buildResponder(), log: log, cors: cors,
-            authentication: authentication, media: MediaRoutes(photos: StoredPhotos(database: database), storage: uploads.processor.intake.storage))
+            authentication: authentication, media: media ?? self.media())
+    }
+
+    /// The stored photos' read path; `responder` and `MediaOnEventLoop` share one, and its memory.
+    func media() -> MediaRoutes {
+        MediaRoutes(photos: StoredPhotos(database: database), storage: uploads.processor.intake.storage)
     }
 
     /// Every route: `/health`, `/metrics`, tus at `/files/`, the IETF draft at `/uploads/`, the API at
@@ -226,6 +237,11 @@ public struct PhotoServer: Sendable {
         return routes
     }
 
+    /// The connections' event loops: one per core the process may run on. NIO's default counts the
+    /// machine's cores, and two loops on one core (`taskset`, a container's cpuset) hold each other's
+    /// requests for a time slice: a thumbnail's p99 doubled (`Benchmarks/serving.sh`).
+    static let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: UsableCores.count)
+
     /// The URL clients reach the server at, without a trailing slash (nil: each request's `Host`, over
     /// https when the server speaks TLS).
     static func address(_ configuration: Configuration) -> PublicAddress {
@@ -239,13 +255,17 @@ public struct PhotoServer: Sendable {
     public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         cpu.start()
         io.start()
+        let media = media()
+        let (metrics, logger) = (metrics, logger)
         let app = Application(
-            responder: responder(),
+            responder: responder(media: media),
             server: Self.server(
                 certificate: certificate, handshakeTimeout: configuration.tlsHandshakeTimeout, idleTimeout: configuration.idleTimeout,
-                connections: ConnectionCap(limit: configuration.maxConnectionsPerAddress, exempt: configuration.trustedProxies, metrics: metrics)),
+                connections: ConnectionCap(limit: configuration.maxConnectionsPerAddress, exempt: configuration.trustedProxies, metrics: metrics),
+                fromMemory: { MediaOnEventLoop(media: media, metrics: metrics, logger: logger) }),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "photoprep"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+            eventLoopGroupProvider: .shared(Self.eventLoops),
             logger: logger)
         let sweeper = UploadSweeper(uploads: uploads, interval: configuration.sweepInterval, logger: logger)
         let authenticator = self.authenticator
@@ -279,7 +299,8 @@ extension PhotoServer {
     /// HTTP/1.1; with a certificate, over TLS, and HTTP/2 to clients that offer it (ALPN `h2`) — Hummingbird's
     /// `HTTP2UpgradeChannel`, which answers HTTP/1.1 over TLS to the others.
     static func server(
-        certificate: ServerCertificate?, handshakeTimeout: Duration, idleTimeout: Duration, connections: ConnectionCap
+        certificate: ServerCertificate?, handshakeTimeout: Duration, idleTimeout: Duration, connections: ConnectionCap,
+        fromMemory: @escaping @Sendable () -> MediaOnEventLoop
     ) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
             // A connection that completes no request part for `idleTimeout` is closed: one that sends nothing,
@@ -287,7 +308,8 @@ extension PhotoServer {
             // body parts count, and `BodyPace` cuts one that trickles.
             let http1 = HTTP1Channel.Configuration(idleTimeout: TimeAmount(idleTimeout))
             guard let certificate else {
-                return ConnectionCap.Limited(base: HTTP1Channel(responder: connected(responder), configuration: http1), cap: connections)
+                let channel = MediaOnEventLoop.Channel(base: HTTP1Channel(responder: connected(responder), configuration: http1), handler: fromMemory)
+                return ConnectionCap.Limited(base: channel, cap: connections)
             }
             let http2 = try HTTP2UpgradeChannel(
                 tlsConfiguration: certificate.tlsConfiguration(),

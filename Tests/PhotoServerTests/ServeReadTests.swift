@@ -199,6 +199,43 @@ import TestSupport
         #expect(answers[1].body == expected.bytes && answers[4].body == expected.bytes)
     }
 
+    /// Download URLs answered from memory on the event loop (`MediaOnEventLoop`) are logged and counted as
+    /// every request is, keep `Connection: close`, and answer a wrong token as the router does.
+    @Test func answersFromMemoryAreLoggedCountedAndCloseWhenAsked() async throws {
+        let seeded = try await SeededServer.start()
+        let server = seeded.server
+        let u1 = TestTokens.hs256(sub: "u1")
+        let key = "group_photos/\(seeded.groupId)/photo.jpg"
+        try await Self.upload(server, "photos/storm-1920x1280.jpg", to: key, token: u1)
+        let thumbnail = try await Self.downloadURL(server, "/v1/groups/\(seeded.groupId)/photo", token: u1) + "&size=256"
+        let stored = try #require(server.stored("thumbnails/256/\(key)"))
+        #expect(try await Self.fetch(thumbnail).bytes == stored)  // now in memory
+
+        func served() async throws -> Int {
+            let text = try await HTTPExchange.send("GET", server.base + "/metrics").body
+            let line = text.split(separator: "\n").first { $0.hasPrefix(#"photoprep_requests_total{method="GET",status="200"}"#) }
+            return Int(try #require(line?.split(separator: " ").last)) ?? -1
+        }
+        let before = try await served()
+        let logged = server.log.components(separatedBy: "GET /media/\(key) 200").count
+        for _ in 0..<3 { #expect(try await Self.fetch(thumbnail).bytes == stored) }
+        #expect(try await served() == before + 4, "three answers and the first /metrics call")
+        #expect(server.log.components(separatedBy: "GET /media/\(key) 200").count == logged + 3, "\(server.log)")
+
+        // `Connection: close`: answered, then closed.
+        let connection = try RawConnection(port: server.port)
+        try connection.send("GET \(thumbnail.dropFirst(server.base.count)) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        let answer = try await connection.receiveAll(idle: 5)
+        let end = try #require(answer.firstRange(of: Array("\r\n\r\n".utf8)))
+        #expect(String(decoding: answer[..<end.lowerBound], as: UTF8.self).hasPrefix("HTTP/1.1 200 OK"))
+        #expect(Array(answer[end.upperBound...]) == stored)
+        #expect(connection.peerClosed, "closed after the answer")
+
+        // A wrong token for a photo in memory: the router's 404, as for any photo that does not exist.
+        let wrong = try await Self.fetch(thumbnail.replacingOccurrences(of: "token=", with: "token=0"))
+        #expect(wrong.status == 404 && wrong.header("Content-Type") == "application/problem+json")
+    }
+
     @Test func profilePicturesAreReadByAnyoneSignedInAndAReplacedOneIsGone() async throws {
         let seeded = try await SeededServer.start()
         let server = seeded.server

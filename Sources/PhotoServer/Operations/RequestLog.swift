@@ -54,10 +54,13 @@ struct RequestLogMiddleware: RouterMiddleware {
         }
     }
 
+    static func milliseconds(_ elapsed: Duration) -> Double {
+        Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+    }
+
     private func log(_ request: Request, _ context: Context, status: Int, entry: RequestLogEntry, started: ContinuousClock.Instant) {
         metrics.request(method: request.method.rawValue, status: status)
-        let elapsed = ContinuousClock.now - started
-        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        let milliseconds = Self.milliseconds(ContinuousClock.now - started)
         context.logger.info(
             "\(request.method.rawValue) \(request.uri.path) \(status)",
             metadata: [

@@ -117,13 +117,13 @@ struct MediaRoutes: Sendable {
                 return Self.notFound
             }
             if let token = query.token {
-                guard let granted = Self.granted(found, path: path, edge: edge, version: query.version, token: token) else {
+                guard let granted = Self.granted(found, key: path.key, edge: edge, version: query.version, token: token) else {
                     return Self.notFound
                 }
                 (photo, cacheControl) = (granted, Self.immutable)
             } else {
                 guard case .success(let caller) = context.identity, try await photos.mayRead(caller: caller.id, path),
-                    let readable = Self.served(found, path: path, edge: edge)
+                    let readable = Self.served(found, key: path.key, edge: edge)
                 else { return Self.notFound }
                 (photo, cacheControl) = (readable, "private, no-cache")
             }
@@ -133,64 +133,117 @@ struct MediaRoutes: Sendable {
         return try await answer(request, context: context, photo: photo, cacheControl: cacheControl)
     }
 
+    /// A download URL's answer from memory, without waiting (`MediaOnEventLoop` answers it on the connection's
+    /// event loop): what `serve` answers — same checks, same headers, same bytes — when the photo's record
+    /// and its bytes are in memory and nothing else takes part (no `Authorization`, no `Origin`, no
+    /// `Connection` — `close` is Hummingbird's to honour —, a granted token); nil for anything else, which
+    /// `serve` answers.
+    func fromMemory(_ request: HTTPRequest) -> (response: Response, body: ByteBuffer?)? {
+        guard request.method == .get || request.method == .head, let target = request.path, target.utf8.starts(with: "/media/".utf8),
+            request.headerFields[.authorization] == nil, request.headerFields[.origin] == nil, request.headerFields[.connection] == nil
+        else { return nil }
+        let question = target.utf8.firstIndex(of: UInt8(ascii: "?"))
+        let query = Query(question.map { String(target[target.index(after: $0)...]) })
+        let edge = query.size.flatMap { Int($0) }
+        guard let token = query.token, query.size == nil || edge != nil,
+            let key = Self.percentDecoded(target.utf8[..<(question ?? target.utf8.endIndex)].dropFirst("/media/".count)),
+            let found = photos.remembered(key, edge: edge), let photo = Self.granted(found, key: key, edge: edge, version: query.version, token: token)
+        else { return nil }
+        switch Self.plan(method: request.method, headers: request.headerFields, photo: photo, cacheControl: Self.immutable, storage: storage) {
+        case .notFound:
+            return nil
+        case .headers(let status, let headers):
+            return (Response(status: status, headers: headers), nil)
+        case .content(let status, let headers, let range):
+            guard photo.size <= SmallObjects.largest, let bytes = small.cached(photo.sha256),
+                let part = bytes.getSlice(at: range.lowerBound, length: range.count)
+            else { return nil }
+            return (Response(status: status, headers: headers, body: ResponseBody(byteBuffer: part)), part)
+        }
+    }
+
     static let immutable = "public, max-age=31536000, immutable"
 
     /// What a download URL (`v`, `token`) is granted from the photo's record: the object to serve — the
     /// photo, or its thumbnail for `edge` — or nil (404) for a token or version that is not the photo's.
-    static func granted(_ found: StoredPhotos.Media, path: StoragePath, edge: Int?, version: String?, token: String) -> StoredPhoto? {
-        guard same(token, found.photo.token), version == Self.version(found.photo) else { return nil }
-        return served(found, path: path, edge: edge)
+    static func granted(_ found: StoredPhotos.Media, key: String, edge: Int?, version: String?, token: String) -> StoredPhoto? {
+        guard same(token, found.photo.token), let version, version.utf8.elementsEqual(found.photo.sha256.utf8.prefix(16)) else { return nil }
+        return served(found, key: key, edge: edge)
     }
 
     /// The object a reader is served: the photo, or with `edge` its thumbnail (nil when it has none).
-    static func served(_ found: StoredPhotos.Media, path: StoragePath, edge: Int?) -> StoredPhoto? {
+    static func served(_ found: StoredPhotos.Media, key: String, edge: Int?) -> StoredPhoto? {
         guard edge != nil else { return found.photo }
         guard let thumbnail = found.object else { return nil }
         var photo = found.photo
         photo.location = thumbnail.location
         photo.sha256 = thumbnail.sha256
         photo.size = thumbnail.size
-        photo.key = path.thumbnailKey(edge: thumbnail.edge)
+        photo.key = StoragePath.thumbnailKey(of: key, edge: thumbnail.edge)
         return photo
     }
 
     private func answer(_ request: Request, context: ServerContext, photo: StoredPhoto, cacheControl: String) async throws -> Response {
-        let etag = "\"\(photo.sha256)\""
-        var headers: HTTPFields = [.eTag: etag, .lastModified: HTTPDate.format(photo.storedAt), .cacheControl: cacheControl, Self.nosniff: "nosniff"]
-        if Self.notModified(request.headers, etag: etag, storedAt: photo.storedAt) { return Response(status: .notModified, headers: headers) }
-        guard photo.location.hasPrefix("file:") else {
-            guard let presigned = storage.presignedGET(key: photo.key) else { return Self.notFound }
-            headers[.location] = presigned.absoluteString
-            return Response(status: .temporaryRedirect, headers: headers)
+        switch Self.plan(method: request.method, headers: request.headers, photo: photo, cacheControl: cacheControl, storage: storage) {
+        case .notFound:
+            return Self.notFound
+        case .headers(let status, let headers):
+            return Response(status: status, headers: headers)
+        case .content(let status, let headers, let range):
+            let file = { URL(string: photo.location)?.path }
+            if photo.size <= SmallObjects.largest, let bytes = await small.bytes(photo.sha256, file: file) {
+                return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: bytes.getSlice(at: range.lowerBound, length: range.count)!))
+            }
+            guard let file = file() else { return Self.notFound }
+            let body = try await files.loadFile(path: file, range: range, context: context)
+            return Response(status: status, headers: headers, body: body)
         }
-        let file = { URL(string: photo.location)?.path }
-        headers[.contentType] = "image/jpeg"
-        headers[.acceptRanges] = "bytes"
+    }
+
+    /// How a request for `photo` is answered, decided from its method and headers alone.
+    enum Plan {
+        case notFound
+        /// No content: 304, 307 to a presigned `GET`, 416, `HEAD`, an empty photo.
+        case headers(HTTPResponse.Status, HTTPFields)
+        /// These bytes of the photo's content (200, or 206 for a range).
+        case content(HTTPResponse.Status, HTTPFields, ClosedRange<Int>)
+    }
+
+    static func plan(method: HTTPRequest.Method, headers asked: HTTPFields, photo: StoredPhoto, cacheControl: String, storage: Uploader) -> Plan {
+        let etag = "\"" + photo.sha256 + "\""
+        // Appended to an array and made into `HTTPFields` once: setting fields one by one looks each name up.
+        var fields = [
+            HTTPField(name: .eTag, value: etag), HTTPField(name: .lastModified, value: HTTPDate.format(photo.storedAt)),
+            HTTPField(name: .cacheControl, value: cacheControl), HTTPField(name: Self.nosniff, value: "nosniff"),
+        ]
+        if Self.notModified(asked, etag: etag, storedAt: photo.storedAt) { return .headers(.notModified, HTTPFields(fields)) }
+        guard photo.location.hasPrefix("file:") else {
+            guard let presigned = storage.presignedGET(key: photo.key) else { return .notFound }
+            fields.append(HTTPField(name: .location, value: presigned.absoluteString))
+            return .headers(.temporaryRedirect, HTTPFields(fields))
+        }
+        fields.append(HTTPField(name: .contentType, value: "image/jpeg"))
+        fields.append(HTTPField(name: .acceptRanges, value: "bytes"))
         let size = Int(photo.size)
         var status = HTTPResponse.Status.ok
         var range = 0...max(0, size - 1)
-        if let asked = request.headers[.range], request.headers[.ifRange].map({ $0 == etag }) ?? true {
-            switch ByteRange.parse(asked, size: size) {
+        if let wanted = asked[.range], asked[.ifRange].map({ $0 == etag }) ?? true {
+            switch ByteRange.parse(wanted, size: size) {
             case .whole:
                 break
             case .part(let part):
                 status = .partialContent
                 range = part
-                headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound)/\(size)"
+                fields.append(HTTPField(name: .contentRange, value: "bytes \(part.lowerBound)-\(part.upperBound)/\(size)"))
             case .unsatisfiable:
-                headers[.contentRange] = "bytes */\(size)"
-                headers[.contentLength] = "0"
-                return Response(status: .rangeNotSatisfiable, headers: headers)
+                fields.append(HTTPField(name: .contentRange, value: "bytes */\(size)"))
+                fields.append(HTTPField(name: .contentLength, value: "0"))
+                return .headers(.rangeNotSatisfiable, HTTPFields(fields))
             }
         }
-        headers[.contentLength] = String(size == 0 ? 0 : range.count)
-        if request.method == .head || size == 0 { return Response(status: status, headers: headers) }
-        if size <= SmallObjects.largest, let bytes = await small.bytes(photo.sha256, file: file) {
-            return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: bytes.getSlice(at: range.lowerBound, length: range.count)!))
-        }
-        guard let file = file() else { return Self.notFound }
-        let body = try await files.loadFile(path: file, range: range, context: context)
-        return Response(status: status, headers: headers, body: body)
+        fields.append(HTTPField(name: .contentLength, value: String(size == 0 ? 0 : range.count)))
+        if method == .head || size == 0 { return .headers(status, HTTPFields(fields)) }
+        return .content(status, HTTPFields(fields), range)
     }
 
     /// `If-None-Match` naming the photo's tag (or `*`); without it, `If-Modified-Since` at or after the
@@ -210,9 +263,8 @@ struct MediaRoutes: Sendable {
 
     /// Compares a token in constant time (as long as the lengths match).
     static func same(_ a: String, _ b: String) -> Bool {
-        let (x, y) = (Array(a.utf8), Array(b.utf8))
-        guard x.count == y.count else { return false }
-        return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+        guard a.utf8.count == b.utf8.count else { return false }
+        return zip(a.utf8, b.utf8).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
 
     static let nosniff = HTTPField.Name("X-Content-Type-Options")!
@@ -293,9 +345,12 @@ final class SmallObjects: Sendable {
     static let capacity = 64 << 20
     private let state = Mutex<(objects: [String: ByteBuffer], order: [String], total: Int)>(([:], [], 0))
 
+    /// The bytes whose SHA-256 is `sha256` if they are in memory.
+    func cached(_ sha256: String) -> ByteBuffer? { state.withLock { $0.objects[sha256] } }
+
     /// The bytes whose SHA-256 is `sha256`: from memory, or read from the file `file()` names and kept.
     func bytes(_ sha256: String, file: () -> String?) async -> ByteBuffer? {
-        if let cached = state.withLock({ $0.objects[sha256] }) { return cached }
+        if let cached = cached(sha256) { return cached }
         guard let file = file(), let data = try? await NIOThreadPool.singleton.runIfActive({ FileManager.default.contents(atPath: file) }),
             data.count <= Self.largest, StoredPhotos.Content(of: [UInt8](data)).sha256 == sha256
         else { return nil }

@@ -31,6 +31,11 @@ public struct StoredPhotos: Sendable {
         return media
     }
 
+    /// What `media` answers from memory, without waiting: nil when it would read the database.
+    public func remembered(_ key: String, edge: Int?) -> Media? {
+        recent.media(key, edge: edge, writes: database.writesEnded, now: ContinuousClock.now)
+    }
+
     private func read(_ key: String, edge: Int?) async throws(ServiceError) -> Media? {
         try await database.query { db in
             let rows = try await db.raw(

@@ -25,7 +25,10 @@ public enum StoragePath: Sendable, Hashable {
 
     /// Where the photo's thumbnail for a long edge is stored: under `thumbnails/`, a prefix no one may
     /// upload to, so that no upload can overwrite a thumbnail.
-    public func thumbnailKey(edge: Int) -> String { "thumbnails/\(edge)/\(key)" }
+    public func thumbnailKey(edge: Int) -> String { Self.thumbnailKey(of: key, edge: edge) }
+
+    /// `thumbnailKey(edge:)` of the path whose key is `key`.
+    public static func thumbnailKey(of key: String, edge: Int) -> String { "thumbnails/" + String(edge) + "/" + key }
 
     /// Uploads there must be strictly smaller than this many bytes.
     public var sizeLimit: Int {

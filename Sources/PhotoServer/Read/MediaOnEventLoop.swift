@@ -1,0 +1,105 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTPTypes
+
+/// Download URLs answered from memory on the connection's event loop, the way a channel handler answers —
+/// the most frequent request there is (every image view of every list), and the one Hummingbird's path
+/// made slow in the tail: each of its requests crosses from the event loop to Swift's cooperative pool
+/// and back, and on a busy core those threads wait for each other's time slices (`Benchmarks/serving.sh`:
+/// with this handler a thumbnail's p99 is nginx's order, without it about 2.5× nginx's).
+///
+/// `MediaRoutes.fromMemory` decides, with the checks and headers `MediaRoutes.serve` uses: a request it
+/// cannot answer without waiting (the record or the bytes not in memory, a bearer token, an `Origin`, a
+/// wrong token, anything but `GET`/`HEAD /media/…`) goes on to Hummingbird unchanged. A request is answered
+/// here only while none before it on the connection is still being answered there, so that pipelined
+/// requests keep their order. It sits after Hummingbird's connection-state handler, which sees these
+/// requests and answers as any other (idle time, `Connection: close`, graceful shutdown). Each one is logged
+/// and counted as `RequestLogMiddleware` does.
+final class MediaOnEventLoop: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    let media: MediaRoutes
+    let metrics: ServerMetrics
+    let logger: Logger
+    /// Requests passed on to Hummingbird whose answer has not ended yet.
+    private var passedOn = 0
+    /// The request being answered here, until its end is read.
+    private var answering: (request: HTTPRequest, response: Response, body: ByteBuffer?, started: ContinuousClock.Instant)?
+
+    init(media: MediaRoutes, metrics: ServerMetrics, logger: Logger) {
+        self.media = media
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let request):
+            let started = ContinuousClock.now
+            if passedOn == 0, let (response, body) = media.fromMemory(request) {
+                answering = (request, response, body, started)
+                return
+            }
+            passedOn += 1
+        case .body:
+            if answering != nil { return }
+        case .end:
+            if let answering {
+                self.answering = nil
+                answer(answering, context: context)
+                return
+            }
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { passedOn = max(0, passedOn - 1) }
+        context.write(data, promise: promise)
+    }
+
+    private func answer(_ answering: (request: HTTPRequest, response: Response, body: ByteBuffer?, started: ContinuousClock.Instant), context: ChannelHandlerContext) {
+        var head = answering.response.head
+        head.headerFields.append(HTTPField(name: .date, value: HTTPDate.format(Date())))
+        head.headerFields.append(HTTPField(name: .server, value: "photoprep"))
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if let body = answering.body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+
+        let method = answering.request.method.rawValue
+        let status = head.status.code
+        metrics.request(method: method, status: status)
+        logger.info(
+            "\(method) \(answering.request.path.map { $0.prefix { $0 != "?" } } ?? "") \(status)",
+            metadata: [
+                "hb.request.id": .stringConvertible(RequestID()), "bytes": "0", "user": "-",
+                "ms": "\(String(format: "%.1f", RequestLogMiddleware.milliseconds(ContinuousClock.now - answering.started)))",
+            ])
+    }
+
+    /// `base`'s connections (HTTP/1.1) with a `MediaOnEventLoop` after Hummingbird's connection-state handler.
+    struct Channel<Base: ServerChildChannel>: ServerChildChannel {
+        typealias Value = Base.Value
+        let base: Base
+        let handler: @Sendable () -> MediaOnEventLoop
+
+        func setup(channel: any NIOCore.Channel, logger: Logger) -> EventLoopFuture<Value> {
+            base.setup(channel: channel, logger: logger).flatMapThrowing { value in
+                let pipeline = channel.pipeline.syncOperations
+                try pipeline.addHandler(handler(), position: .after(try pipeline.handler(type: HTTPConnectionStateHandler.self)))
+                return value
+            }
+        }
+
+        func handle(value: Value, logger: Logger) async {
+            await base.handle(value: value, logger: logger)
+        }
+    }
+}
