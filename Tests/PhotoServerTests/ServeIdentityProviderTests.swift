@@ -30,7 +30,9 @@ import TestSupport
         #expect(try await Self.me(server, TestTokens.es256(sub: "u1", key: a, kid: "key-a")) == 401, "a removed key")
         #expect(try await Self.me(server, TestTokens.es256(sub: "u1", key: a, kid: "key-b")) == 401, "signed by another key than its kid's")
 
-        // 1,000 tokens naming key ids nobody has, 20 at a time: all 401, and no fetch (one was made less than a minute ago).
+        // 1,000 tokens naming key ids nobody has, 20 at a time: all 401, and no fetch (one was made less than a minute
+        // ago) — on a machine so loaded that they take longer than a minute, one more fetch a minute.
+        let started = ContinuousClock.now
         try await withThrowingTaskGroup(of: Int.self) { group in
             for batch in 0..<50 {
                 for n in 0..<20 {
@@ -39,7 +41,8 @@ import TestSupport
                 for try await status in group.prefix(20) { #expect(status == 401) }
             }
         }
-        #expect(provider.jwksFetches == 2, "at most one fetch a minute for unknown key ids")
+        let minutes = Int((ContinuousClock.now - started).components.seconds / 60)
+        #expect((2...(2 + minutes)).contains(provider.jwksFetches), "at most one fetch a minute for unknown key ids")
         #expect(try await Self.me(server, TestTokens.es256(sub: "u1", key: b, kid: "key-b")) == 200)
     }
 

@@ -118,6 +118,9 @@ import TestSupport
             let fromMemory = try await Self.fetch(thumbnailURL)
             #expect(fromMemory.bytes == bytes && fromMemory.status == 200)
             #expect(fromMemory.headers.filter { $0.key != "date" } == fetched.headers.filter { $0.key != "date" }, "\(fromMemory.headers) \(fetched.headers)")
+            // Answered again with the headers kept for the plain answer (`WholeAnswers`): still the same.
+            let again = try await Self.fetch(thumbnailURL)
+            #expect(again.bytes == bytes && again.headers.filter { $0.key != "date" } == fetched.headers.filter { $0.key != "date" })
             let headFromMemory = try await Self.fetch(thumbnailURL, method: .HEAD)
             #expect(headFromMemory.status == 200 && headFromMemory.bytes.isEmpty && headFromMemory.header("Content-Length") == String(bytes.count))
             let part = try await Self.fetch(thumbnailURL, headers: ["Range": "bytes=10-19"])

@@ -28,6 +28,7 @@ struct MediaRoutes: Sendable {
     let storage: Uploader
     let files = FileIO(threadPool: .singleton)
     let small = SmallObjects()
+    let wholeAnswers = WholeAnswers()
 
     /// Is `request` one for a stored photo?
     static func answers(_ request: Request) -> Bool {
@@ -149,7 +150,13 @@ struct MediaRoutes: Sendable {
             let key = Self.percentDecoded(target.utf8[..<(question ?? target.utf8.endIndex)].dropFirst("/media/".count)),
             let found = photos.remembered(key, edge: edge), let photo = Self.granted(found, key: key, edge: edge, version: query.version, token: token)
         else { return nil }
-        switch Self.plan(method: request.method, headers: request.headerFields, photo: photo, cacheControl: Self.immutable, storage: storage) {
+        let plain = request.headerFields[.range] == nil && request.headerFields[.ifNoneMatch] == nil && request.headerFields[.ifModifiedSince] == nil
+        if plain, photo.size > 0, photo.size <= SmallObjects.largest, let headers = wholeAnswers.headers(photo), let bytes = small.cached(photo.sha256) {
+            return (Response(status: .ok, headers: headers), request.method == .head ? nil : bytes)
+        }
+        let plan = Self.plan(method: request.method, headers: request.headerFields, photo: photo, cacheControl: Self.immutable, storage: storage)
+        if plain, case .content(.ok, let headers, _) = plan { wholeAnswers.keep(headers, for: photo) }
+        switch plan {
         case .notFound:
             return nil
         case .headers(let status, let headers):
@@ -335,13 +342,37 @@ enum HTTPDate {
     }
 }
 
-/// Small stored objects — thumbnails, most avatars — kept in memory by their SHA-256, so that a busy list
-/// of avatars is answered without opening a file each time. The bytes of a version never change, so a
+/// The headers of the plain answer to a download URL — 200, the whole photo, no conditional or range
+/// header asked — by the photo's version: the same photo (its content, its time, its size) always gets the
+/// same ones, and making `HTTPFields` was a tenth of a thumbnail's answer from memory. Emptied when full.
+final class WholeAnswers: Sendable {
+    private struct Name: Hashable {
+        var sha256: String
+        var storedAt: Date
+        var size: Int64
+    }
+    private let known = Mutex<[Name: HTTPFields]>([:])
+
+    func headers(_ photo: StoredPhoto) -> HTTPFields? {
+        known.withLock { $0[Name(sha256: photo.sha256, storedAt: photo.storedAt, size: photo.size)] }
+    }
+
+    func keep(_ headers: HTTPFields, for photo: StoredPhoto) {
+        known.withLock { known in
+            if known.count >= 10_000 { known.removeAll(keepingCapacity: true) }
+            known[Name(sha256: photo.sha256, storedAt: photo.storedAt, size: photo.size)] = headers
+        }
+    }
+}
+
+/// Small stored objects — up to 512 KiB: thumbnails, avatars, group photos (normalised under 500 KiB) — kept
+/// in memory by their SHA-256, so that a busy list of avatars is answered without opening a file each time,
+/// and on the event loop (`MediaOnEventLoop`). The bytes of a version never change, so a
 /// cached object can never be stale (the photo's record, its token and the read rules are still checked
 /// on every request); one read from disk whose bytes do not hash to the record's version (the file was
 /// replaced meanwhile) is not kept. At most 64 MiB, the oldest dropped first.
 final class SmallObjects: Sendable {
-    static let largest = 256 * 1024
+    static let largest = 512 * 1024
     static let capacity = 64 << 20
     private let state = Mutex<(objects: [String: ByteBuffer], order: [String], total: Int)>(([:], [], 0))
 
