@@ -33,6 +33,8 @@ port=$(free_port)
 taskset -c 0 "$pp" serve --data "$data" --port "$port" --log-level error > "$work/serve.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.1; done
+# One core, one event loop (as nginx's one worker).
+grep -q "event loops: 1)" "$work/serve.log" || { echo "photoprep serve did not start one event loop on one core:" >&2; cat "$work/serve.log" >&2; exit 1; }
 token=$(scripts/dev-token.py u1)
 cp TestImages/photos/ladybird-2560x1600.jpg "$work/photo.jpg"
 "$pp" upload "$work/photo.jpg" --to "http://127.0.0.1:$port/files/" --key-prefix "group_photos/$group/" --token "$token" \

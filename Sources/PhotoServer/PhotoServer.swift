@@ -39,7 +39,8 @@ public struct PhotoServer: Sendable {
         /// The connections' event loops: one per core the process may run on. NIO's default counts the
     /// machine's cores, and two loops on one core (`taskset`, a container's cpuset) hold each other's
     /// requests for a time slice: a thumbnail's p99 doubled (`Benchmarks/serving.sh`).
-    static let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: UsableCores.count)
+    static let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: eventLoopCount)
+    public static var eventLoopCount: Int { UsableCores.count }
 
     /// The URL clients reach the server at, e.g. `https://uploads.example.com` behind a proxy; upload
         /// locations are built on it (nil: from each request's `Host`).
@@ -240,7 +241,8 @@ public struct PhotoServer: Sendable {
     /// The connections' event loops: one per core the process may run on. NIO's default counts the
     /// machine's cores, and two loops on one core (`taskset`, a container's cpuset) hold each other's
     /// requests for a time slice: a thumbnail's p99 doubled (`Benchmarks/serving.sh`).
-    static let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: UsableCores.count)
+    static let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: eventLoopCount)
+    public static var eventLoopCount: Int { UsableCores.count }
 
     /// The URL clients reach the server at, without a trailing slash (nil: each request's `Host`, over
     /// https when the server speaks TLS).

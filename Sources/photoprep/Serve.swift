@@ -189,7 +189,7 @@ struct Serve: AsyncParsableCommand {
         }
         let scheme = configuration.tls == nil ? "http" : "https"
         try await server.run { port in
-            StandardStream.output.write("photoprep serve: listening on \(scheme)://\(host):\(port) (data: \(data))\n")
+            StandardStream.output.write("photoprep serve: listening on \(scheme)://\(host):\(port) (data: \(data), event loops: \(PhotoServer.eventLoopCount))\n")
         }
         StandardStream.output.write("photoprep serve: stopped\n")
     }
