@@ -25,13 +25,17 @@ import TestSupport
         #expect(UsableCores.count == Int(text.trimmingCharacters(in: .whitespacesAndNewlines)))
     }
 
-    /// `photoprep serve` started on one core (`taskset -c 0`) runs one event loop, and says so.
+    /// `photoprep serve` started on one core (`taskset -c N`, N the first this process may use) runs one event
+    /// loop, and says so.
     @Test func aServerOnOneCoreRunsOneEventLoop() async throws {
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let list = try #require(status.split(separator: "\n").first { $0.hasPrefix("Cpus_allowed_list:") })
+        let core = try #require(list.dropFirst("Cpus_allowed_list:".count).trimmingCharacters(in: .whitespaces).prefix { $0.isNumber }.nilIfEmpty)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cores-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = Process()
         server.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
-        server.arguments = ["-c", "0", photoprepBinary.path, "serve", "--port", "0", "--data", folder.path]
+        server.arguments = ["-c", String(core), photoprepBinary.path, "serve", "--port", "0", "--data", folder.path]
         server.environment = ProcessInfo.processInfo.environment.merging(["PHOTOPREP_JWT_SECRET": String(repeating: "k", count: 32)]) { $1 }
         let out = Pipe()
         server.standardOutput = out
@@ -49,4 +53,8 @@ import TestSupport
         }
         #expect(line.contains("listening on http://") && line.hasSuffix("event loops: 1)\n"), "\(line)")
     }
+}
+
+extension Substring {
+    fileprivate var nilIfEmpty: Substring? { isEmpty ? nil : self }
 }
