@@ -36,13 +36,7 @@ public struct PhotoServer: Sendable {
         /// How long a photo job stays with its runner unless renewed.
         public var jobLease: Duration = .seconds(30)
         public var host: String = "127.0.0.1"
-        /// The connections' event loops: one per core the process may run on. NIO's default counts the
-    /// machine's cores, and two loops on one core (`taskset`, a container's cpuset) hold each other's
-    /// requests for a time slice: a thumbnail's p99 doubled (`Benchmarks/serving.sh`).
-    static let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: eventLoopCount)
-    public static var eventLoopCount: Int { UsableCores.count }
-
-    /// The URL clients reach the server at, e.g. `https://uploads.example.com` behind a proxy; upload
+        /// The URL clients reach the server at, e.g. `https://uploads.example.com` behind a proxy; upload
         /// locations are built on it (nil: from each request's `Host`).
         public var publicURL: String?
         public var port: Int = 8080
@@ -258,7 +252,6 @@ public struct PhotoServer: Sendable {
         cpu.start()
         io.start()
         let media = media()
-        let (metrics, logger) = (metrics, logger)
         let app = Application(
             responder: responder(media: media),
             server: Self.server(

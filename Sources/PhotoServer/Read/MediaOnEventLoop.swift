@@ -31,7 +31,14 @@ final class MediaOnEventLoop: ChannelDuplexHandler, RemovableChannelHandler {
     /// Requests passed on to Hummingbird whose answer has not ended yet.
     private var passedOn = 0
     /// The request being answered here, until its end is read.
-    private var answering: (request: HTTPRequest, response: Response, body: ByteBuffer?, started: ContinuousClock.Instant)?
+    private var answering: Answering?
+
+    private struct Answering {
+        var request: HTTPRequest
+        var response: Response
+        var body: ByteBuffer?
+        var started: ContinuousClock.Instant
+    }
 
     init(media: MediaRoutes, metrics: ServerMetrics, logger: Logger) {
         self.media = media
@@ -44,7 +51,7 @@ final class MediaOnEventLoop: ChannelDuplexHandler, RemovableChannelHandler {
         case .head(let request):
             let started = ContinuousClock.now
             if passedOn == 0, let (response, body) = media.fromMemory(request) {
-                answering = (request, response, body, started)
+                answering = Answering(request: request, response: response, body: body, started: started)
                 return
             }
             passedOn += 1
@@ -65,7 +72,7 @@ final class MediaOnEventLoop: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
-    private func answer(_ answering: (request: HTTPRequest, response: Response, body: ByteBuffer?, started: ContinuousClock.Instant), context: ChannelHandlerContext) {
+    private func answer(_ answering: Answering, context: ChannelHandlerContext) {
         var head = answering.response.head
         head.headerFields.append(HTTPField(name: .date, value: HTTPDate.format(Date())))
         head.headerFields.append(HTTPField(name: .server, value: "photoprep"))

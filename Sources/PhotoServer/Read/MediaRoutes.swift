@@ -118,13 +118,13 @@ struct MediaRoutes: Sendable {
                 return Self.notFound
             }
             if let token = query.token {
-                guard let granted = Self.granted(found, key: path.key, edge: edge, version: query.version, token: token) else {
+                guard let granted = Self.granted(found, key: key, edge: edge, version: query.version, token: token) else {
                     return Self.notFound
                 }
                 (photo, cacheControl) = (granted, Self.immutable)
             } else {
                 guard case .success(let caller) = context.identity, try await photos.mayRead(caller: caller.id, path),
-                    let readable = Self.served(found, key: path.key, edge: edge)
+                    let readable = Self.served(found, key: key, edge: edge)
                 else { return Self.notFound }
                 (photo, cacheControl) = (readable, "private, no-cache")
             }
@@ -150,13 +150,7 @@ struct MediaRoutes: Sendable {
             let key = Self.percentDecoded(target.utf8[..<(question ?? target.utf8.endIndex)].dropFirst("/media/".count)),
             let found = photos.remembered(key, edge: edge), let photo = Self.granted(found, key: key, edge: edge, version: query.version, token: token)
         else { return nil }
-        let plain = request.headerFields[.range] == nil && request.headerFields[.ifNoneMatch] == nil && request.headerFields[.ifModifiedSince] == nil
-        if plain, photo.size > 0, photo.size <= SmallObjects.largest, let headers = wholeAnswers.headers(photo), let bytes = small.cached(photo.sha256) {
-            return (Response(status: .ok, headers: headers), request.method == .head ? nil : bytes)
-        }
-        let plan = Self.plan(method: request.method, headers: request.headerFields, photo: photo, cacheControl: Self.immutable, storage: storage)
-        if plain, case .content(.ok, let headers, _) = plan { wholeAnswers.keep(headers, for: photo) }
-        switch plan {
+        switch plan(method: request.method, headers: request.headerFields, photo: photo, cacheControl: Self.immutable) {
         case .notFound:
             return nil
         case .headers(let status, let headers):
@@ -191,7 +185,7 @@ struct MediaRoutes: Sendable {
     }
 
     private func answer(_ request: Request, context: ServerContext, photo: StoredPhoto, cacheControl: String) async throws -> Response {
-        switch Self.plan(method: request.method, headers: request.headers, photo: photo, cacheControl: cacheControl, storage: storage) {
+        switch plan(method: request.method, headers: request.headers, photo: photo, cacheControl: cacheControl) {
         case .notFound:
             return Self.notFound
         case .headers(let status, let headers):
@@ -214,6 +208,18 @@ struct MediaRoutes: Sendable {
         case headers(HTTPResponse.Status, HTTPFields)
         /// These bytes of the photo's content (200, or 206 for a range).
         case content(HTTPResponse.Status, HTTPFields, ClosedRange<Int>)
+    }
+
+    /// `Self.plan`, with the plain answer's headers — no conditional or range header asked — kept by the
+    /// photo's version (`WholeAnswers`).
+    func plan(method: HTTPRequest.Method, headers asked: HTTPFields, photo: StoredPhoto, cacheControl: String) -> Plan {
+        let plain = asked[.range] == nil && asked[.ifNoneMatch] == nil && asked[.ifModifiedSince] == nil
+        if plain, let headers = wholeAnswers.headers(photo, cacheControl: cacheControl) {
+            return method == .head ? .headers(.ok, headers) : .content(.ok, headers, 0...Int(photo.size) - 1)
+        }
+        let plan = Self.plan(method: method, headers: asked, photo: photo, cacheControl: cacheControl, storage: storage)
+        if plain, case .content(.ok, let headers, _) = plan { wholeAnswers.keep(headers, for: photo, cacheControl: cacheControl) }
+        return plan
     }
 
     static func plan(method: HTTPRequest.Method, headers asked: HTTPFields, photo: StoredPhoto, cacheControl: String, storage: Uploader) -> Plan {
@@ -342,25 +348,27 @@ enum HTTPDate {
     }
 }
 
-/// The headers of the plain answer to a download URL — 200, the whole photo, no conditional or range
-/// header asked — by the photo's version: the same photo (its content, its time, its size) always gets the
-/// same ones, and making `HTTPFields` was a tenth of a thumbnail's answer from memory. Emptied when full.
+/// The headers of the plain answer — 200, the whole photo, no conditional or range header asked — by the
+/// photo's version and its `Cache-Control`: the same photo (its content, its time, its size) always gets the
+/// same ones, and making `HTTPFields` was a tenth of a thumbnail's answer from memory. Only photos in the
+/// local store have such an answer (one in S3 is a redirect to a URL that expires). Emptied when full.
 final class WholeAnswers: Sendable {
     private struct Name: Hashable {
         var sha256: String
         var storedAt: Date
         var size: Int64
+        var cacheControl: String
     }
     private let known = Mutex<[Name: HTTPFields]>([:])
 
-    func headers(_ photo: StoredPhoto) -> HTTPFields? {
-        known.withLock { $0[Name(sha256: photo.sha256, storedAt: photo.storedAt, size: photo.size)] }
+    func headers(_ photo: StoredPhoto, cacheControl: String) -> HTTPFields? {
+        known.withLock { $0[Name(sha256: photo.sha256, storedAt: photo.storedAt, size: photo.size, cacheControl: cacheControl)] }
     }
 
-    func keep(_ headers: HTTPFields, for photo: StoredPhoto) {
+    func keep(_ headers: HTTPFields, for photo: StoredPhoto, cacheControl: String) {
         known.withLock { known in
             if known.count >= 10_000 { known.removeAll(keepingCapacity: true) }
-            known[Name(sha256: photo.sha256, storedAt: photo.storedAt, size: photo.size)] = headers
+            known[Name(sha256: photo.sha256, storedAt: photo.storedAt, size: photo.size, cacheControl: cacheControl)] = headers
         }
     }
 }
