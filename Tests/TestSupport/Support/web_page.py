@@ -17,6 +17,7 @@ import re
 import tempfile
 import threading
 import time
+from urllib.parse import urlsplit
 
 from playwright.sync_api import sync_playwright
 
@@ -228,15 +229,23 @@ def main():
         # The connection lost mid-upload for two seconds: retried with backoff, finished, each byte sent once.
         log_start = os.path.getsize(args.server_log)
         throttle(True)
-        page.set_input_files("#profile-file", args.photo)
-        wait_acknowledged("profile-uploads", 256 * 1024)
-        cdp.send("Network.emulateNetworkConditions", {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
-        page.wait_for_timeout(2000)
-        throttle(True)
-        wait_until("document.querySelectorAll('#profile-uploads .upload.done').length === 2", timeout=60_000)
+        # The page reloads the profile once the upload is done: its answer names the new picture, which the
+        # <img> must show (until then it still shows the previous one, complete).
+        def profile_reloaded(response):
+            return response.request.method == "GET" and response.url.endswith("/v1/me") and response.ok
+        with page.expect_response(profile_reloaded, timeout=90_000) as reloaded:
+            page.set_input_files("#profile-file", args.photo)
+            wait_acknowledged("profile-uploads", 256 * 1024)
+            cdp.send("Network.emulateNetworkConditions", {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+            page.wait_for_timeout(2000)
+            throttle(True)
+            wait_until("document.querySelectorAll('#profile-uploads .upload.done').length === 2", timeout=60_000)
         throttle(False)
         result["offlineReceived"] = patched_bytes(args.server_log, log_start)
-        wait_until("(() => { const i = document.getElementById('profile-photo'); return !i.hidden && i.complete && i.naturalWidth > 0; })()")
+        picture = urlsplit(reloaded.value.json()["profilePhotoDownloadURL"]).path
+        wait_until(
+            "(path) => { const i = document.getElementById('profile-photo');"
+            " return !i.hidden && new URL(i.src).pathname === path && i.complete && i.naturalWidth > 0; }", picture)
         result["profileImage"] = page.eval_on_selector("#profile-photo", "i => [i.naturalWidth, i.naturalHeight]")
 
         # Markup in a group name is text, and runs nothing.
