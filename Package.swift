@@ -29,7 +29,7 @@ let optimisedInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration
 let staticRuntime = [
     "-static-stdlib", "-lCoreFoundation", "-l_FoundationICU", "-l_FoundationCShims", "-l_FoundationCollections",
     "-lFoundationEssentials", "-lFoundationInternationalization",
-    "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+    "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic",
 ]
 
 /// One settings array for every Swift target (Swift 6 mode plus the upcoming features we hold ourselves to).
@@ -208,7 +208,10 @@ let package = Package(
         ),
         .testTarget(
             name: "PhotoPrepTests",
-            dependencies: ["PhotoPrep", "photoprep", "TestSupport"],
+            dependencies: [
+                "PhotoPrep", "PhotoBatch", "photoprep", "TestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -63,12 +63,12 @@ final class Manifest: Sendable {
     }
 
     static func sha256(_ bytes: [UInt8]) -> String {
-        SHA256.hash(data: bytes).map { cFormat("%02x", $0) }.joined()
+        hex(SHA256.hash(data: bytes))
     }
 
     /// Everything that changes the output, as one string.
     static func settingsKey(_ o: PrepareOptions) -> String {
-        let bg = cFormat("%02x%02x%02x", o.background.red, o.background.green, o.background.blue)
+        let bg = hex([o.background.red, o.background.green, o.background.blue])
         return "v1;edge=\(o.maxEdge);bytes=\(o.maxBytes);q=\(o.qualities.lowerBound)-\(o.qualities.upperBound);bg=\(bg);"
             + "meta=\(o.metadata.rawValue);strict=\(o.strict);margin=\(o.shrinkOnLoadMargin);min=\(o.minimumEdge);"
             + "tol=\(o.budgetTolerance);pass=\(o.allowPassThrough);pixels=\(o.maxPixels)"

@@ -9,41 +9,23 @@ import Glibc
 #endif
 package import PhotoPrep
 
-/// The pipeline options every command shares.
-package struct PipelineOptions: ParsableArguments {
+/// The pipeline's settings as plain values, with their defaults: what `PipelineOptions` parses and what
+/// `PrepareCommandLine` reads.
+package struct PipelineSettings: Equatable, Sendable {
+    var preset: PrepareOptions.Preset = .group
+    var maxEdge: Int?
+    var maxBytes: ByteSize?
+    var maxQuality = 100
+    var background = HexColor(color: .white)
+    var stripAll = false
+    var shrinkMargin = PrepareOptions(preset: .group).shrinkOnLoadMargin
+    var strict = false
+    var maxMemory = ByteSize(bytes: PrepareOptions(preset: .group).maxMemory)
+    var decodingThreads = PrepareOptions.processors
+
     package init() {}
 
-    @Option(help: "Target preset: profile (1024 px, < 500 KiB), group (2048 px, < 500 KiB), photo (2048 px, < 5 MiB).")
-    var preset: PrepareOptions.Preset = .group
-
-    @Option(help: "Long edge in pixels (overrides the preset's).")
-    var maxEdge: Int?
-
-    @Option(help: "Byte budget, e.g. 500KiB, 5MiB, 800KB (overrides the preset's). The output is strictly smaller.")
-    var maxBytes: ByteSize?
-
-    @Option(help: "Highest JPEG quality the budget search may choose.")
-    var maxQuality: Int = 100
-
-    @Option(help: "Colour that transparency is flattened onto, as RRGGBB.")
-    var background: HexColor = HexColor(color: .white)
-
-    @Flag(help: "Strip everything, the ICC colour profile too (EXIF, GPS, XMP, IPTC and comments always go).")
-    var stripAll = false
-
-    @Option(help: "Shrink-on-load margin: JPEGs decode at 1/2, 1/4 or 1/8 while that leaves this many times the output size.")
-    var shrinkMargin: Double = PrepareOptions(preset: .group).shrinkOnLoadMargin
-
-    @Flag(help: "Treat decoder warnings (e.g. a truncated JPEG) as errors.")
-    var strict = false
-
-    @Option(help: "Refuse a photo whose decode would hold more than this (estimated from its header; progressive JPEGs hold every coefficient, PNGs the whole image). Per photo: --jobs N may use N times as much.")
-    var maxMemory: ByteSize = ByteSize(bytes: PrepareOptions(preset: .group).maxMemory)
-
-    @Option(help: "Threads a HEIC's grid of tiles may decode on (iPhones tile a photo into 512 × 512 pieces; default: the number of cores). With --jobs above 1, 1 keeps the cores for the other photos.")
-    var decodingThreads: Int = PrepareOptions.processors
-
-    package func validate() throws {
+    func validate() throws {
         if decodingThreads < 1 { throw ValidationError("--decoding-threads must be at least 1") }
         if let maxEdge, maxEdge < 16 { throw ValidationError("--max-edge must be at least 16") }
         if !(1...100).contains(maxQuality) { throw ValidationError("--max-quality must be 1…100") }
@@ -65,10 +47,65 @@ package struct PipelineOptions: ParsableArguments {
     }
 }
 
+/// The pipeline options every command shares (their defaults are `PipelineSettings`').
+package struct PipelineOptions: ParsableArguments {
+    package init() {}
+    private static let defaults = PipelineSettings()
+
+    @Option(help: "Target preset: profile (1024 px, < 500 KiB), group (2048 px, < 500 KiB), photo (2048 px, < 5 MiB).")
+    var preset: PrepareOptions.Preset = defaults.preset
+
+    @Option(help: "Long edge in pixels (overrides the preset's).")
+    var maxEdge: Int?
+
+    @Option(help: "Byte budget, e.g. 500KiB, 5MiB, 800KB (overrides the preset's). The output is strictly smaller.")
+    var maxBytes: ByteSize?
+
+    @Option(help: "Highest JPEG quality the budget search may choose.")
+    var maxQuality: Int = defaults.maxQuality
+
+    @Option(help: "Colour that transparency is flattened onto, as RRGGBB.")
+    var background: HexColor = defaults.background
+
+    @Flag(help: "Strip everything, the ICC colour profile too (EXIF, GPS, XMP, IPTC and comments always go).")
+    var stripAll = defaults.stripAll
+
+    @Option(help: "Shrink-on-load margin: JPEGs decode at 1/2, 1/4 or 1/8 while that leaves this many times the output size.")
+    var shrinkMargin: Double = defaults.shrinkMargin
+
+    @Flag(help: "Treat decoder warnings (e.g. a truncated JPEG) as errors.")
+    var strict = defaults.strict
+
+    @Option(help: "Refuse a photo whose decode would hold more than this (estimated from its header; progressive JPEGs hold every coefficient, PNGs the whole image). Per photo: --jobs N may use N times as much.")
+    var maxMemory: ByteSize = defaults.maxMemory
+
+    @Option(help: "Threads a HEIC's grid of tiles may decode on (iPhones tile a photo into 512 × 512 pieces; default: the number of cores). With --jobs above 1, 1 keeps the cores for the other photos.")
+    var decodingThreads: Int = defaults.decodingThreads
+
+    package func validate() throws { try settings.validate() }
+
+    package var settings: PipelineSettings {
+        var settings = PipelineSettings()
+        settings.preset = preset
+        settings.maxEdge = maxEdge
+        settings.maxBytes = maxBytes
+        settings.maxQuality = maxQuality
+        settings.background = background
+        settings.stripAll = stripAll
+        settings.shrinkMargin = shrinkMargin
+        settings.strict = strict
+        settings.maxMemory = maxMemory
+        settings.decodingThreads = decodingThreads
+        return settings
+    }
+
+    package var options: PrepareOptions { settings.options }
+}
+
 extension PrepareOptions.Preset: ExpressibleByArgument {}
 
 /// A byte count written as `500KiB`, `5MiB`, `800KB`, `1.5MB` or plain bytes.
-package struct ByteSize: ExpressibleByArgument {
+package struct ByteSize: ExpressibleByArgument, Equatable, Sendable {
     package var bytes: Int
 
     package init(bytes: Int) { self.bytes = bytes }
@@ -97,7 +134,7 @@ package struct ByteSize: ExpressibleByArgument {
 }
 
 /// An sRGB colour written as `RRGGBB` (a leading `#` is allowed).
-struct HexColor: ExpressibleByArgument {
+struct HexColor: ExpressibleByArgument, Equatable, Sendable {
     var color: RGBColor
 
     init(color: RGBColor) { self.color = color }

@@ -36,6 +36,7 @@ package struct PrepareArguments: ParsableArguments {
             """)
 
     package init() {}
+    private static let defaults = PrepareSettings(inputs: [], out: "")
 
     @Argument(help: "Photo files or folders (recursive).")
     var inputs: [String]
@@ -46,26 +47,55 @@ package struct PrepareArguments: ParsableArguments {
     @OptionGroup var pipeline: PipelineOptions
 
     @Option(name: .shortAndLong, help: "Photos prepared at once (default: the number of cores).")
-    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+    var jobs: Int = defaults.jobs
 
     @Option(help: "Write one row per input to this file: CSV if it ends in .csv, JSON otherwise.")
     var report: String?
 
     @Flag(name: .shortAndLong, help: "Print only errors.")
-    var quiet = false
+    var quiet = defaults.quiet
 
     @Flag(help: "Print one JSON object per file event, then a summary object, on standard output.")
-    var json = false
+    var json = defaults.json
 
     @Flag(help: "Prepare everything again, ignoring what the manifest says is done.")
-    var force = false
+    var force = defaults.force
 
     @Option(help: "Take share I of N (1-based) of the inputs, by a stable hash of their relative path: N processes on N machines with the same inputs and --upload s3://… prepare the batch once between them; photos already uploaded from the same content and settings are skipped.")
     var shard: Shard?
 
-    package func validate() throws {
+    package func validate() throws { try settings.validate() }
+
+    package var settings: PrepareSettings {
+        var settings = PrepareSettings(inputs: inputs, out: out)
+        settings.pipeline = pipeline.settings
+        settings.jobs = jobs
+        settings.report = report
+        settings.quiet = quiet
+        settings.json = json
+        settings.force = force
+        settings.shard = shard
+        return settings
+    }
+}
+
+/// `photoprep prepare`'s settings as plain values, with their defaults, and its run: what `PrepareArguments` parses
+/// and what `PrepareCommandLine` reads.
+package struct PrepareSettings: Equatable, Sendable {
+    var inputs: [String]
+    var out: String
+    var pipeline = PipelineSettings()
+    var jobs = ProcessInfo.processInfo.activeProcessorCount
+    var report: String?
+    var quiet = false
+    var json = false
+    var force = false
+    var shard: Shard?
+
+    func validate() throws {
         if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if quiet && json { throw ValidationError("--quiet and --json cannot be combined") }
+        try pipeline.validate()
     }
 
     /// Prepares the batch, and uploads each output when `upload` is given.
@@ -118,7 +148,7 @@ package enum OutputFolder {
 }
 
 /// `I/N`: share I (1…N) of N, chosen by a stable hash of each input's relative path.
-package struct Shard: ExpressibleByArgument {
+package struct Shard: ExpressibleByArgument, Equatable, Sendable {
     var index: Int
     var count: Int
 

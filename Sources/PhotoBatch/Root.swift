@@ -32,13 +32,21 @@ package enum Root {
 
     /// Parses and runs `command`, with usage errors exiting 2 (argument parser's own default is 64).
     package static func main(_ command: any ParsableCommand.Type, arguments: [String]? = nil) async {
-        do {
+        await run(command) {
             var parsed = try command.parseAsRoot(arguments)
             if var asyncCommand = parsed as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try parsed.run()
             }
+        }
+    }
+
+    /// Runs `body`, exiting on its error as `command`'s parse or run would: usage errors 2, the rest as argument parser
+    /// exits (`ExitCode`'s own, 1 with a message for any other error).
+    package static func run(_ command: any ParsableCommand.Type, _ body: @Sendable () async throws -> Void) async {
+        do {
+            try await body()
         } catch {
             let code = command.exitCode(for: error)
             if code == .validationFailure {

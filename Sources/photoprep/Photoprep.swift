@@ -12,5 +12,17 @@ struct Photoprep: AsyncParsableCommand {
         GroupCommand.self, ProfileCommand.self, UserCommand.self, SyncCommand.self, Serve.self,
     ])
 
-    static func main() async { await Root.main(Self.self) }
+    /// `--version`, and `prepare` in the forms people type (`PrepareCommandLine`), are read without argument parser:
+    /// its reflection over a command's options cost more than preparing a small photo. Everything else, and
+    /// anything `PrepareCommandLine` declines, is argument parser's.
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments == ["--version"] {
+            print(Root.version)
+        } else if let settings = PrepareCommandLine.read(arguments) {
+            await Root.run(Self.self) { try await settings.run(upload: nil) }
+        } else {
+            await Root.main(Self.self)
+        }
+    }
 }

@@ -16,7 +16,7 @@ struct Prepare: AsyncParsableCommand {
 
     func run() async throws {
         let destination = try upload.map { UploaderBatchUpload(uploader: try uploadOptions.uploader(to: $0), authorization: uploadOptions.authorization) }
-        try await arguments.run(upload: destination)
+        try await arguments.settings.run(upload: destination)
     }
 }
 
