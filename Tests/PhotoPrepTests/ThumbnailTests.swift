@@ -49,6 +49,25 @@ import TestSupport
         #expect(Self.difference(Resizer.resize(full, width: image.width, height: image.height), image) < 6)
     }
 
+    /// A photo passed through is decoded once, for the check that it decodes cleanly and for its thumbnails: they
+    /// are, byte for byte, those made from its output decoded on its own at their scale.
+    @Test func aPassedThroughPhotosThumbnailsComeFromTheCheckingDecode() throws {
+        var options = PrepareOptions(preset: .photo)
+        options.thumbnails = [512, 100]
+        let photo = try PhotoPipeline(options: options).prepare(contentsOf: Fixture.path("photos/storm-1920x1280.jpg"))
+        #expect(photo.report.action != .reencoded && !photo.report.keptColorProfile)
+        let info = try SourceInfo.read(photo.jpeg, maxPixels: options.maxPixels)
+        var small = options
+        small.maxEdge = 512
+        let plan = DecodePlan(info: info, fileBytes: photo.jpeg.count, target: small.outputSize(width: info.width, height: info.height), options: small)
+        #expect(plan.scale == 2)  // 960 × 640 covers 512 × 341; 1/4 would not (the check alone decodes at 1/8)
+        let decoded = try Decoder.decode(photo.jpeg, info: info, plan: plan, options: options).image
+        let expected = try Thumbnails.make(from: decoded, edges: [512, 100], quality: options.thumbnailQuality, extraSegments: [])
+        #expect(photo.thumbnails.map(\.edge) == [100, 512])
+        let same = photo.thumbnails.map(\.jpeg) == expected.map(\.jpeg)
+        #expect(same, "the thumbnails differ from those of the output decoded on its own")
+    }
+
     @Test func noneUnlessAskedFor() throws {
         #expect(try PhotoPipeline(preset: .group).prepare(contentsOf: Fixture.path("photos/storm-1920x1280.jpg")).thumbnails.isEmpty)
     }

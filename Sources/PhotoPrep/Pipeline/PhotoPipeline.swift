@@ -64,14 +64,14 @@ public struct PhotoPipeline: Sendable {
             outputWidth: 0, outputHeight: 0, outputBytes: 0, action: .reencoded, quality: nil, encodes: 0,
             decodeScale: 1, keptColorProfile: false, warnings: info.warnings, timings: .init())
 
-        if options.allowPassThrough, let (jpeg, action) = lossless(bytes, info: info, orientation: orientation) {
+        if options.allowPassThrough, let (jpeg, action, checked) = lossless(bytes, info: info, orientation: orientation) {
             report.action = action
             let upright = try JPEGStructure.parse(jpeg)
             report.outputWidth = upright.width
             report.outputHeight = upright.height
             report.outputBytes = jpeg.count
             report.keptColorProfile = upright.iccProfile != nil
-            let thumbnails = try thumbnails(ofPassedThrough: jpeg, upright.iccProfile, warnings: &report.warnings)
+            let thumbnails = try thumbnails(ofPassedThrough: jpeg, upright.iccProfile, decoded: checked, warnings: &report.warnings)
             report.timings.total = seconds(clock.now - start)
             return PreparedPhoto(jpeg: jpeg, report: report, thumbnails: thumbnails)
         }
@@ -126,16 +126,30 @@ public struct PhotoPipeline: Sendable {
     }
 
     /// Thumbnails of a JPEG passed through without decoding: decoded once, at the smallest DCT scale that
-    /// still covers the largest thumbnail.
-    private func thumbnails(ofPassedThrough jpeg: [UInt8], _ iccProfile: [UInt8]?, warnings: inout [String]) throws(PhotoPrepError) -> [Thumbnail] {
-        guard let largest = options.thumbnails.max() else { return [] }
-        let info = try SourceInfo.read(jpeg, maxPixels: options.maxPixels)
+    /// still covers the largest thumbnail — or from `decoded`, the same pixels decoded while checking the photo.
+    private func thumbnails(
+        ofPassedThrough jpeg: [UInt8], _ iccProfile: [UInt8]?, decoded: PixelImage?, warnings: inout [String]
+    ) throws(PhotoPrepError) -> [Thumbnail] {
+        guard !options.thumbnails.isEmpty else { return [] }
+        let image: PixelImage
+        if let decoded {
+            image = decoded
+        } else {
+            let info = try SourceInfo.read(jpeg, maxPixels: options.maxPixels)
+            guard let plan = thumbnailPlan(info, fileBytes: jpeg.count) else { return [] }
+            image = try Decoder.decode(jpeg, info: info, plan: plan, options: options).image
+        }
+        let profile = colorProfileSegments(iccProfile, channels: image.channels, warnings: &warnings)
+        return try Thumbnails.make(from: image, edges: options.thumbnails, quality: options.thumbnailQuality, extraSegments: profile)
+    }
+
+    /// How a photo is decoded for its thumbnails alone (nil when none are asked for): at the smallest DCT scale
+    /// that still covers the largest.
+    private func thumbnailPlan(_ info: SourceInfo, fileBytes: Int) -> DecodePlan? {
+        guard let largest = options.thumbnails.max() else { return nil }
         var small = options
         small.maxEdge = largest
-        let plan = DecodePlan(info: info, fileBytes: jpeg.count, target: small.outputSize(width: info.width, height: info.height), options: small)
-        let decoded = try Decoder.decode(jpeg, info: info, plan: plan, options: options)
-        let profile = colorProfileSegments(iccProfile, channels: decoded.image.channels, warnings: &warnings)
-        return try Thumbnails.make(from: decoded.image, edges: options.thumbnails, quality: options.thumbnailQuality, extraSegments: profile)
+        return DecodePlan(info: info, fileBytes: fileBytes, target: small.outputSize(width: info.width, height: info.height), options: small)
     }
 
     /// The source JPEG without decoding it, when it already fits: within the size and the budget,
@@ -143,9 +157,11 @@ public struct PhotoPipeline: Sendable {
     /// Then it is passed through as it is (only when it holds nothing else), or rebuilt from the
     /// segments we keep (`JPEGSegments.rebuilt`), or turned upright losslessly (`tjTransform`, which
     /// writes a new file) when its EXIF orientation is not 1 and its edges allow it.
+    /// When the photo is kept as it is and thumbnails are asked for, the check's decode is made at their scale and
+    /// returned (`checked`), so that a photo passed through is decoded once, not twice.
     func lossless(
         _ bytes: [UInt8], info: SourceInfo, orientation: Orientation
-    ) -> (jpeg: [UInt8], action: PrepareReport.Action)? {
+    ) -> (jpeg: [UInt8], action: PrepareReport.Action, checked: PixelImage?)? {
         guard let structure = info.jpeg, structure.wellFormed,
             max(info.width, info.height) <= options.maxEdge,
             !structure.arithmetic, structure.components == 1 || structure.components == 3,
@@ -153,22 +169,23 @@ public struct PhotoPipeline: Sendable {
         else { return nil }
         // Only a file that decodes without a warning is kept; checked after the size where the size is known first,
         // as for a progressive photo even a 1/8 decode reads every scan (41 ms of a 2 MP photo's 103).
-        func decodesCleanly() -> Bool { (try? Decoder.decodeJPEG(bytes, info: info, scale: 8, strict: true)) != nil }
+        func decodesCleanly(scale: Int = 8) -> PixelImage? { try? Decoder.decodeJPEG(bytes, info: info, scale: scale, strict: true).image }
         let keepICC = options.metadata == .colorProfileOnly
-        let result: (jpeg: [UInt8], action: PrepareReport.Action)
         if orientation == .up {
             // Passed through only when the file holds nothing but what we keep.
             let rebuilt = JPEGSegments.rebuilt(bytes, structure: structure, keepICC: keepICC)
-            guard rebuilt.count < options.maxBytes, decodesCleanly() else { return nil }
-            result = rebuilt.count == bytes.count ? (bytes, .passedThrough) : (rebuilt, .metadataStripped)
-        } else {
-            guard decodesCleanly(), let transformer = try? TurboJPEGTransformer(),
-                let upright = transformer.upright(bytes, orientation: orientation)
-            else { return nil }
-            let profile = keepICC ? info.iccProfile.flatMap(JPEGSegments.iccSegments) ?? [] : []
-            result = (upright.withUnsafeBytes { JPEGSegments.inserting(profile, into: $0) }, .losslesslyOriented)
+            guard rebuilt.count < options.maxBytes else { return nil }
+            let plan = thumbnailPlan(info, fileBytes: bytes.count)
+            guard let checked = decodesCleanly(scale: plan?.scale ?? 8) else { return nil }
+            let whole = rebuilt.count == bytes.count
+            return (whole ? bytes : rebuilt, whole ? .passedThrough : .metadataStripped, plan == nil ? nil : checked)
         }
-        return result.jpeg.count < options.maxBytes ? result : nil
+        guard decodesCleanly() != nil, let transformer = try? TurboJPEGTransformer(),
+            let upright = transformer.upright(bytes, orientation: orientation)
+        else { return nil }
+        let profile = keepICC ? info.iccProfile.flatMap(JPEGSegments.iccSegments) ?? [] : []
+        let jpeg = upright.withUnsafeBytes { JPEGSegments.inserting(profile, into: $0) }
+        return jpeg.count < options.maxBytes ? (jpeg, .losslesslyOriented, nil) : nil
     }
 
     /// Refuses a photo whose decode, as planned, would hold more than `options.maxMemory` (`MemoryEstimate`).
