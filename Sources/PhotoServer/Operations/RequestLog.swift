@@ -54,17 +54,22 @@ struct RequestLogMiddleware: RouterMiddleware {
         }
     }
 
-    static func milliseconds(_ elapsed: Duration) -> Double {
-        Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+    private func log(_ request: Request, _ context: Context, status: Int, entry: RequestLogEntry, started: ContinuousClock.Instant) {
+        Self.record(
+            method: request.method.rawValue, path: request.uri.path, status: status, bytes: entry.bytes, user: entry.user,
+            started: started, logger: context.logger, metrics: metrics)
     }
 
-    private func log(_ request: Request, _ context: Context, status: Int, entry: RequestLogEntry, started: ContinuousClock.Instant) {
-        metrics.request(method: request.method.rawValue, status: status)
-        let milliseconds = Self.milliseconds(ContinuousClock.now - started)
-        context.logger.info(
-            "\(request.method.rawValue) \(request.uri.path) \(status)",
-            metadata: [
-                "bytes": "\(entry.bytes)", "ms": "\(String(format: "%.1f", milliseconds))", "user": "\(entry.user ?? "-")",
-            ])
+    /// Counts a request and logs its line: the router's requests and those `MediaOnEventLoop` answers alike.
+    static func record(
+        method: String, path: String, status: Int, bytes: Int64, user: String?, started: ContinuousClock.Instant,
+        logger: Logger, metrics: ServerMetrics
+    ) {
+        metrics.request(method: method, status: status)
+        let elapsed = ContinuousClock.now - started
+        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        logger.info(
+            "\(method) \(path) \(status)",
+            metadata: ["bytes": "\(bytes)", "ms": "\(String(format: "%.1f", milliseconds))", "user": "\(user ?? "-")"])
     }
 }

@@ -35,7 +35,7 @@ final class MediaOnEventLoop: ChannelDuplexHandler, RemovableChannelHandler {
 
     private struct Answering {
         var request: HTTPRequest
-        var response: Response
+        var head: HTTPResponse
         var body: ByteBuffer?
         var started: ContinuousClock.Instant
     }
@@ -50,8 +50,8 @@ final class MediaOnEventLoop: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(let request):
             let started = ContinuousClock.now
-            if passedOn == 0, let (response, body) = media.fromMemory(request) {
-                answering = Answering(request: request, response: response, body: body, started: started)
+            if passedOn == 0, let (head, body) = media.fromMemory(request) {
+                answering = Answering(request: request, head: head, body: body, started: started)
                 return
             }
             passedOn += 1
@@ -73,22 +73,18 @@ final class MediaOnEventLoop: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func answer(_ answering: Answering, context: ChannelHandlerContext) {
-        var head = answering.response.head
+        var head = answering.head
         head.headerFields.append(HTTPField(name: .date, value: HTTPDate.format(Date())))
         head.headerFields.append(HTTPField(name: .server, value: "photoprep"))
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if let body = answering.body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
 
-        let method = answering.request.method.rawValue
-        let status = head.status.code
-        metrics.request(method: method, status: status)
-        logger.info(
-            "\(method) \(answering.request.path.map { $0.prefix { $0 != "?" } } ?? "") \(status)",
-            metadata: [
-                "hb.request.id": .stringConvertible(RequestID()), "bytes": "0", "user": "-",
-                "ms": "\(String(format: "%.1f", RequestLogMiddleware.milliseconds(ContinuousClock.now - answering.started)))",
-            ])
+        var logger = self.logger  // Hummingbird's requests carry their id in their logger's metadata
+        logger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
+        RequestLogMiddleware.record(
+            method: answering.request.method.rawValue, path: answering.request.path.map { String($0.prefix { $0 != "?" }) } ?? "",
+            status: head.status.code, bytes: 0, user: nil, started: answering.started, logger: logger, metrics: metrics)
     }
 
     /// `base`'s connections (HTTP/1.1) with a `MediaOnEventLoop` after Hummingbird's connection-state handler.

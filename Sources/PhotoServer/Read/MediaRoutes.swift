@@ -105,7 +105,13 @@ struct MediaRoutes: Sendable {
     }
 
     /// A photo's version in its URL: the first 16 hex digits of its SHA-256.
-    static func version(_ photo: StoredPhoto) -> String { String(photo.sha256.prefix(16)) }
+    static func version(_ photo: StoredPhoto) -> String { String(photo.sha256.prefix(versionLength)) }
+    private static let versionLength = 16
+
+    /// Is `version` the photo's (`version(_:)`, compared without making a string)?
+    static func isVersion(_ version: String?, of photo: StoredPhoto) -> Bool {
+        version.map { $0.utf8.elementsEqual(photo.sha256.utf8.prefix(versionLength)) } ?? false
+    }
 
     func serve(_ request: Request, key: String, context: ServerContext) async throws -> Response {
         let query = Query(request.uri.query)
@@ -139,7 +145,7 @@ struct MediaRoutes: Sendable {
     /// and its bytes are in memory and nothing else takes part (no `Authorization`, no `Origin`, no
     /// `Connection` — `close` is Hummingbird's to honour —, a granted token); nil for anything else, which
     /// `serve` answers.
-    func fromMemory(_ request: HTTPRequest) -> (response: Response, body: ByteBuffer?)? {
+    func fromMemory(_ request: HTTPRequest) -> (head: HTTPResponse, body: ByteBuffer?)? {
         guard request.method == .get || request.method == .head, let target = request.path, target.utf8.starts(with: "/media/".utf8),
             request.headerFields[.authorization] == nil, request.headerFields[.origin] == nil, request.headerFields[.connection] == nil
         else { return nil }
@@ -154,12 +160,12 @@ struct MediaRoutes: Sendable {
         case .notFound:
             return nil
         case .headers(let status, let headers):
-            return (Response(status: status, headers: headers), nil)
+            return (Response(status: status, headers: headers).head, nil)  // as the router's: with its Content-Length
         case .content(let status, let headers, let range):
             guard photo.size <= SmallObjects.largest, let bytes = small.cached(photo.sha256),
                 let part = bytes.getSlice(at: range.lowerBound, length: range.count)
             else { return nil }
-            return (Response(status: status, headers: headers, body: ResponseBody(byteBuffer: part)), part)
+            return (Response(status: status, headers: headers, body: ResponseBody(byteBuffer: part)).head, part)
         }
     }
 
@@ -168,7 +174,7 @@ struct MediaRoutes: Sendable {
     /// What a download URL (`v`, `token`) is granted from the photo's record: the object to serve — the
     /// photo, or its thumbnail for `edge` — or nil (404) for a token or version that is not the photo's.
     static func granted(_ found: StoredPhotos.Media, key: String, edge: Int?, version: String?, token: String) -> StoredPhoto? {
-        guard same(token, found.photo.token), let version, version.utf8.elementsEqual(found.photo.sha256.utf8.prefix(16)) else { return nil }
+        guard same(token, found.photo.token), isVersion(version, of: found.photo) else { return nil }
         return served(found, key: key, edge: edge)
     }
 
