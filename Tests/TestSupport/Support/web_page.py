@@ -229,20 +229,21 @@ def main():
         # The connection lost mid-upload for two seconds: retried with backoff, finished, each byte sent once.
         log_start = os.path.getsize(args.server_log)
         throttle(True)
-        # The page reloads the profile once the upload is done: its answer names the new picture, which the
-        # <img> must show (until then it still shows the previous one, complete).
-        def profile_reloaded(response):
-            return response.request.method == "GET" and response.url.endswith("/v1/me") and response.ok
-        with page.expect_response(profile_reloaded, timeout=90_000) as reloaded:
-            page.set_input_files("#profile-file", args.photo)
-            wait_acknowledged("profile-uploads", 256 * 1024)
-            cdp.send("Network.emulateNetworkConditions", {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
-            page.wait_for_timeout(2000)
-            throttle(True)
-            wait_until("document.querySelectorAll('#profile-uploads .upload.done').length === 2", timeout=60_000)
+        page.set_input_files("#profile-file", args.photo)
+        wait_acknowledged("profile-uploads", 256 * 1024)
+        cdp.send("Network.emulateNetworkConditions", {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+        page.wait_for_timeout(2000)
+        throttle(True)
+        wait_until("document.querySelectorAll('#profile-uploads .upload.done').length === 2", timeout=60_000)
         throttle(False)
         result["offlineReceived"] = patched_bytes(args.server_log, log_start)
-        picture = urlsplit(reloaded.value.json()["profilePhotoDownloadURL"]).path
+        # The server answers an upload's last request once the photo is recorded, so it now names the new picture;
+        # the page reloads the profile and its <img> must come to show it (until then it shows the previous one,
+        # complete). Asked of the server, not taken from the first /v1/me the page sends: under load that can
+        # still be the reload after the previous upload.
+        current = page.evaluate("""([base, token]) => fetch(base + "/v1/me", { headers: { Authorization: `Bearer ${token}` } })
+            .then(r => r.json())""", [args.base, args.token])
+        picture = urlsplit(current["profilePhotoDownloadURL"]).path
         wait_until(
             "(path) => { const i = document.getElementById('profile-photo');"
             " return !i.hidden && new URL(i.src).pathname === path && i.complete && i.naturalWidth > 0; }", picture)
