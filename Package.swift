@@ -23,6 +23,15 @@ let simdSettings: [SwiftSetting] =
 /// prepare hundreds of photos. Everything else stays debuggable.
 let optimisedInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
 
+/// The functions a `prepare` runs, laid out side by side at the start of the code: the kernel maps a program's code
+/// 64 KiB around each page it touches, and scattered over the 38 MB of code they made 10 MB of a `prepare`'s resident
+/// memory (5 MB once gathered; docs/benchmarks.md). `Benchmarks/code-layout.sh` writes the list from callgrind runs of
+/// `prepare`; a stale list costs memory, never correctness (names the linker does not find are skipped).
+let prepareCodeLayout = [
+    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/photoprep/prepare.order",
+    "-Xlinker", "--no-warn-symbol-ordering",
+]
+
 /// The Swift runtime and Foundation linked into the executable (what `--static-swift-stdlib` does, which a plain
 /// `swift build` or `swift run` does not pass): the modules were compiled against the shared Foundation, which
 /// carries CoreFoundation and ICU inside, so the static archives those live in are named here.
@@ -30,13 +39,16 @@ let staticRuntime = [
     "-static-stdlib", "-lCoreFoundation", "-l_FoundationICU", "-l_FoundationCShims", "-l_FoundationCollections",
     "-lFoundationEssentials", "-lFoundationInternationalization",
     "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic",
-]
+] + prepareCodeLayout
 
 /// One settings array for every Swift target (Swift 6 mode plus the upcoming features we hold ourselves to).
+/// Release builds put each function in a section of its own, so that the linker can gather the code `prepare`
+/// runs (`prepareCodeLayout`).
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
     .enableUpcomingFeature("InternalImportsByDefault"),
+    .unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release)),
 ]
 
 let package = Package(
@@ -172,6 +184,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
+            exclude: ["prepare.order"],
             swiftSettings: swiftSettings,
             linkerSettings: [.unsafeFlags(staticRuntime, .when(configuration: .release))]
         ),
