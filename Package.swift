@@ -23,12 +23,13 @@ let simdSettings: [SwiftSetting] =
 /// prepare hundreds of photos. Everything else stays debuggable.
 let optimisedInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
 
-/// The functions a `prepare` runs, laid out side by side at the start of the code: the kernel maps a program's code
-/// 64 KiB around each page it touches, and scattered over the 38 MB of code they made 10 MB of a `prepare`'s resident
-/// memory (5 MB once gathered; docs/benchmarks.md). `Benchmarks/code-layout.sh` writes the list from callgrind runs of
-/// `prepare`; a stale list costs memory, never correctness (names the linker does not find are skipped).
-let prepareCodeLayout = [
-    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/photoprep/prepare.order",
+/// The functions `prepare` runs, then those the server runs taking photos in, laid out side by side at the start of the
+/// code: the kernel maps a program's code 64 KiB around each page it touches, and spread over the 38 MB of code, the
+/// prepare path made 10 MB of a `prepare`'s resident memory (4.8 MB gathered; docs/benchmarks.md). `Benchmarks/code-
+/// layout.sh` writes the list from callgrind runs; a stale list costs memory, never correctness (the linker skips names
+/// it does not find).
+let codeLayout = [
+    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/photoprep/code-layout.order",
     "-Xlinker", "--no-warn-symbol-ordering",
 ]
 
@@ -39,11 +40,11 @@ let staticRuntime = [
     "-static-stdlib", "-lCoreFoundation", "-l_FoundationICU", "-l_FoundationCShims", "-l_FoundationCollections",
     "-lFoundationEssentials", "-lFoundationInternationalization",
     "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic",
-] + prepareCodeLayout
+] + codeLayout
 
 /// One settings array for every Swift target (Swift 6 mode plus the upcoming features we hold ourselves to).
-/// Release builds put each function in a section of its own, so that the linker can gather the code `prepare`
-/// runs (`prepareCodeLayout`).
+/// Release builds put each function in a section of its own, so that the linker can gather the code `prepare` and the
+/// server run (`codeLayout`).
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
@@ -184,7 +185,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
-            exclude: ["prepare.order"],
+            exclude: ["code-layout.order"],
             swiftSettings: swiftSettings,
             linkerSettings: [.unsafeFlags(staticRuntime, .when(configuration: .release))]
         ),

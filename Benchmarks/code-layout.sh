@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# Code layout: writes Sources/photoprep/prepare.order, the functions of the photoprep executable that `prepare`
-# (and `--version`, `probe`) run. The release link (Package.swift, prepareCodeLayout) lays them out side by side
-# at the start of the code, in the list's order.
+# Code layout: writes Sources/photoprep/code-layout.order, the functions of the photoprep executable that
+# `prepare` (with `--version` and `probe`) runs, then those `serve` runs taking photos in. The release link
+# (Package.swift, codeLayout) lays them out side by side at the start of the code, in the list's order.
 #
 # Why: the kernel maps a program's code 64 KiB around each page a process touches ("fault-around"). The code a
-# `prepare` runs, ~1.8 MB in 4 KiB pages, lay spread over the 38 MB of the one executable: 10 MB of a prepare's
-# resident memory. Gathered, about half (docs/benchmarks.md, "Where a prepare's memory goes").
+# `prepare` runs, ~1.7 MB in 4 KiB pages, lay spread over the 38 MB of the one executable: 10 MB of a prepare's
+# resident memory, 4.8 MB once gathered; the server's resident code after taking 100 photos in, 21 MB, 14 MB
+# (docs/benchmarks.md, "Where a prepare's memory goes").
 #
 # How: each run below under valgrind's callgrind (undemangled names); then run by run, in this order, the
 # functions of the executable that ran, hottest first, each where it first appears: each run's code stays
-# together, and a later run adds only what it needs beyond the earlier ones. Re-run it when the prepare path
-# changes much, then relink (touch a source of the photoprep target: the list is not a build input SwiftPM
-# tracks). A stale list costs memory, never correctness: the linker skips names it does not find, and puts
-# the functions not listed after those listed.
+# together, and a later run adds only what it needs beyond the earlier ones. Re-run it when those paths change
+# much, then relink (delete the release binary and build: the list is not a build input SwiftPM tracks). A
+# stale list costs memory, never correctness: the linker skips names it does not find, and puts the functions
+# not listed after those listed.
 #
 # Usage:  Benchmarks/code-layout.sh     (PHOTOPREP=path uses that release binary instead of building one)
 set -euo pipefail
@@ -29,8 +30,9 @@ fi
 objcopy --strip-debug "$PHOTOPREP" "$work/photoprep"
 cc -O2 -shared -fPIC Benchmarks/instructions/sigsuspend.c -o "$work/sigsuspend.so"
 
-# Start-up alone, then the forms of prepare people run, the commonest first: each preset, a smaller edge with a byte budget, the lossless pass-through
-# (orientation photos), progressive JPEG, PNG (alpha, grey), an ICC profile, CMYK, two jobs and one; a probe.
+# Start-up alone, then the forms of prepare people run, the commonest first: each preset, a smaller edge with a
+# byte budget, the lossless pass-through (orientation photos), progressive JPEG, PNG (alpha, grey), an ICC
+# profile, CMYK, two jobs and one; a probe.
 runs=(
   "--version"
   "prepare TestImages/photos --preset photo --jobs 2"
@@ -53,12 +55,38 @@ for r in "${runs[@]}"; do
   i=$((i + 1))
 done
 
+# Last, the server taking photos in (what Benchmarks/ingest.sh loads it with, on a few photos): `serve` under
+# callgrind, four photos sent by tus and two by the draft protocol, then stopped (callgrind writes its counts
+# when the process ends). Its own code then follows prepare's instead of lying spread over the executable.
+py=python3; [ -x .venv/bin/python3 ] && py=.venv/bin/python3
+PHOTOPREP_JWT_SECRET=$(head -c 32 /dev/urandom | base64)
+export PHOTOPREP_JWT_SECRET
+SWIFT_DETERMINISTIC_HASHING=1 LD_PRELOAD="$work/sigsuspend.so" valgrind --tool=callgrind --demangle=no \
+  --compress-strings=no --callgrind-out-file="$work/callgrind.$i" "$work/photoprep" serve --data "$work/serve" \
+  --host 127.0.0.1 --port 0 > "$work/serve.log" 2>&1 &
+server=$!
+port=""
+for _ in $(seq 600); do   # ≤ 5 minutes
+  port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9][0-9]*\).*|\1|p' "$work/serve.log" | head -1)
+  [ -n "$port" ] && break
+  kill -0 "$server" 2>/dev/null || break
+  sleep 0.5
+done
+[ -n "$port" ] || { echo "code-layout.sh: photoprep serve did not start:" >&2; tail -5 "$work/serve.log" >&2; kill "$server" 2>/dev/null; exit 1; }
+loaded=0
+"$py" Benchmarks/peers/ingest_load.py tus "http://127.0.0.1:$port" TestImages/photos/*.jpg --count 4 --timeout 300 > /dev/null &&
+  "$py" Benchmarks/peers/ingest_load.py draft "http://127.0.0.1:$port" TestImages/photos/*.jpg --count 2 --timeout 300 > /dev/null ||
+  loaded=1
+kill -TERM "$server"
+wait "$server" || true
+[ "$loaded" = 0 ] && [ -s "$work/callgrind.$i" ] || { echo "code-layout.sh: the server's run failed" >&2; tail -5 "$work/serve.log" >&2; exit 1; }
+
 # A name defined more than once in the executable (a local symbol each module has its own copy of, such as a
 # specialisation) would gather every copy, and with it every section holding one: whole object files of the
 # server's libraries, which are not compiled with a section per function. Those names are left out.
 nm --defined-only "$PHOTOPREP" | awk '{print $3}' | sort | uniq -d > "$work/defined-twice"
 
-python3 - "$work/defined-twice" "$work"/callgrind.* > "$work/prepare.order" <<'EOF'
+python3 - "$work/defined-twice" "$work"/callgrind.* > "$work/code-layout.order" <<'EOF'
 import collections, sys
 defined_twice = set(open(sys.argv[1]).read().split())
 # Run by run, in the order of the runs above, the functions of the executable (ob= ends in /photoprep) that ran,
@@ -90,6 +118,6 @@ for path in sorted(sys.argv[2:], key=lambda path: int(path.rsplit(".", 1)[1])):
             listed.add(name)
             print(name)
 EOF
-[ -s "$work/prepare.order" ] || { echo "code-layout.sh: callgrind named no function" >&2; exit 1; }
-mv "$work/prepare.order" Sources/photoprep/prepare.order
-echo "Sources/photoprep/prepare.order: $(wc -l < Sources/photoprep/prepare.order) functions"
+[ -s "$work/code-layout.order" ] || { echo "code-layout.sh: callgrind named no function" >&2; exit 1; }
+mv "$work/code-layout.order" Sources/photoprep/code-layout.order
+echo "Sources/photoprep/code-layout.order: $(wc -l < Sources/photoprep/code-layout.order) functions"
