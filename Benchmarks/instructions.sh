@@ -31,6 +31,25 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 swift build -c release --product photoprep 2>&1 | tail -1
+# The code layout is in force (Package.swift's codeLayout; docs/benchmarks.md, "Where a prepare's memory goes"): the
+# first 200 functions Sources/photoprep/code-layout.order lists lie in the first 4 MiB of the code (2.0 MiB today;
+# spread over 35 MiB without the layout). Memory itself is measured by run.sh, not here.
+python3 - "$(swift build -c release --show-bin-path)/photoprep" Sources/photoprep/code-layout.order <<'EOF'
+import subprocess, sys
+binary, order = sys.argv[1], sys.argv[2]
+address = {}
+for line in subprocess.run(["nm", "--defined-only", binary], capture_output=True, text=True, check=True).stdout.splitlines():
+    fields = line.split()
+    if len(fields) == 3 and fields[1] in "tTwW":
+        address.setdefault(fields[2], int(fields[0], 16))
+listed = [name for name in open(order).read().split() if name in address][:200]
+span = (max(address[name] for name in listed) - min(address.values())) / 2**20 if listed else float("inf")
+if len(listed) < 200 or span > 4:
+    sys.exit(f"instructions.sh: the code layout is not in force: {len(listed)} of the listed functions found, the first "
+             f"spread over {span:.1f} MiB of code (at most 4 wanted); relink (delete the release binary and build), or "
+             "rewrite the list with Benchmarks/code-layout.sh")
+print(f"code layout: the first {len(listed)} listed functions within {span:.1f} MiB of the code's start")
+EOF
 # valgrind 3.19 cannot read the Swift compiler's debug information ("possibly corrupted"): count a copy without it.
 objcopy --strip-debug "$(swift build -c release --show-bin-path)/photoprep" "$work/photoprep"
 cc -O2 -shared -fPIC Benchmarks/instructions/sigsuspend.c -o "$work/sigsuspend.so"
