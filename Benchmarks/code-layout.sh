@@ -26,9 +26,8 @@ if [ -z "${PHOTOPREP:-}" ]; then
   swift build -c release --product photoprep 2>&1 | tail -1
   PHOTOPREP="$(swift build -c release --show-bin-path)/photoprep"
 fi
-# valgrind 3.19 cannot read the Swift compiler's debug information: run a copy without it.
-objcopy --strip-debug "$PHOTOPREP" "$work/photoprep"
-cc -O2 -shared -fPIC Benchmarks/instructions/sigsuspend.c -o "$work/sigsuspend.so"
+source Benchmarks/instructions/callgrind.sh
+callgrind_copy "$PHOTOPREP"
 
 # Start-up alone, then the forms of prepare people run, the commonest first: each preset, a smaller edge with a
 # byte budget, the lossless pass-through (orientation photos), progressive JPEG, PNG (alpha, grey), an ICC
@@ -49,7 +48,7 @@ for r in "${runs[@]}"; do
   read -r -a arguments <<< "$r"
   out=()
   [ "${arguments[0]}" = prepare ] && out=(--out "$work/out.$i")
-  SWIFT_DETERMINISTIC_HASHING=1 LD_PRELOAD="$work/sigsuspend.so" valgrind --tool=callgrind --demangle=no \
+  "${callgrind[@]}" --demangle=no \
     --compress-strings=no --callgrind-out-file="$work/callgrind.$i" "$work/photoprep" "${arguments[@]}" "${out[@]}" \
     >/dev/null 2>&1 || { echo "code-layout.sh: photoprep $r failed" >&2; exit 1; }
   i=$((i + 1))
@@ -61,7 +60,7 @@ done
 py=python3; [ -x .venv/bin/python3 ] && py=.venv/bin/python3
 PHOTOPREP_JWT_SECRET=$(head -c 32 /dev/urandom | base64)
 export PHOTOPREP_JWT_SECRET
-SWIFT_DETERMINISTIC_HASHING=1 LD_PRELOAD="$work/sigsuspend.so" valgrind --tool=callgrind --demangle=no \
+"${callgrind[@]}" --demangle=no \
   --compress-strings=no --callgrind-out-file="$work/callgrind.$i" "$work/photoprep" serve --data "$work/serve" \
   --host 127.0.0.1 --port 0 > "$work/serve.log" 2>&1 &
 server=$!

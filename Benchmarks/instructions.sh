@@ -50,9 +50,8 @@ if len(listed) < 200 or span > 4:
              "rewrite the list with Benchmarks/code-layout.sh")
 print(f"code layout: the first {len(listed)} listed functions within {span:.1f} MiB of the code's start")
 EOF
-# valgrind 3.19 cannot read the Swift compiler's debug information ("possibly corrupted"): count a copy without it.
-objcopy --strip-debug "$(swift build -c release --show-bin-path)/photoprep" "$work/photoprep"
-cc -O2 -shared -fPIC Benchmarks/instructions/sigsuspend.c -o "$work/sigsuspend.so"
+source Benchmarks/instructions/callgrind.sh
+callgrind_copy "$(swift build -c release --show-bin-path)/photoprep"
 
 # name|arguments: start-up alone, a probe, eight small photos (start-up and lossless orientation), a 2.5 MP photo
 # for a group (2048 px, 500 KiB), a 4 MP one down to 1024 px, a progressive JPEG, a PNG.
@@ -67,12 +66,12 @@ cases=(
 )
 count() {  # ARGUMENTS...: prints the instructions the whole process executed
   rm -rf "$work/out"
-  SWIFT_DETERMINISTIC_HASHING=1 LD_PRELOAD="$work/sigsuspend.so" valgrind --tool=callgrind \
+  "${callgrind[@]}" \
     --callgrind-out-file=/dev/null "$work/photoprep" "$@" --out "$work/out" --jobs 1 -q 2>&1 >/dev/null \
     | awk '/refs:/ {gsub(",", "", $NF); print $NF}'
 }
 count_version() {
-  SWIFT_DETERMINISTIC_HASHING=1 LD_PRELOAD="$work/sigsuspend.so" valgrind --tool=callgrind \
+  "${callgrind[@]}" \
     --callgrind-out-file=/dev/null "$work/photoprep" "$@" 2>&1 >/dev/null | awk '/refs:/ {gsub(",", "", $NF); print $NF}'
 }
 

@@ -1,4 +1,4 @@
-/* Preloaded under valgrind only (Benchmarks/instructions.sh). A Swift program with an async main ends its main
+/* Preloaded under valgrind only (Benchmarks/instructions.sh, code-layout.sh). A Swift program with an async main ends its main
  * thread in libdispatch, which calls sigsuspend() on a mask kept in read-only memory; valgrind 3.19 writes to the
  * mask it is given and dies (SIGSEGV inside valgrind). This passes the kernel a writable copy instead. */
 #define _GNU_SOURCE
