@@ -31,10 +31,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 swift build -c release --product photoprep 2>&1 | tail -1
+binary="$(swift build -c release --show-bin-path)/photoprep"
 # The code layout is in force (Package.swift's codeLayout; docs/benchmarks.md, "Where a prepare's memory goes"): the
 # first 200 functions Sources/photoprep/code-layout.order lists lie in the first 4 MiB of the code (2.0 MiB today;
 # spread over 35 MiB without the layout). Memory itself is measured by run.sh, not here.
-python3 - "$(swift build -c release --show-bin-path)/photoprep" Sources/photoprep/code-layout.order <<'EOF'
+python3 - "$binary" Sources/photoprep/code-layout.order <<'EOF'
 import subprocess, sys
 binary, order = sys.argv[1], sys.argv[2]
 address = {}
@@ -51,7 +52,7 @@ if len(listed) < 200 or span > 4:
 print(f"code layout: the first {len(listed)} listed functions within {span:.1f} MiB of the code's start")
 EOF
 source Benchmarks/instructions/callgrind.sh
-callgrind_copy "$(swift build -c release --show-bin-path)/photoprep"
+callgrind_copy "$binary"
 
 # name|arguments: start-up alone, a probe, eight small photos (start-up and lossless orientation), a 2.5 MP photo
 # for a group (2048 px, 500 KiB), a 4 MP one down to 1024 px, a progressive JPEG, a PNG.

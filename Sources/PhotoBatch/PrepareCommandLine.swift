@@ -85,8 +85,6 @@ package enum PrepareCommandLine {
     }
 
     private static func read<Value>(_ value: Value?, into setting: inout Value?) -> Bool {
-        guard let value else { return false }
-        setting = value
-        return true
+        read(value.map(Optional.some), into: &setting)
     }
 }
