@@ -223,7 +223,7 @@ let package = Package(
         .testTarget(
             name: "PhotoPrepTests",
             dependencies: [
-                "PhotoPrep", "PhotoBatch", "photoprep", "TestSupport",
+                "PhotoPrep", "PhotoBatch", "photoprep", "TestSupport", "CTurboJPEG",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

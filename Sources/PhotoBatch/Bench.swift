@@ -80,7 +80,7 @@ package struct Bench: ParsableCommand {
             photos: \(times.count) prepared, \(failures) failed
             median time per photo: \(cFormat("%.1f", median(times) * 1000)) ms (mean \(cFormat("%.1f", times.reduce(0, +) / Double(times.count) * 1000)) ms)
             encodes per photo: \(mean(binding)) where the budget binds (\(binding.count) photos), \(mean(free)) where it does not (\(free.count))
-            peak memory (whole process, max RSS): \(peakResidentMegabytes()) MB
+            peak memory (whole process, VmHWM): \(peakResidentMegabytes()) MB
             """)
     }
 
@@ -117,9 +117,33 @@ func median(_ values: [Double]) -> Double {
     return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
 
-/// The process's peak resident set size (`getrusage` ru_maxrss, in KiB on Linux), in MB.
+/// The process's peak resident set size, in MB: `VmHWM` from `/proc/self/status`, the peak of this program's own
+/// memory. (`getrusage`'s `ru_maxrss` also counts what the parent held when it spawned this process: Linux records
+/// the parent's peak at `exec` when the child was made by `vfork`, as `posix_spawn` does.)
 func peakResidentMegabytes() -> Int {
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    return Int(usage.ru_maxrss) * 1024 / 1_000_000
+    guard let status = procSelfStatus(),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+        let kib = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+    else {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Int(usage.ru_maxrss) * 1024 / 1_000_000
+    }
+    return kib * 1024 / 1_000_000
+}
+
+/// `/proc/self/status` (its size is 0 to `stat`: read to the end).
+private func procSelfStatus() -> String? {
+    let fd = open("/proc/self/status", O_RDONLY)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var bytes = [UInt8](repeating: 0, count: 16384)
+    var count = 0
+    while count < bytes.count {
+        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
+        if n < 0 && errno == EINTR { continue }
+        guard n > 0 else { break }
+        count += n
+    }
+    return String(decoding: bytes[..<count], as: UTF8.self)
 }

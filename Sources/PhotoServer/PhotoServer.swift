@@ -141,16 +141,18 @@ public struct PhotoServer: Sendable {
         let authenticator = try await Authenticator(
             keys: configuration.keys, issuer: configuration.issuer, audience: configuration.audience, requireAuthTime: configuration.requireAuthTime,
             logger: logger)
-        let cpu = NIOThreadPool(numberOfThreads: max(1, configuration.pipelineThreads))
+        let threads = max(1, configuration.pipelineThreads)
+        let memory = configuration.pipelineMemory > 0 ? MemoryBudget(bytes: configuration.pipelineMemory) : nil
+        let cpu = NIOThreadPool(numberOfThreads: threads)
         let io = NIOThreadPool(numberOfThreads: 4)
         let metrics = ServerMetrics()
         uploads = UploadHandler(
             store: try Self.partialUploads(configuration, database: database, io: io),
             processor: ArrivalProcessor(
                 intake: PhotoIntake(
-                    database: database, storage: storage, cpu: cpu, memory: configuration.pipelineMemory > 0 ? MemoryBudget(bytes: configuration.pipelineMemory) : nil,
+                    database: database, storage: storage, cpu: cpu, memory: memory,
                     thumbnails: configuration.thumbnails, maxPixels: configuration.maxPixels),
-                metrics: metrics, admission: Admission(capacity: max(1, configuration.pipelineThreads) + max(0, configuration.maxWaitingPhotos))),
+                metrics: metrics, admission: Admission(capacity: threads + max(0, configuration.maxWaitingPhotos))),
             metrics: metrics, expiry: configuration.uploadExpiry, maxUnfinishedPerUser: configuration.maxUnfinishedUploadsPerUser,
             stopping: ShutdownSignal(), pace: BodyPace(grace: configuration.bodyGrace, minRate: max(0, configuration.minBodyRate)))
         self.authenticator = authenticator
@@ -158,7 +160,7 @@ public struct PhotoServer: Sendable {
         self.database = database
         services = try PhotoServices(
             database: database, destination: storage.destination, stateFolder: configuration.data.appendingPathComponent("state"),
-            environment: configuration.environment, lease: configuration.jobLease, cpu: cpu)
+            environment: configuration.environment, lease: configuration.jobLease, cpu: cpu, memory: memory)
         self.cpu = cpu
         self.io = io
         resumable = ResumableUploadRoutes(uploads: uploads, address: Self.address(configuration))

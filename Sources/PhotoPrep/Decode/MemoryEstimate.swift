@@ -13,8 +13,11 @@
 /// | WebP | the image as decoded at the shrink-on-load scale (libwebp scales while decoding), RGBA when it has |
 /// | | alpha; an animation's canvas at full size |
 ///
-/// plus the file itself, the resizer's intermediate (output width × decoded height) and the output.
-/// The estimate errs high by a little (libjpeg's own tables and row buffers are counted generously).
+/// plus the file itself (unless a JPEG is read from its file row by row). That is the decode; the resize (the
+/// decoded image, the resizer's intermediate of output width × decoded height, the result) and the encode (the
+/// output image, a turned copy, the encoder's JPEGs up to the byte budget `maxBytes`) come after it, each once
+/// the one before has freed what it no longer needs: the largest of the three counts. The estimate errs high by
+/// a little (libjpeg's own tables and row buffers are counted generously).
 struct MemoryEstimate: Equatable {
     var bytes: Int
     /// What dominates, for the refusal's message.
@@ -23,7 +26,7 @@ struct MemoryEstimate: Equatable {
     /// `streamed`: a PNG read row by row and shrunk 1/`scale` on the way (`BoxShrinker`), or a JPEG decoded from
     /// its file row by row (`Decoder.decodeJPEG(file:…)`): neither the file nor, when the rows go straight into
     /// the resizer, the decoded image is held.
-    init(info: SourceInfo, fileBytes: Int, scale: Int, target: (width: Int, height: Int), streamed: Bool = false) {
+    init(info: SourceInfo, fileBytes: Int, scale: Int, target: (width: Int, height: Int), streamed: Bool = false, maxBytes: Int = .max) {
         let decoded: (width: Int, height: Int)
         var channels = 3
         var held = 0
@@ -73,15 +76,22 @@ struct MemoryEstimate: Equatable {
                 ? "an animated WebP's canvas of \(info.width) × \(info.height) is decoded whole"
                 : "the decoded image (\(decoded.width) × \(decoded.height))"
         }
+        // The phases one after another (each frees what the next does not need), the largest counts:
         let image = decoded.width * decoded.height * channels
-        let output = 3 * target.width * target.height * 3  // the resized image, oriented, the encoder's
+        let resized = target.width * target.height * 3
+        let resizes = decoded.width != target.width || decoded.height != target.height
+        // resizing a decoded image: it, the horizontal pass's (output width × decoded height) and the result;
+        let resizing = resizes ? image + target.width * decoded.height * 3 + resized : 0
+        // encoding: the image, a turned copy when the photo is not upright, the encoder's buffer as far as the budget
+        // search writes it, and the JPEG it keeps.
+        let encoding = resized * (info.orientation == .up ? 1 : 2) + min(resized, 3 * min(maxBytes, resized))
         if info.format == .jpeg && streamed {
             // Rows from the file: into the resizer's ring when both dimensions change, else the decoded image.
             let fused = decoded.width != target.width && decoded.height != target.height
             let ring = (6 * decoded.height / max(1, target.height) + 10) * target.width * channels  // Lanczos3's taps + a strip
-            bytes = held + (fused ? ring : image + target.width * decoded.height * 3) + output
+            bytes = max(held + (fused ? ring + resized : image), fused ? 0 : resizing, encoding)
         } else {
-            bytes = fileBytes + held + image + target.width * decoded.height * 3 + output  // + the horizontal pass's image
+            bytes = fileBytes + max(held + image, resizing, encoding)
         }
         self.reason = reason
     }
@@ -108,19 +118,19 @@ struct DecodePlan {
         switch info.format {
         case .jpeg:
             (scale, streamed) = (shrink, fromFile && Decoder.streamsJPEG(info))
-            estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: shrink, target: target, streamed: streamed)
+            estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: shrink, target: target, streamed: streamed, maxBytes: options.maxBytes)
         case .heif, .avif:
             (scale, streamed) = (1, false)
-            estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: 1, target: target)
+            estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: 1, target: target, maxBytes: options.maxBytes)
         case .webp:
             let webpScale = info.webp!.animated ? 1 : shrink
             (scale, streamed) = (webpScale, false)
-            estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: webpScale, target: target)
+            estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: webpScale, target: target, maxBytes: options.maxBytes)
         case .png:
-            let whole = MemoryEstimate(info: info, fileBytes: fileBytes, scale: 1, target: target)
+            let whole = MemoryEstimate(info: info, fileBytes: fileBytes, scale: 1, target: target, maxBytes: options.maxBytes)
             if whole.bytes > options.maxMemory, shrink > 1, info.png?.interlaced == false {
                 (scale, streamed) = (shrink, true)
-                estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: shrink, target: target, streamed: true)
+                estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: shrink, target: target, streamed: true, maxBytes: options.maxBytes)
             } else {
                 (scale, streamed, estimate) = (1, false, whole)
             }

@@ -78,6 +78,11 @@ public struct PhotoPipeline: Sendable {
 
         let plan = DecodePlan(info: info, fileBytes: bytes.count, target: target, options: options, fromFile: path != nil)
         try checkMemory(plan)
+        let rowsFromFile = path != nil && info.format == .jpeg && plan.streamed
+        if rowsFromFile {
+            info.jpeg?.exif = nil  // the one part of the header that still pointed into the bytes
+            bytes = []  // before waiting for memory, not after
+        }
         let reserved = memory?.reserve(plan.estimate.bytes) ?? 0
         defer { memory?.release(reserved) }
         var mark = clock.now
@@ -87,9 +92,7 @@ public struct PhotoPipeline: Sendable {
             return seconds(now - mark)
         }
         let decoded: Decoder.Decoded
-        if let path, info.format == .jpeg, plan.streamed {
-            info.jpeg?.exif = nil  // the one part of the header that still pointed into the bytes
-            bytes = []
+        if rowsFromFile, let path {
             decoded = try Decoder.decodeJPEG(file: path, info: info, scale: plan.scale, target: target, strict: options.strict)
         } else {
             decoded = try Decoder.decode(bytes, info: info, plan: plan, options: options)

@@ -1,6 +1,6 @@
 public import Foundation
 import SQLKit
-import PhotoPrep
+public import PhotoPrep
 public import PhotoUpload
 import PhotoFiles
 public import NIOPosix
@@ -29,10 +29,11 @@ public final class PhotoServices: Sendable {
     ///   - lease: how long a photo job stays with its runner unless renewed: after a crash, how long until
     ///     another runner (any process, any machine) takes it over.
     ///   - cpu: the bounded pool photos are prepared on (a server passes its own; default: NIO's, one thread per core).
+    ///   - memory: what the photos prepared on `cpu` may hold together (a server passes the one its arrivals share).
     public init(
         database: AppDatabase, destination: String, stateFolder: URL, upload: UploadConfiguration = UploadConfiguration(),
         environment: [String: String]? = nil, lease: Duration = .seconds(30), cpu: NIOThreadPool = .singleton,
-        credentials: @escaping @Sendable (String) -> String? = { _ in nil }
+        memory: MemoryBudget? = nil, credentials: @escaping @Sendable (String) -> String? = { _ in nil }
     ) throws(ServiceError) {
         // Owner-only: staged photos and the journal of uploads in flight are nobody else's business.
         try? FileManager.default.createDirectory(at: stateFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -48,7 +49,7 @@ public final class PhotoServices: Sendable {
         }
         self.database = database
         jobs = PhotoJobs(
-            store: JobStore(database: database), intake: PhotoIntake(database: database, storage: uploader, cpu: cpu, credentials: credentials),
+            store: JobStore(database: database), intake: PhotoIntake(database: database, storage: uploader, cpu: cpu, memory: memory, credentials: credentials),
             staging: stateFolder.appendingPathComponent("staging"), lease: lease)
         users = UserDirectory(database: database)
         groups = GroupService(database: database, jobs: jobs)

@@ -231,12 +231,12 @@ final class UploadSession: Sendable {
     /// Records where the upload stands, so that a new process can continue it; a complete upload
     /// needs no entry (`finish` removes it next) unless the owner keeps finished entries.
     private func saveJournal(finished: Bool = false) {
-        guard let journal else { return }
+        guard let journal, let sha256 = source.sha256 else { return }  // hashed whenever there is a journal
         let (location, offset, delivered) = machine.withLock { ($0.location, $0.offset, $0.mayHaveDelivered) }
         guard let location, offset < source.length || finished else { return }
         try? journal.save(.init(
             destination: destination, key: request.key, location: location, offset: offset, length: source.length,
-            contentSHA256: source.sha256, updated: Date(), expires: expires.withLock { $0 }, mayHaveDelivered: delivered))
+            contentSHA256: sha256, updated: Date(), expires: expires.withLock { $0 }, mayHaveDelivered: delivered))
     }
 
     /// Emits progress only when it grows: never backwards, never past the total.

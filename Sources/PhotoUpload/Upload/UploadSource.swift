@@ -7,11 +7,12 @@ public enum UploadSource: Sendable {
     case bytes([UInt8])
     case file(String)
 
-    /// Opens the source for reading: its length, content hash and a chunk reader.
-    func open() throws(UploadError) -> OpenSource {
+    /// Opens the source for reading: its length, a chunk reader and, when `hashing` (a journal recognises
+    /// the same content by it), its content hash.
+    func open(hashing: Bool) throws(UploadError) -> OpenSource {
         switch self {
         case .bytes(let bytes):
-            return OpenSource(length: Int64(bytes.count), sha256: hex(SHA256.hash(data: bytes)), storage: .bytes(bytes))
+            return OpenSource(length: Int64(bytes.count), sha256: hashing ? hex(SHA256.hash(data: bytes)) : nil, storage: .bytes(bytes))
         case .file(let path):
             let fd = Foundation.open(path, O_RDONLY)
             guard fd >= 0 else { throw UploadError(.io, "\(path): cannot open: \(String(cString: strerror(errno)))") }
@@ -21,6 +22,7 @@ public enum UploadSource: Sendable {
                 throw UploadError(.io, "\(path): cannot stat: \(String(cString: strerror(errno)))")
             }
             let length = Int64(status.st_size)
+            guard hashing else { return OpenSource(length: length, sha256: nil, storage: .file(fd, path)) }
             // Hash through one reused buffer: no allocation per piece.
             var hasher = SHA256()
             var offset: Int64 = 0
@@ -49,10 +51,11 @@ final class OpenSource: Sendable {
     }
 
     let length: Int64
-    let sha256: String
+    /// The content's SHA-256, in hex (nil when not asked for).
+    let sha256: String?
     let storage: Storage
 
-    init(length: Int64, sha256: String, storage: Storage) {
+    init(length: Int64, sha256: String?, storage: Storage) {
         self.length = length
         self.sha256 = sha256
         self.storage = storage

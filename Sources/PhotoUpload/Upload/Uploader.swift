@@ -63,7 +63,7 @@ public final class Uploader: Sendable {
         async let info = serverInfo(authorization: request.authorization)
         let opened: OpenSource
         do {
-            opened = try source.open()
+            opened = try source.open(hashing: journal != nil)
         } catch {
             _ = await info
             return UploadTask(failed: error)

@@ -1,0 +1,87 @@
+import CTurboJPEG
+import Foundation
+import Testing
+@testable import PhotoPrep
+import TestSupport
+
+/// `MemoryEstimate` against what a real `photoprep prepare` holds: the server admits photos by these estimates
+/// (`MemoryBudget`), so one that errs high leaves a core idle and one that errs low breaks the memory bound.
+@Suite struct MemoryEstimateTests {
+    /// A progressive 4:4:4 photo of 5120 × 1600 (the bundled 2560 × 1600 photo twice, side by side) prepared for a
+    /// 2560 px long edge: decoded at 1/2, exactly that size, so nothing is resized. libjpeg holds every coefficient
+    /// (49 MB), then the decoded image (6 MB); the encode comes after. Measured as the peak resident memory of
+    /// `photoprep bench` preparing it, less that of the same command on a tiny photo.
+    @Test func aProgressivePhotosEstimateIsWhatItsPrepareHolds() throws {
+        let photo = try decodeJPEG(Fixture.bytes("photos/ladybird-2560x1600.jpg"))
+        var pixels = [UInt8]()
+        pixels.reserveCapacity(photo.pixels.count * 2)
+        let row = photo.width * 3
+        for y in 0..<photo.height {
+            let line = photo.pixels[(y * row)..<((y + 1) * row)]
+            pixels += line
+            pixels += line
+        }
+        let wide = PixelImage(width: photo.width * 2, height: photo.height, channels: 3, pixels: pixels)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("estimate-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let big = folder.appendingPathComponent("wide-progressive.jpg").path
+        try Data(progressiveJPEG(wide, quality: 90)).write(to: URL(fileURLWithPath: big))
+
+        var options = PrepareOptions(preset: .photo)
+        options.maxEdge = 2560
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: big)))
+        let info = try SourceInfo.read(bytes, maxPixels: .max)
+        #expect(info.jpeg?.coding == .progressive)
+        let target = options.outputSize(width: info.width, height: info.height)
+        let plan = DecodePlan(info: info, fileBytes: bytes.count, target: target, options: options, fromFile: true)
+        #expect(plan.scale == 2 && plan.streamed && target == (2560, 800))
+
+        // `photoprep bench` prints its own peak (VmHWM), in MB.
+        func peak(_ file: String) throws -> Int {
+            let run = try photoprep(["bench", file, "--runs", "1", "--max-edge", "2560", "--preset", "photo"])
+            let line = try #require(run.stdout.split(separator: "\n").first { $0.contains("peak memory") }, "\(run.stdout)\(run.stderr)")
+            return try #require(Int(line.split(separator: " ").dropLast().last ?? ""), "\(line)")
+        }
+        let (whole, small) = (try peak(big), try peak(Fixture.path("edge/progressive.jpg")))
+        let held = (whole - small) * 1_000_000
+        let ratio = Double(plan.estimate.bytes) / Double(held)
+        #expect(ratio > 0.9 && ratio < 1.2, "estimated \(plan.estimate.bytes >> 20) MiB, held \(held >> 20) MiB (peaks \(whole) and \(small) MB)")
+    }
+
+    /// Counted one phase at a time: a photo turned by its EXIF orientation adds its turned copy to the encode, and
+    /// a resize both ways needs the rows' ring, not the decoded image.
+    @Test func thePhasesCountOneAtATime() throws {
+        let bytes = try Fixture.bytes("photos/ladybird-2560x1600.jpg")
+        let info = try SourceInfo.read(bytes, maxPixels: .max)
+        let options = PrepareOptions(preset: .photo)
+        let target = options.outputSize(width: info.width, height: info.height)
+        let estimate = MemoryEstimate(info: info, fileBytes: bytes.count, scale: 1, target: target, maxBytes: options.maxBytes)
+        let resized = target.width * target.height * 3
+        let decoded = info.width * info.height * 3
+        // Decoded whole from memory: the file, then the decoded image, the horizontal pass and the result (the largest phase).
+        #expect(estimate.bytes == bytes.count + decoded + target.width * info.height * 3 + resized)
+        let rows = MemoryEstimate(info: info, fileBytes: bytes.count, scale: 1, target: target, streamed: true, maxBytes: options.maxBytes)
+        #expect(rows.bytes < resized * 3, "rows into the resizer: the ring and the result, or the encode — \(rows.bytes)")
+        var turned = info
+        turned.exif.orientation = .rotated90Clockwise
+        let turnedRows = MemoryEstimate(info: turned, fileBytes: bytes.count, scale: 1, target: target, streamed: true, maxBytes: options.maxBytes)
+        #expect(turnedRows.bytes == max(rows.bytes, 2 * resized + min(resized, 3 * options.maxBytes)))
+    }
+}
+
+/// A progressive 4:4:4 JPEG of `image` (`tjCompress2` with `TJFLAG_PROGRESSIVE`).
+func progressiveJPEG(_ image: PixelImage, quality: Int) throws -> [UInt8] {
+    let handle = try #require(tjInitCompress())
+    defer { tjDestroy(handle) }
+    var output: UnsafeMutablePointer<UInt8>?
+    var size: UInt = 0
+    let rc = image.pixels.withUnsafeBufferPointer {
+        tjCompress2(
+            handle, $0.baseAddress, Int32(image.width), 0, Int32(image.height), Int32(TJPF_RGB.rawValue), &output, &size,
+            Int32(TJSAMP_444.rawValue), Int32(quality), TJFLAG_PROGRESSIVE)
+    }
+    defer { if let output { tjFree(output) } }
+    #expect(rc == 0)
+    return Array(UnsafeBufferPointer(start: try #require(output), count: Int(size)))
+}
