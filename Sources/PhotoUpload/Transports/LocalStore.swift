@@ -1,5 +1,6 @@
 import Foundation
 import NIOPosix
+import Synchronization
 
 /// The embedded destination: a folder on disk (`file:///path`) with the semantics of a resumable
 /// upload server. Partial uploads live in `.photoprep-uploads/` under the folder; every chunk is
@@ -53,21 +54,33 @@ struct LocalStore: UploadTransport {
         fstat(fd, &status)
         guard Int64(status.st_size) == offset else { throw .status(409, "offset \(offset) but the upload holds \(status.st_size) bytes") }
         guard offset + Int64(chunk.count) <= info.length else { throw .status(413, "the chunk goes past the declared length") }
-        var written = 0
-        while written < chunk.count {
-            if Task.isCancelled { throw .cancelled }
-            let piece = min(64 * 1024, chunk.count - written), at = written
-            let (n, error) = try await blocking {
-                let n = chunk.withUnsafeBytes { pwrite(fd, $0.baseAddress! + at, piece, off_t(offset) + off_t(at)) }
-                return (n, errno)
-            }
-            if n < 0 && error == EINTR { continue }
-            guard n > 0 else { throw .status(507, "\(path): \(String(cString: strerror(error)))") }
-            written += n
-            sent(written)
+        // One trip to the I/O threads for the whole chunk: written 64 KiB at a time (progress after each, a cancel
+        // honoured between them), then flushed.
+        let cancelled = CancelFlag()
+        let outcome: WriteOutcome = await withTaskCancellationHandler {
+            do throws(TransportFailure) { return try await blocking {
+                var written = 0
+                while written < chunk.count {
+                    if cancelled.isSet { return .cancelled }
+                    let piece = min(64 * 1024, chunk.count - written), at = written
+                    let n = chunk.withUnsafeBytes { pwrite(fd, $0.baseAddress! + at, piece, off_t(offset) + off_t(at)) }
+                    if n < 0 && errno == EINTR { continue }
+                    guard n > 0 else { return .failed("\(path): \(String(cString: strerror(errno)))") }
+                    written += n
+                    sent(written)
+                }
+                guard fsync(fd) == 0 else { return .failed("\(path): fsync: \(String(cString: strerror(errno)))") }
+                return .written
+            } } catch { return .refused(error) }
+        } onCancel: {
+            cancelled.set()
         }
-        let (synced, error) = try await blocking { (fsync(fd), errno) }
-        guard synced == 0 else { throw .status(507, "\(path): fsync: \(String(cString: strerror(error)))") }
+        switch outcome {
+        case .written: break
+        case .cancelled: throw .cancelled
+        case .failed(let message): throw .status(507, message)
+        case .refused(let failure): throw failure
+        }
         let newOffset = offset + Int64(chunk.count)
         if newOffset == info.length { try finalize(location) }
         return Acknowledgement(offset: newOffset)
@@ -83,6 +96,21 @@ struct LocalStore: UploadTransport {
     }
 
     func chunkSize(forLength length: Int64) -> Int? { nil }
+
+    private enum WriteOutcome: Sendable {
+        case written
+        case cancelled
+        case failed(String)
+        /// The I/O threads did not run it (shut down, or the task was cancelled first).
+        case refused(TransportFailure)
+    }
+
+    /// Set when the task writing a chunk is cancelled; read by the I/O thread between pieces.
+    private final class CancelFlag: Sendable {
+        private let value = Atomic<Bool>(false)
+        var isSet: Bool { value.load(ordering: .relaxed) }
+        func set() { value.store(true, ordering: .relaxed) }
+    }
 
     private struct PartialInfo: Codable {
         var key: String
