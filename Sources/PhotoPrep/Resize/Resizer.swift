@@ -21,6 +21,46 @@ public enum Resizer {
         }
     }
 
+    /// Returns `image` reduced to `width` × `height` for a thumbnail. When the image is at least four times as
+    /// large both ways, each 2 × 2 block is first averaged into one pixel as the filter reads the rows (a box, as
+    /// Pillow's `thumbnail` reduces before it resamples): Lanczos3 then reads a quarter of the samples with half
+    /// the taps each way — a 2048 × 1365 photo to 512 × 341 with about a quarter of the multiply-adds — for a
+    /// result within half a level on average of Lanczos3 alone (`ResizerTests`).
+    static func thumbnail(_ image: PixelImage, width: Int, height: Int) -> PixelImage {
+        guard image.height >= 4 * height, image.width >= 4 * width, image.channels == 3 else { return resize(image, width: width, height: height) }
+        let n = image.width * 3, half = (image.width + 1) / 2
+        var boxes = [UInt8](repeating: 0, count: 8 * half * 3)
+        return image.pixels.withUnsafeBufferPointer { source in
+            boxes.withUnsafeMutableBufferPointer { buffer in
+                let (from, to) = (source.baseAddress!, buffer.baseAddress!)
+                let halved = Rows(width: half, height: (image.height + 1) / 2, channels: 3) { y0, count in
+                    for r in 0..<count {
+                        let top = 2 * (y0 + r)
+                        averageBoxes(from + top * n, from + min(top + 1, image.height - 1) * n, width: image.width, into: to + r * half * 3)
+                    }
+                    return UnsafePointer(to)
+                }
+                return resize(halved, width: width, height: height)
+            }
+        }
+    }
+
+    /// Each 2 × 2 block of RGB pixels from rows `a` and `b`, averaged (rounding half up); an odd last column alone.
+    @inline(__always)
+    static func averageBoxes(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, width: Int, into out: UnsafeMutablePointer<UInt8>) {
+        let pairs = width / 2
+        for x in 0..<pairs {
+            let i = 6 * x, o = 3 * x
+            out[o] = UInt8(truncatingIfNeeded: (UInt16(a[i]) &+ UInt16(a[i + 3]) &+ UInt16(b[i]) &+ UInt16(b[i + 3]) &+ 2) &>> 2)
+            out[o + 1] = UInt8(truncatingIfNeeded: (UInt16(a[i + 1]) &+ UInt16(a[i + 4]) &+ UInt16(b[i + 1]) &+ UInt16(b[i + 4]) &+ 2) &>> 2)
+            out[o + 2] = UInt8(truncatingIfNeeded: (UInt16(a[i + 2]) &+ UInt16(a[i + 5]) &+ UInt16(b[i + 2]) &+ UInt16(b[i + 5]) &+ 2) &>> 2)
+        }
+        if width % 2 == 1 {
+            let i = 6 * pairs, o = 3 * pairs
+            for c in 0..<3 { out[o + c] = UInt8(truncatingIfNeeded: (UInt16(a[i + c]) &+ UInt16(b[i + c]) &+ 1) &>> 1) }
+        }
+    }
+
     @inline(__always)
     static func clamp(_ accumulator: Int32) -> UInt8 {
         let v = accumulator >> Lanczos3Filter.precisionBits
