@@ -18,11 +18,17 @@ public enum AtomicFile {
     /// Why a file could not be written: the path and the system's reason.
     public struct WriteError: Error, CustomStringConvertible {
         public var message: String
+        /// The caller's `written` asked to stop (nothing is left behind).
+        public var stopped = false
         public var description: String { message }
     }
 
-    /// `permissions`: the file's mode (0o600 for private data; a folder it creates is then 0o700).
-    public static func write(_ bytes: [UInt8], to path: String, permissions: Int = 0o644) throws(WriteError) {
+    /// `permissions`: the file's mode (0o600 for private data; a folder it creates is then 0o700). `written` is told
+    /// the bytes written so far after each `piece` of them; when it answers false the write stops, the temporary
+    /// file is removed and the target left as it was.
+    public static func write(
+        _ bytes: [UInt8], to path: String, permissions: Int = 0o644, piece: Int = .max, written: (Int) -> Bool = { _ in true }
+    ) throws(WriteError) {
         let folder = Path.folder(of: path)
         if let reason = Path.makeFolders(folder, mode: permissions & 0o077 == 0 ? 0o700 : 0o777) {
             throw WriteError(message: "\(folder): cannot create the folder: \(reason)")
@@ -31,22 +37,23 @@ public enum AtomicFile {
             folder, ".\(Path.name(of: path)).\(getpid()).\(UInt32.random(in: 0...UInt32.max))\(temporarySuffix)")
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode_t(permissions))
         guard fd >= 0 else { throw WriteError(message: "\(temporary): cannot create: \(String(cString: strerror(errno)))") }
-        var ok = true
+        var ok = true, stopped = false
         bytes.withUnsafeBytes { buffer in
             var done = 0
             while done < buffer.count {
-                let n = systemWrite(fd, buffer.baseAddress! + done, buffer.count - done)
+                let n = systemWrite(fd, buffer.baseAddress! + done, min(max(1, piece), buffer.count - done))
                 if n < 0 && errno == EINTR { continue }
                 if n <= 0 { ok = false; break }
                 done += n
+                if !written(done) { stopped = true; break }
             }
         }
         let error = String(cString: strerror(errno))
-        ok = ok && fsync(fd) == 0
+        ok = ok && !stopped && fsync(fd) == 0
         close(fd)
         guard ok, rename(temporary, path) == 0 else {
             unlink(temporary)
-            throw WriteError(message: "\(path): cannot write: \(error)")
+            throw WriteError(message: stopped ? "\(path): stopped" : "\(path): cannot write: \(error)", stopped: stopped)
         }
     }
 

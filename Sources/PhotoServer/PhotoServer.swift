@@ -135,6 +135,10 @@ public struct PhotoServer: Sendable {
         storing.maxRetryDuration = .seconds(30)
         storing.firstContactDuration = .seconds(10)
         storing.requestTimeout = .seconds(20)
+        // A prepared photo is in memory and at most 10 MiB: one request stores it (a local store writes it
+        // straight to its key, flushed once), not a resumable upload of 256 KiB chunks, each flushed.
+        storing.chunkSize = 16 << 20
+        storing.maxChunkSize = 16 << 20
         let storage = try Uploader(
             destination: configuration.storage ?? configuration.data.appendingPathComponent("storage").absoluteString,
             configuration: storing, environment: configuration.environment)

@@ -28,8 +28,35 @@ import TestSupport
         #expect(zip(progress, progress.dropFirst()).allSatisfy { $0.acknowledged <= $1.acknowledged && $0.sent <= $1.sent })
         #expect(progress.allSatisfy { $0.acknowledged <= $0.sent && $0.sent <= Int64(size) })
         #expect(progress.last?.acknowledged == Int64(size))
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("store/.photoprep-uploads").path)
+        let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("store/.photoprep-uploads").path)) ?? []
         #expect(leftovers.isEmpty)
+        let beside = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("store/user_photos/u1/album").path)
+        #expect(beside == ["p1.jpg"], "no temporary file left beside it")
+    }
+
+    /// Smaller than a chunk: written straight to its key in one request (no partial upload, no record), with
+    /// progress as it is written. Larger: a partial upload that takes the first chunk with its creation.
+    @Test func anUploadWithinOneChunkGoesStraightToItsKey() async throws {
+        let root = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        var configuration = UploadConfiguration()
+        configuration.chunkSize = 1 << 20
+        configuration.maxChunkSize = 1 << 20
+        let uploader = try Uploader(destination: root.path, configuration: configuration)
+        let small = testBytes(300_000, seed: 3)
+        let task = await uploader.upload(.bytes(small), request: UploadRequest(key: "a/small.jpg"))
+        let all = await events(of: task)
+        #expect(all.last == .finished(location: root.appendingPathComponent("a/small.jpg").absoluteString))
+        let sent = all.compactMap { if case .progress(let p) = $0 { p.sent } else { nil } }
+        #expect(Set(sent).count >= 5, "64 KiB at a time: \(sent)")
+        #expect(try [UInt8](Data(contentsOf: root.appendingPathComponent("a/small.jpg"))) == small)
+        #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent(".photoprep-uploads").path), "no partial upload was made")
+
+        let large = testBytes(2_500_000, seed: 4)
+        #expect(await uploader.upload(.bytes(large), request: UploadRequest(key: "a/large.jpg")).result() == .finished(location: root.appendingPathComponent("a/large.jpg").absoluteString))
+        #expect(try [UInt8](Data(contentsOf: root.appendingPathComponent("a/large.jpg"))) == large)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(".photoprep-uploads").path).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("a").path).sorted() == ["large.jpg", "small.jpg"])
     }
 
     @Test func cancelRemovesThePartialUpload() async throws {

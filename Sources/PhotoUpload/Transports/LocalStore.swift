@@ -1,21 +1,41 @@
 import Foundation
 import NIOPosix
+import PhotoFiles
 import Synchronization
 
 /// The embedded destination: a folder on disk (`file:///path`) with the semantics of a resumable
 /// upload server. Partial uploads live in `.photoprep-uploads/` under the folder; every chunk is
 /// appended at its offset and flushed (`fsync`) before it is acknowledged; the finished file is
-/// renamed into place at its key, so no reader ever sees a partial object.
+/// renamed into place at its key, so no reader ever sees a partial object. An upload that fits in its
+/// first chunk goes straight to its key the same way (creation with data, as tus has it).
 struct LocalStore: UploadTransport {
     let root: URL
 
     var partialFolder: URL { root.appendingPathComponent(".photoprep-uploads") }
 
-    var acceptsDataOnCreate: Bool { false }
+    var acceptsDataOnCreate: Bool { true }
 
+    /// An upload whose first chunk is all of it (a photo prepared in memory, smaller than the chunk size) is
+    /// written straight to its key: a temporary file beside it, flushed, renamed into place — no partial upload
+    /// and no record to keep. Anything larger starts a partial upload and appends its first chunk.
     func create(length: Int64, firstChunk: [UInt8], request: UploadRequest, sent: @escaping @Sendable (Int) -> Void) async throws(TransportFailure) -> Created {
         try validate(request.key)
         let id = UUID().uuidString.lowercased()
+        if Int64(firstChunk.count) == length {
+            let target = root.appendingPathComponent(request.key).path
+            try await writing { cancelled in
+                do throws(AtomicFile.WriteError) {
+                    try AtomicFile.write(firstChunk, to: target, piece: 64 * 1024) { written in
+                        sent(written)
+                        return !cancelled.isSet
+                    }
+                    return .written
+                } catch {
+                    return error.stopped ? .cancelled : .failed(error.message)
+                }
+            }
+            return Created(location: id, offset: length)
+        }
         do {
             try FileManager.default.createDirectory(at: partialFolder, withIntermediateDirectories: true)
             let info = try JSONEncoder().encode(PartialInfo(key: request.key, length: length))
@@ -28,8 +48,8 @@ struct LocalStore: UploadTransport {
         } catch {
             throw .status(500, "\(partialFolder.path): \(error.localizedDescription)")
         }
-        if length == 0 { try finalize(id) }
-        return Created(location: id)
+        guard !firstChunk.isEmpty else { return Created(location: id) }
+        return Created(location: id, offset: try await send(id, offset: 0, chunk: firstChunk, request: request, sent: sent).offset)
     }
 
     func query(_ location: String, request: UploadRequest) async throws(TransportFailure) -> Acknowledgement {
@@ -56,30 +76,19 @@ struct LocalStore: UploadTransport {
         guard offset + Int64(chunk.count) <= info.length else { throw .status(413, "the chunk goes past the declared length") }
         // One trip to the I/O threads for the whole chunk: written 64 KiB at a time (progress after each, a cancel
         // honoured between them), then flushed.
-        let cancelled = CancelFlag()
-        let outcome: WriteOutcome = await withTaskCancellationHandler {
-            do throws(TransportFailure) { return try await blocking {
-                var written = 0
-                while written < chunk.count {
-                    if cancelled.isSet { return .cancelled }
-                    let piece = min(64 * 1024, chunk.count - written), at = written
-                    let n = chunk.withUnsafeBytes { pwrite(fd, $0.baseAddress! + at, piece, off_t(offset) + off_t(at)) }
-                    if n < 0 && errno == EINTR { continue }
-                    guard n > 0 else { return .failed("\(path): \(String(cString: strerror(errno)))") }
-                    written += n
-                    sent(written)
-                }
-                guard fsync(fd) == 0 else { return .failed("\(path): fsync: \(String(cString: strerror(errno)))") }
-                return .written
-            } } catch { return .refused(error) }
-        } onCancel: {
-            cancelled.set()
-        }
-        switch outcome {
-        case .written: break
-        case .cancelled: throw .cancelled
-        case .failed(let message): throw .status(507, message)
-        case .refused(let failure): throw failure
+        try await writing { cancelled in
+            var written = 0
+            while written < chunk.count {
+                if cancelled.isSet { return .cancelled }
+                let piece = min(64 * 1024, chunk.count - written), at = written
+                let n = chunk.withUnsafeBytes { pwrite(fd, $0.baseAddress! + at, piece, off_t(offset) + off_t(at)) }
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { return .failed("\(path): \(String(cString: strerror(errno)))") }
+                written += n
+                sent(written)
+            }
+            guard fsync(fd) == 0 else { return .failed("\(path): fsync: \(String(cString: strerror(errno)))") }
+            return .written
         }
         let newOffset = offset + Int64(chunk.count)
         if newOffset == info.length { try finalize(location) }
@@ -137,6 +146,22 @@ struct LocalStore: UploadTransport {
             throw .status(500, "\(target.path): \(String(cString: strerror(errno)))")
         }
         try? FileManager.default.removeItem(at: partialFolder.appendingPathComponent("\(location).json"))
+    }
+
+    /// Runs `body` on the I/O threads in one trip; `body` sees the flag a cancel of the calling task sets.
+    private func writing(_ body: @escaping @Sendable (CancelFlag) -> WriteOutcome) async throws(TransportFailure) {
+        let cancelled = CancelFlag()
+        let outcome: WriteOutcome = await withTaskCancellationHandler {
+            do throws(TransportFailure) { return try await blocking { body(cancelled) } } catch { return .refused(error) }
+        } onCancel: {
+            cancelled.set()
+        }
+        switch outcome {
+        case .written: return
+        case .cancelled: throw .cancelled
+        case .failed(let message): throw .status(507, message)
+        case .refused(let failure): throw failure
+        }
     }
 
     /// Runs blocking file I/O on NIO's blocking pool, never on the cooperative threads that run every
