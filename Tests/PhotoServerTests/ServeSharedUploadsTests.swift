@@ -185,6 +185,9 @@ import TestSupport
             try await Task.sleep(for: .milliseconds(10))
             holder = try await two.database.rows("SELECT \"finishOwner\" FROM \"tusUpload\"").first?.decode(column: "finishOwner", as: String?.self)
         }
+        if holder == nil, let ended = await upload.wait(timeout: 1) {  // say why: the upload ended first
+            Issue.record("the upload ended (status \(ended.status)) before an instance was seen finishing: \(ended.stdout.suffix(1000)) \(ended.stderr.suffix(1000))")
+        }
         let finishing = try #require(holder, "no instance started finishing")
         let (receiving, other) = balancer.open[two.a.port] ?? 0 > 0 ? (two.a, two.b) : (two.b, two.a)
         receiving.kill()
