@@ -208,7 +208,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "PhotoServices",
+                "PhotoServices", "CTurboJPEG",
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -223,7 +223,7 @@ let package = Package(
         .testTarget(
             name: "PhotoPrepTests",
             dependencies: [
-                "PhotoPrep", "PhotoBatch", "photoprep", "TestSupport", "CTurboJPEG",
+                "PhotoPrep", "PhotoBatch", "photoprep", "TestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

@@ -1,4 +1,3 @@
-import CTurboJPEG
 import Foundation
 import Testing
 @testable import PhotoPrep
@@ -26,7 +25,7 @@ import TestSupport
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let big = folder.appendingPathComponent("wide-progressive.jpg").path
-        try Data(progressiveJPEG(wide, quality: 90)).write(to: URL(fileURLWithPath: big))
+        try Data(progressiveJPEG(rgb: wide.pixels, width: wide.width, height: wide.height, quality: 90, fullChroma: true)).write(to: URL(fileURLWithPath: big))
 
         var options = PrepareOptions(preset: .photo)
         options.maxEdge = 2560
@@ -68,20 +67,4 @@ import TestSupport
         let turnedRows = MemoryEstimate(info: turned, fileBytes: bytes.count, scale: 1, target: target, streamed: true, maxBytes: options.maxBytes)
         #expect(turnedRows.bytes == max(rows.bytes, 2 * resized + min(resized, 3 * options.maxBytes)))
     }
-}
-
-/// A progressive 4:4:4 JPEG of `image` (`tjCompress2` with `TJFLAG_PROGRESSIVE`).
-func progressiveJPEG(_ image: PixelImage, quality: Int) throws -> [UInt8] {
-    let handle = try #require(tjInitCompress())
-    defer { tjDestroy(handle) }
-    var output: UnsafeMutablePointer<UInt8>?
-    var size: UInt = 0
-    let rc = image.pixels.withUnsafeBufferPointer {
-        tjCompress2(
-            handle, $0.baseAddress, Int32(image.width), 0, Int32(image.height), Int32(TJPF_RGB.rawValue), &output, &size,
-            Int32(TJSAMP_444.rawValue), Int32(quality), TJFLAG_PROGRESSIVE)
-    }
-    defer { if let output { tjFree(output) } }
-    #expect(rc == 0)
-    return Array(UnsafeBufferPointer(start: try #require(output), count: Int(size)))
 }

@@ -167,14 +167,14 @@ import TestSupport
     }
 
     /// The instance that received an upload's last byte is killed while it prepares the photo (its
-    /// finishing lease in the database, a 20 MP photo takes a while). The client's retry reaches the
+    /// finishing lease in the database; a 20 MP progressive photo takes a while). The client's retry reaches the
     /// other instance, which is refused (423) while the lease runs, then takes the finishing over: the
     /// history shows the dead holding ended by expiry, then one that stored it, never two at once.
     @Test func anInstanceKilledWhileFinishingIsTakenOverAfterItsLease() async throws {
         let two = try await Self.start()
         defer { two.a.stop(); two.b.stop() }
         let balancer = try await onThread { try Balancer(backends: [two.a.port, two.b.port]) }
-        let file = try await onThread { BigPhotos.twentyMPLarge }
+        let file = try await onThread { BigPhotos.twentyMPProgressive }
         let upload = try BackgroundCommand(
             ["upload", file, "--to", balancer.endpoint, "--key-prefix", "user_photos/u1/big/", "--state", try temporaryFolder().path],
             environment: ["PHOTOPREP_TOKEN": TestTokens.hs256(sub: "u1")])

@@ -107,6 +107,9 @@ enum BigPhotos {
     /// Just under 10 MiB: the largest upload the rules allow (album photos). Sensor-like grain keeps it
     /// that large at a high quality (the smooth LadyBird alone is 3 MB at 20 MP and quality 95).
     static let twentyMPLarge: String = try! make(name: "20mp-large.jpg", under: 10 * 1024 * 1024 - 64 * 1024, grain: 24)
+    /// The same, progressive: its decode reads every scan and holds every coefficient, whatever the build — the
+    /// server takes a second or so to prepare it, long enough for a test to act while it does.
+    static let twentyMPProgressive: String = try! make(name: "20mp-progressive.jpg", under: 10 * 1024 * 1024 - 64 * 1024, grain: 24, progressive: true)
 
     /// Made once per machine (they depend only on LadyBird and this code), written atomically.
     static let folder: URL = {
@@ -115,7 +118,7 @@ enum BigPhotos {
         return folder
     }()
 
-    static func make(name: String, under limit: Int, grain: Int = 0) throws -> String {
+    static func make(name: String, under limit: Int, grain: Int = 0, progressive: Bool = false) throws -> String {
         let path = folder.appendingPathComponent(name).path
         if FileManager.default.fileExists(atPath: path) { return path }
         let source = try Fixture.bytes("photos/ladybird-2560x1600.jpg")
@@ -152,8 +155,10 @@ enum BigPhotos {
         let image = PixelImage(width: width, height: height, channels: 3, pixels: pixels)
         let exif = try app1(of: Fixture.bytes("orientation/landscape_6.jpg"))
         let compressor = try TurboJPEGCompressor()
-        for quality in stride(from: 100, through: 50, by: -1) {
-            let jpeg = try compressor.encode(image, quality: quality) { [UInt8]($0) }
+        for quality in stride(from: 100, through: 50, by: progressive ? -3 : -1) {
+            let jpeg = progressive
+                ? try progressiveJPEG(rgb: image.pixels, width: width, height: height, quality: quality, fullChroma: false)
+                : try compressor.encode(image, quality: quality) { [UInt8]($0) }
             let tagged = [0xFF, 0xD8] + exif + jpeg.dropFirst(2)
             if tagged.count < limit {
                 try Data(tagged).write(to: URL(fileURLWithPath: path), options: .atomic)
