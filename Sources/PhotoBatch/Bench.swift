@@ -121,7 +121,7 @@ func median(_ values: [Double]) -> Double {
 /// memory. (`getrusage`'s `ru_maxrss` also counts what the parent held when it spawned this process: Linux records
 /// the parent's peak at `exec` when the child was made by `vfork`, as `posix_spawn` does.)
 func peakResidentMegabytes() -> Int {
-    guard let status = procSelfStatus(),
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),  // as UsableCores reads it
         let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
         let kib = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
     else {
@@ -132,18 +132,3 @@ func peakResidentMegabytes() -> Int {
     return kib * 1024 / 1_000_000
 }
 
-/// `/proc/self/status` (its size is 0 to `stat`: read to the end).
-private func procSelfStatus() -> String? {
-    let fd = open("/proc/self/status", O_RDONLY)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var bytes = [UInt8](repeating: 0, count: 16384)
-    var count = 0
-    while count < bytes.count {
-        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
-        if n < 0 && errno == EINTR { continue }
-        guard n > 0 else { break }
-        count += n
-    }
-    return String(decoding: bytes[..<count], as: UTF8.self)
-}
