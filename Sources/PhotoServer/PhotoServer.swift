@@ -146,7 +146,7 @@ public struct PhotoServer: Sendable {
             keys: configuration.keys, issuer: configuration.issuer, audience: configuration.audience, requireAuthTime: configuration.requireAuthTime,
             logger: logger)
         let threads = max(1, configuration.pipelineThreads)
-        let memory = configuration.pipelineMemory > 0 ? MemoryBudget(bytes: configuration.pipelineMemory) : nil
+        let memory = configuration.pipelineMemory > 0 ? MemoryBudget(bytes: configuration.pipelineMemory, slots: threads) : nil
         let cpu = NIOThreadPool(numberOfThreads: threads)
         let io = NIOThreadPool(numberOfThreads: 4)
         let metrics = ServerMetrics()

@@ -4,78 +4,167 @@ import Testing
 @testable import PhotoPrep
 import TestSupport
 
-/// `MemoryBudget`: what pipelines preparing at the same time share — a reservation waits while the others
-/// hold too much, in the order asked, and one larger than the whole budget runs alone.
+/// `MemoryBudget` and its `BudgetQueue`: what the photos a server prepares at the same time share — slots
+/// (pipeline threads) and memory, photos started in the order they asked except that large ones (over half
+/// the budget) go one after another as early as they can, and nothing waits for ever.
 @Suite struct SharedMemoryBudgetTests {
-    final class Flag: Sendable {
-        let value = Atomic<Bool>(false)
-        var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
+    /// A value tasks share.
+    final class Shared<Value: Sendable>: Sendable {
+        let value: Mutex<Value>
+        init(_ value: Value) { self.value = Mutex(value) }
     }
 
-    /// Runs `body` on a thread of its own; the flag is set when it returns.
-    func onThread(_ body: @escaping @Sendable () -> Void) -> Flag {
-        let done = Flag()
-        Thread { body(); done.value.store(true, ordering: .sequentiallyConsistent) }.start()
-        return done
+    // MARK: - The queue (pure)
+
+    @Test func aPhotoWaitsUntilTheRunningOnesGiveBackEnough() {
+        var queue = BudgetQueue(budget: 150, slots: 2)
+        #expect(queue.ask(id: 0, bytes: 100) == [0])
+        #expect(queue.free == 50)
+        #expect(queue.ask(id: 1, bytes: 100) == [], "100 more than the 50 left: it waits")
+        #expect(queue.finished(bytes: 100) == [1], "given back: it starts")
+        #expect(queue.finished(bytes: 100) == [])
+        #expect(queue.free == 150 && queue.freeSlots == 2)
     }
 
-    func waitFor(_ flag: Flag, seconds: Double = 10) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !flag.isSet && Date() < deadline { usleep(1000) }
-        return flag.isSet
+    @Test func noMorePhotosRunThanThereAreSlots() {
+        var queue = BudgetQueue(budget: 1000, slots: 2)
+        #expect(queue.ask(id: 0, bytes: 10) == [0])
+        #expect(queue.ask(id: 1, bytes: 10) == [1])
+        #expect(queue.ask(id: 2, bytes: 10) == [], "both threads are taken, though memory is left")
+        #expect(queue.finished(bytes: 10) == [2])
     }
 
-    @Test func aReservationWaitsUntilTheOthersGiveBackEnough() {
-        let budget = MemoryBudget(bytes: 150)
-        let first = budget.reserve(100)
-        #expect(first == 100 && budget.free == 50)
-        let second = onThread { budget.release(budget.reserve(100)) }
-        usleep(200_000)
-        #expect(!second.isSet, "100 more than the 50 left: it waits")
-        budget.release(first)
-        #expect(waitFor(second), "given back: it runs")
-        #expect(budget.free == 150)
+    @Test func ordinaryPhotosStartInTheOrderAsked() {
+        var queue = BudgetQueue(budget: 100, slots: 4)
+        #expect(queue.ask(id: 0, bytes: 40) == [0])
+        #expect(queue.ask(id: 1, bytes: 45) == [1])
+        #expect(queue.ask(id: 2, bytes: 30) == [], "15 left")
+        #expect(queue.ask(id: 3, bytes: 10) == [], "it would fit, but comes after photo 2")
+        #expect(queue.finished(bytes: 40) == [2, 3])
     }
 
-    @Test func reservationsAreServedInTheOrderAsked() {
-        let budget = MemoryBudget(bytes: 100)
-        let held = budget.reserve(60)
-        let large = onThread { budget.release(budget.reserve(80)) }  // waits for the 60
-        usleep(100_000)
-        let small = onThread { budget.release(budget.reserve(10)) }  // would fit now, but comes after the large one
-        usleep(200_000)
-        #expect(!small.isSet, "not ahead of the large one asked before it")
-        #expect(!large.isSet)
-        budget.release(held)
-        #expect(waitFor(large) && waitFor(small))
-        #expect(budget.free == 100)
+    @Test func largePhotosGoOneAfterAnotherAheadOfOrdinaryOnesAskedBeforeThem() {
+        var queue = BudgetQueue(budget: 100, slots: 2)
+        #expect(queue.isLarge(51) && !queue.isLarge(50))
+        #expect(queue.ask(id: 0, bytes: 60) == [0])
+        #expect(queue.ask(id: 1, bytes: 30) == [1])
+        #expect(queue.ask(id: 2, bytes: 20) == [])
+        #expect(queue.ask(id: 3, bytes: 70) == [])
+        #expect(queue.ask(id: 4, bytes: 20) == [])
+        // The large photo 0 ends: the large photo 3 starts before the ordinary photo 2 asked before it.
+        #expect(queue.finished(bytes: 60) == [3])
+        #expect(queue.largeRunning)
+        // Beside a large photo, ordinary ones run in their order.
+        #expect(queue.finished(bytes: 30) == [2])
+        #expect(queue.finished(bytes: 20) == [4])
+        #expect(queue.finished(bytes: 70) == [])
+        #expect(queue.finished(bytes: 20) == [] && queue.free == 100 && !queue.largeRunning)
     }
 
-    @Test func aReservationOverTheWholeBudgetRunsAlone() {
-        let budget = MemoryBudget(bytes: 100)
-        #expect(budget.reserve(500) == 100, "taken as the whole budget")
-        #expect(budget.free == 0)
-        budget.release(100)
-        #expect(budget.free == 100)
+    @Test func aLargePhotoWaitingForMemoryIsNotOvertaken() {
+        var queue = BudgetQueue(budget: 100, slots: 3)
+        #expect(queue.ask(id: 0, bytes: 40) == [0])
+        #expect(queue.ask(id: 1, bytes: 40) == [1])
+        #expect(queue.ask(id: 2, bytes: 60) == [], "20 left")
+        #expect(queue.ask(id: 3, bytes: 10) == [], "10 fits and a slot is free, but the large photo waits for memory first")
+        #expect(queue.finished(bytes: 40) == [2], "the photos running when it became first end: it starts")
+        #expect(queue.finished(bytes: 40) == [3])
     }
 
-    /// Through the pipeline: photos prepared on two threads with a budget smaller than one photo's estimate
-    /// all come out (one at a time), a photo that fails gives its reservation back, and at the end the whole
-    /// budget is free again.
-    @Test func pipelinesSharingABudgetAllFinishAndGiveItBack() throws {
-        let budget = MemoryBudget(bytes: 1 << 20)
-        let pipeline = PhotoPipeline(options: PrepareOptions(preset: .profile), memory: budget)
-        let files = ["photos/ladybird-2560x1600.jpg", "photos/storm-1920x1280.jpg", "edge/progressive.jpg", "edge/photo-rgb8.png"]
-        // On threads of their own, as the server's pipeline pool runs them (a reservation blocks its thread).
-        let results = Mutex<[Result<Int, PhotoPrepError>]>([])
-        DispatchQueue.concurrentPerform(iterations: 8) { i in
-            let result = Result { () throws(PhotoPrepError) in try pipeline.prepare(contentsOf: Fixture.path(files[i % 4])).report.outputWidth }
-            results.withLock { $0.append(result) }
+    @Test func aPhotoOverTheWholeBudgetRunsAlone() {
+        var queue = BudgetQueue(budget: 100, slots: 2)
+        #expect(queue.ask(id: 0, bytes: 500) == [0], "taken as the whole budget")
+        #expect(queue.free == 0)
+        #expect(queue.ask(id: 1, bytes: 1) == [])
+        #expect(queue.finished(bytes: 500) == [1])
+        #expect(queue.free == 99)
+    }
+
+    @Test func aWithdrawnPhotoNoLongerHoldsUpTheOthers() {
+        var queue = BudgetQueue(budget: 100, slots: 2)
+        #expect(queue.ask(id: 0, bytes: 40) == [0])
+        #expect(queue.ask(id: 1, bytes: 90) == [], "large, waiting for memory")
+        #expect(queue.ask(id: 2, bytes: 20) == [], "behind the large photo")
+        #expect(queue.withdraw(id: 1) == [2])
+        #expect(queue.withdraw(id: 2) == nil, "it started: it finishes as any other")
+        #expect(queue.withdraw(id: 7) == nil)
+    }
+
+    // MARK: - The budget, with real photos and tasks
+
+    /// Photos prepared by many tasks at once through a budget smaller than some of their estimates all come
+    /// out; those running together never hold more than the budget (or one photo alone runs), never more than
+    /// the slots run, a photo that fails gives back what it held, and at the end the whole budget is free.
+    @Test func photosSharingABudgetAllFinishWithinItAndGiveItBack() async throws {
+        let pipeline = PhotoPipeline(options: PrepareOptions(preset: .profile))
+        let files = ["photos/ladybird-2560x1600.jpg", "photos/storm-1920x1280.jpg", "edge/progressive.jpg", "edge/photo-rgb8.png", "edge/truncated.png"]
+        let estimates = files.map { pipeline.estimate(contentsOf: Fixture.path($0)) ?? 0 }
+        #expect(estimates.prefix(4).allSatisfy { $0 > 0 })
+        let budget = MemoryBudget(bytes: estimates.max()! * 3 / 2, slots: 2)
+        let running = Shared<(photos: Int, bytes: Int, overBudget: Bool, overSlots: Bool)>((0, 0, false, false))
+        let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for i in 0..<20 {
+                group.addTask {
+                    let estimate = estimates[i % files.count]
+                    return try await budget.run(estimate: estimate) {
+                        running.value.withLock {
+                            $0.photos += 1
+                            $0.bytes += min(estimate, budget.bytes)
+                            if $0.photos > 1 && $0.bytes > budget.bytes { $0.overBudget = true }
+                            if $0.photos > 2 { $0.overSlots = true }
+                        }
+                        defer { running.value.withLock { $0.photos -= 1; $0.bytes -= min(estimate, budget.bytes) } }
+                        return (try? pipeline.prepare(contentsOf: Fixture.path(files[i % files.count]))) != nil
+                    }
+                }
+            }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
         }
-        let widths = try results.withLock { try $0.map { try $0.get() } }
-        #expect(widths.count == 8 && widths.allSatisfy { $0 > 0 })
-        #expect(throws: PhotoPrepError.self) { try pipeline.prepare(contentsOf: Fixture.path("edge/truncated.png")) }
-        #expect(budget.free == 1 << 20)
+        #expect(outcomes.filter { $0 }.count == 16 && outcomes.filter { !$0 }.count == 4, "all but the truncated PNG's 4 come out")
+        #expect(!running.value.withLock { $0.overBudget }, "photos running together held at most the budget")
+        #expect(!running.value.withLock { $0.overSlots }, "at most two ran at once")
+        #expect(budget.free == budget.bytes)
+    }
+
+    /// A photo whose task is cancelled while it waits stops waiting, runs nothing and holds nothing; the
+    /// ones behind it are not held up.
+    @Test func aPhotoCancelledWhileWaitingStopsWaitingAndHoldsNothing() async throws {
+        let budget = MemoryBudget(bytes: 100, slots: 1)
+        let (releases, release) = AsyncStream.makeStream(of: Void.self)
+        let (starts, started) = AsyncStream.makeStream(of: Void.self)
+        let holder = Task {
+            try await budget.run(estimate: 60) {
+                started.yield()
+                for await _ in releases { break }
+            }
+        }
+        var startsIterator = starts.makeAsyncIterator()
+        await startsIterator.next()
+        let ran = Shared(false)
+        let waiter = Task { try await budget.run(estimate: 10) { ran.value.withLock { $0 = true } } }
+        try await Task.sleep(for: .milliseconds(100))
+        waiter.cancel()
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+        #expect(!ran.value.withLock { $0 })
+        release.yield()
+        try await holder.value
+        #expect(budget.free == 100)
+        #expect(try await budget.run(estimate: 100) { 1 } == 1, "the slot and the memory are all free again")
+    }
+
+    /// The estimate a photo asks with is the one `prepare` plans with, read from the file's header; a file
+    /// that is not a photo has none (its `prepare` fails at once).
+    @Test func theEstimateComesFromTheHeader() throws {
+        let pipeline = PhotoPipeline(options: PrepareOptions(preset: .group))
+        let path = Fixture.path("edge/progressive.jpg")
+        let bytes = try Fixture.bytes("edge/progressive.jpg")
+        let info = try SourceInfo.read(bytes, maxPixels: .max)
+        let target = pipeline.options.outputSize(width: info.width, height: info.height)
+        let plan = DecodePlan(info: info, fileBytes: bytes.count, target: target, options: pipeline.options, fromFile: true)
+        #expect(pipeline.estimate(contentsOf: path) == plan.estimate.bytes)
+        #expect(plan.estimate.bytes > info.jpeg!.blockCount * 64 * 2, "a progressive JPEG holds its coefficients")
+        #expect(pipeline.estimate(contentsOf: Fixture.path("edge/not-an-image.txt")) == nil)
+        #expect(pipeline.estimate(contentsOf: "/nonexistent/photo.jpg") == nil)
     }
 
     /// A JPEG read from its file is estimated without the file's bytes and, when its rows go straight into

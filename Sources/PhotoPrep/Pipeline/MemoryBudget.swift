@@ -1,67 +1,74 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Synchronization
 
-/// Memory that concurrent `PhotoPipeline.prepare` calls share: each reserves what its decode is estimated
-/// to hold (`MemoryEstimate`, from the header) before decoding, and waits while the others hold too much, so
-/// that a server preparing photos on several threads stays within a bound however large the photos that
-/// arrive together (two 17 MP progressive JPEGs hold ~100 MB of coefficients each). Reservations are served
-/// in the order they were asked for, so a large photo is not overtaken for ever by small ones; one larger than
-/// the whole budget waits until it is alone and then runs.
+/// The pipeline threads and the memory that the photos a server prepares at the same time share. Each photo
+/// asks with its decode's estimate (`PhotoPipeline.estimate(contentsOf:)`, from the header) before it goes to
+/// a thread, and waits, suspended rather than holding a thread, while the threads are busy or the running
+/// photos hold too much. Two 17 MP progressive JPEGs hold ~100 MB of coefficients each: a server preparing on
+/// several threads stays within the bound however large the photos that arrive together. `BudgetQueue`
+/// decides which waiting photo starts (large ones one after another, beside the others, from the start of a
+/// burst).
 ///
-/// Waiting blocks the calling thread: call `prepare` from threads of a bounded pool (the server's pipeline
-/// threads), never from Swift's cooperative pool.
-public final class MemoryBudget: @unchecked Sendable {
-    /// The bytes all reservations together may hold.
+/// Give it as many slots as the pool the work runs on has threads, and run all of that pool's photos through
+/// it: the pool's own queue then stays empty, and the order is this one's.
+public final class MemoryBudget: Sendable {
+    /// The bytes all running photos together may hold.
     public let bytes: Int
-    private var available: Int
-    private var nextTicket = 0
-    private var serving = 0
-    private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private struct State {
+        var queue: BudgetQueue
+        var nextID = 0
+        var waiters: [Int: CheckedContinuation<Void, any Error>] = [:]
+    }
+    private let state: Mutex<State>
 
-    public init(bytes: Int) {
-        precondition(bytes > 0)
+    public init(bytes: Int, slots: Int) {
+        precondition(bytes > 0 && slots > 0)
         self.bytes = bytes
-        available = bytes
-        pthread_mutex_init(lock, nil)
-        pthread_cond_init(changed, nil)
+        state = Mutex(State(queue: BudgetQueue(budget: bytes, slots: slots)))
     }
 
-    deinit {
-        pthread_cond_destroy(changed)
-        pthread_mutex_destroy(lock)
-        lock.deallocate()
-        changed.deallocate()
+    /// Runs `work` once a slot is free and `estimate` bytes fit (see `BudgetQueue`), and gives both back when
+    /// it ends. Throws `CancellationError`, without running `work`, when the task is cancelled while waiting.
+    public func run<T>(estimate: Int, _ work: () async throws -> T) async throws -> T {
+        try await start(estimate: estimate)
+        defer { finished(estimate: estimate) }
+        return try await work()
     }
 
-    /// Waits until `wanted` bytes (at most the whole budget) are free and this reservation is the next in
-    /// line, then takes them; returns what was taken, for `release`.
-    func reserve(_ wanted: Int) -> Int {
-        let amount = min(max(0, wanted), bytes)
-        pthread_mutex_lock(lock)
-        let ticket = nextTicket
-        nextTicket += 1
-        while ticket != serving || available < amount { pthread_cond_wait(changed, lock) }
-        serving += 1
-        available -= amount
-        pthread_cond_broadcast(changed)
-        pthread_mutex_unlock(lock)
-        return amount
+    /// The bytes not held by running photos.
+    public var free: Int { state.withLock { $0.queue.free } }
+
+    private func start(estimate: Int) async throws {
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let ready = state.withLock { state in
+                    guard !Task.isCancelled else { return [(continuation, Result<Void, any Error>.failure(CancellationError()))] }
+                    state.waiters[id] = continuation
+                    return Self.resumptions(of: state.queue.ask(id: id, bytes: estimate), in: &state)
+                }
+                for (waiter, result) in ready { waiter.resume(with: result) }
+            }
+        } onCancel: {
+            let ready = state.withLock { state -> [(CheckedContinuation<Void, any Error>, Result<Void, any Error>)] in
+                guard let started = state.queue.withdraw(id: id), let waiter = state.waiters.removeValue(forKey: id) else { return [] }
+                return [(waiter, .failure(CancellationError()))] + Self.resumptions(of: started, in: &state)
+            }
+            for (waiter, result) in ready { waiter.resume(with: result) }
+        }
     }
 
-    /// Gives back what `reserve` took.
-    func release(_ amount: Int) {
-        pthread_mutex_lock(lock)
-        available += amount
-        pthread_cond_broadcast(changed)
-        pthread_mutex_unlock(lock)
+    private func finished(estimate: Int) {
+        let ready = state.withLock { state in Self.resumptions(of: state.queue.finished(bytes: estimate), in: &state) }
+        for (waiter, result) in ready { waiter.resume(with: result) }
     }
 
-    /// The bytes not reserved now.
-    public var free: Int {
-        pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
-        return available
+    /// The waiters of the photos that start, taken out of `state` to be resumed outside the lock.
+    private static func resumptions(
+        of started: [Int], in state: inout State
+    ) -> [(CheckedContinuation<Void, any Error>, Result<Void, any Error>)] {
+        started.compactMap { id in state.waiters.removeValue(forKey: id).map { ($0, .success(())) } }
     }
 }

@@ -18,13 +18,9 @@ import Darwin
 /// ```
 public struct PhotoPipeline: Sendable {
     public var options: PrepareOptions
-    /// Shared with the other pipelines preparing at the same time, when set: each decode waits for the
-    /// memory it is estimated to hold (see `MemoryBudget`).
-    public var memory: MemoryBudget?
 
-    public init(options: PrepareOptions, memory: MemoryBudget? = nil) {
+    public init(options: PrepareOptions) {
         self.options = options
-        self.memory = memory
     }
 
     public init(preset: PrepareOptions.Preset) {
@@ -41,6 +37,15 @@ public struct PhotoPipeline: Sendable {
         } catch {
             throw error.naming(path)
         }
+    }
+
+    /// The memory preparing the photo in the file at `path` is estimated to hold (`MemoryEstimate`), from its
+    /// header, as `prepare(contentsOf:)` plans it: what a `MemoryBudget` is asked for. Nil when the file
+    /// cannot be read or its header is refused: `prepare` then fails at once with the error.
+    public func estimate(contentsOf path: String) -> Int? {
+        guard let bytes = try? FileBytes.read(path), let info = try? SourceInfo.read(bytes, maxPixels: options.maxPixels) else { return nil }
+        let target = options.outputSize(width: info.width, height: info.height)
+        return DecodePlan(info: info, fileBytes: bytes.count, target: target, options: options, fromFile: true).estimate.bytes
     }
 
     /// Prepares the photo in `bytes`.
@@ -81,10 +86,8 @@ public struct PhotoPipeline: Sendable {
         let rowsFromFile = path != nil && info.format == .jpeg && plan.streamed
         if rowsFromFile {
             info.jpeg?.exif = nil  // the one part of the header that still pointed into the bytes
-            bytes = []  // before waiting for memory, not after
+            bytes = []  // before the largest allocations come
         }
-        let reserved = memory?.reserve(plan.estimate.bytes) ?? 0
-        defer { memory?.release(reserved) }
         var mark = clock.now
         func lap() -> Double {
             let now = clock.now

@@ -16,7 +16,8 @@ public struct PhotoIntake: Sendable {
     public let storage: Uploader
     /// The bounded pool the pipeline runs on (one thread per core), never the cooperative pool.
     let cpu: NIOThreadPool
-    /// The memory the photos being prepared on `cpu` may hold together (nil: no bound beyond the threads).
+    /// The threads of `cpu` and the memory the photos being prepared on them may hold together (nil: no
+    /// bound beyond the threads). Every photo prepared on `cpu` must go through it.
     let memory: MemoryBudget?
     /// Replaced objects whose deletion failed, tried again by `deleteStaleObjects()`.
     public let stale: StaleObjects
@@ -90,12 +91,23 @@ public struct PhotoIntake: Sendable {
         var options = PrepareOptions(preset: path.preset)
         options.thumbnails = thumbnails
         options.maxPixels = maxPixels
-        let pipeline = PhotoPipeline(options: options, memory: memory)
+        let pipeline = PhotoPipeline(options: options)
         let result: Result<PreparedPhoto, PhotoPrepError>
         do {
-            result = try await cpu.runIfActive {
-                do throws(PhotoPrepError) { return .success(try pipeline.prepare(contentsOf: file)) } catch { return .failure(error) }
+            let prepare = { @Sendable () async throws -> Result<PreparedPhoto, PhotoPrepError> in
+                try await cpu.runIfActive {
+                    do throws(PhotoPrepError) { return .success(try pipeline.prepare(contentsOf: file)) } catch { return .failure(error) }
+                }
             }
+            if let memory {
+                // The header is read off the pipeline's threads, so that the photo waits for them knowing its size.
+                let estimate = try await NIOThreadPool.singleton.runIfActive { pipeline.estimate(contentsOf: file) } ?? 0
+                result = try await memory.run(estimate: estimate, prepare)
+            } else {
+                result = try await prepare()
+            }
+        } catch is CancellationError {
+            throw .storage("preparing the photo was cancelled")
         } catch {
             throw .storage("the pipeline's threads are shut down: \(error)")
         }
