@@ -98,7 +98,7 @@ import TestSupport
     @Test func photosSharingABudgetAllFinishWithinItAndGiveItBack() async throws {
         let pipeline = PhotoPipeline(options: PrepareOptions(preset: .profile))
         let files = ["photos/ladybird-2560x1600.jpg", "photos/storm-1920x1280.jpg", "edge/progressive.jpg", "edge/photo-rgb8.png", "edge/truncated.png"]
-        let estimates = files.map { pipeline.estimate(contentsOf: Fixture.path($0)) ?? 0 }
+        let estimates = files.map { pipeline.header(contentsOf: Fixture.path($0))?.estimate ?? 0 }
         #expect(estimates.prefix(4).allSatisfy { $0 > 0 })
         let budget = MemoryBudget(bytes: estimates.max()! * 3 / 2, slots: 2)
         let running = Shared<(photos: Int, bytes: Int, overBudget: Bool, overSlots: Bool)>((0, 0, false, false))
@@ -161,10 +161,27 @@ import TestSupport
         let info = try SourceInfo.read(bytes, maxPixels: .max)
         let target = pipeline.options.outputSize(width: info.width, height: info.height)
         let plan = DecodePlan(info: info, fileBytes: bytes.count, target: target, options: pipeline.options, fromFile: true)
-        #expect(pipeline.estimate(contentsOf: path) == plan.estimate.bytes)
+        #expect(pipeline.header(contentsOf: path)?.estimate == plan.estimate.bytes)
         #expect(plan.estimate.bytes > info.jpeg!.blockCount * 64 * 2, "a progressive JPEG holds its coefficients")
-        #expect(pipeline.estimate(contentsOf: Fixture.path("edge/not-an-image.txt")) == nil)
-        #expect(pipeline.estimate(contentsOf: "/nonexistent/photo.jpg") == nil)
+        #expect(pipeline.header(contentsOf: Fixture.path("edge/not-an-image.txt")) == nil)
+        #expect(pipeline.header(contentsOf: "/nonexistent/photo.jpg") == nil)
+    }
+
+    /// A photo prepared with the header read while it waited comes out byte for byte as one prepared from its
+    /// file alone: a large JPEG decoded row by row (the file is not read again), a small one passed through and
+    /// a progressive one and a PNG (both read again, as they are not decoded row by row).
+    @Test func aPhotoPreparedWithItsHeaderComesOutTheSame() throws {
+        let pipeline = PhotoPipeline(options: PrepareOptions(preset: .group))
+        for name in ["photos/ladybird-2560x1600.jpg", "photos/storm-1920x1280.jpg", "edge/progressive.jpg", "edge/photo-rgb8.png", "orientation/landscape_6.jpg", "orientation/landscape_1.jpg"] {
+            let path = Fixture.path(name)
+            let header = try #require(pipeline.header(contentsOf: path), "\(name)")
+            let with = try pipeline.prepare(contentsOf: path, header: header)
+            let without = try pipeline.prepare(contentsOf: path)
+            #expect(with.jpeg == without.jpeg, "\(name)")
+            #expect(with.report.action == without.report.action && with.report.sourceBytes == without.report.sourceBytes, "\(name)")
+        }
+        let large = try #require(pipeline.header(contentsOf: Fixture.path("photos/ladybird-2560x1600.jpg")))
+        #expect(large.streamed && large.info.width > pipeline.options.maxEdge, "the one whose file is not read again")
     }
 
     /// A JPEG read from its file is estimated without the file's bytes and, when its rows go straight into

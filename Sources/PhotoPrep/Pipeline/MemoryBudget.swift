@@ -1,7 +1,7 @@
 import Synchronization
 
 /// The pipeline threads and the memory that the photos a server prepares at the same time share. Each photo
-/// asks with its decode's estimate (`PhotoPipeline.estimate(contentsOf:)`, from the header) before it goes to
+/// asks with its decode's estimate (`PhotoPipeline.header(contentsOf:)`) before it goes to
 /// a thread, and waits, suspended rather than holding a thread, while the threads are busy or the running
 /// photos hold too much. Two 17 MP progressive JPEGs hold ~100 MB of coefficients each: a server preparing on
 /// several threads stays within the bound however large the photos that arrive together. `BudgetQueue`

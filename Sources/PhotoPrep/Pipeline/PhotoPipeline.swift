@@ -30,8 +30,16 @@ public struct PhotoPipeline: Sendable {
     /// Prepares the photo in the file at `path`; errors name the file. A JPEG is decoded from the file row by
     /// row (into the resizer, when it is resized both ways), so that the file is not held during its decode, nor
     /// the decoded image when it is resized.
-    public func prepare(contentsOf path: String) throws(PhotoPrepError) -> PreparedPhoto {
+    ///
+    /// `header`, from `header(contentsOf:)` of the same file, spares reading and parsing it again when the photo is
+    /// decoded from the file row by row and cannot pass through as it is.
+    public func prepare(contentsOf path: String, header: Header? = nil) throws(PhotoPrepError) -> PreparedPhoto {
         do {
+            if let header, header.streamed, max(header.info.width, header.info.height) > options.maxEdge {
+                // Decoded from the file and too large to pass through: the bytes would only be parsed again and dropped.
+                var none: [UInt8] = []
+                return try prepare(taking: &none, file: path, header: header)
+            }
             var bytes = try FileBytes.read(path)
             return try prepare(taking: &bytes, file: path)
         } catch {
@@ -39,13 +47,25 @@ public struct PhotoPipeline: Sendable {
         }
     }
 
-    /// The memory preparing the photo in the file at `path` is estimated to hold (`MemoryEstimate`), from its
-    /// header, as `prepare(contentsOf:)` plans it: what a `MemoryBudget` is asked for. Nil when the file
-    /// cannot be read or its header is refused: `prepare` then fails at once with the error.
-    public func estimate(contentsOf path: String) -> Int? {
-        guard let bytes = try? FileBytes.read(path), let info = try? SourceInfo.read(bytes, maxPixels: options.maxPixels) else { return nil }
+    /// A photo's header as `prepare` reads it, without the file's bytes: what its decode is estimated to hold.
+    public struct Header: Sendable {
+        let info: SourceInfo
+        let fileBytes: Int
+        /// Decoded from the file row by row (a JPEG), not from its bytes.
+        let streamed: Bool
+        /// The memory preparing the photo is estimated to hold (`MemoryEstimate`), as `prepare(contentsOf:)` plans
+        /// it: what a `MemoryBudget` is asked for.
+        public let estimate: Int
+    }
+
+    /// Reads the header of the photo in the file at `path` (see `Header`). Nil when the file cannot be read or
+    /// its header is refused: `prepare` then fails at once with the error.
+    public func header(contentsOf path: String) -> Header? {
+        guard let bytes = try? FileBytes.read(path), var info = try? SourceInfo.read(bytes, maxPixels: options.maxPixels) else { return nil }
+        info.jpeg?.exif = nil  // it points into the bytes (the orientation and GPS flag are read from it already)
         let target = options.outputSize(width: info.width, height: info.height)
-        return DecodePlan(info: info, fileBytes: bytes.count, target: target, options: options, fromFile: true).estimate.bytes
+        let plan = DecodePlan(info: info, fileBytes: bytes.count, target: target, options: options, fromFile: true)
+        return Header(info: info, fileBytes: bytes.count, streamed: info.format == .jpeg && plan.streamed, estimate: plan.estimate.bytes)
     }
 
     /// Prepares the photo in `bytes`.
@@ -57,19 +77,22 @@ public struct PhotoPipeline: Sendable {
     /// Prepares the photo in `bytes`, the content of the file at `path` (when there is one). When the photo is
     /// decoded from the file row by row (`Decoder.decodeJPEG(file:…)`), `bytes` are emptied first: a caller that
     /// holds no other copy frees them before the largest allocations come.
-    package func prepare(taking bytes: inout [UInt8], file path: String?) throws(PhotoPrepError) -> PreparedPhoto {
+    /// With a `header` (of the file at `path`), `bytes` may be empty: the header is not read again.
+    package func prepare(taking bytes: inout [UInt8], file path: String?, header: Header? = nil) throws(PhotoPrepError) -> PreparedPhoto {
         let clock = ContinuousClock()
         let start = clock.now
-        var info = try SourceInfo.read(bytes, maxPixels: options.maxPixels)
+        var info: SourceInfo
+        if let header { info = header.info } else { info = try SourceInfo.read(bytes, maxPixels: options.maxPixels) }
+        let fileBytes = header?.fileBytes ?? bytes.count
         let orientation = info.orientation
         let target = options.outputSize(width: info.width, height: info.height)
         var report = PrepareReport(
-            sourceFormat: info.format, sourceWidth: info.width, sourceHeight: info.height, sourceBytes: bytes.count,
+            sourceFormat: info.format, sourceWidth: info.width, sourceHeight: info.height, sourceBytes: fileBytes,
             sourceOrientation: orientation.rawValue, sourceHasGPS: info.exif.hasGPS,
             outputWidth: 0, outputHeight: 0, outputBytes: 0, action: .reencoded, quality: nil, encodes: 0,
             decodeScale: 1, keptColorProfile: false, warnings: info.warnings, timings: .init())
 
-        if options.allowPassThrough, let (jpeg, action, checked) = lossless(bytes, info: info, orientation: orientation) {
+        if options.allowPassThrough, !bytes.isEmpty, let (jpeg, action, checked) = lossless(bytes, info: info, orientation: orientation) {
             report.action = action
             let upright = try JPEGStructure.parse(jpeg)
             report.outputWidth = upright.width
@@ -81,7 +104,7 @@ public struct PhotoPipeline: Sendable {
             return PreparedPhoto(jpeg: jpeg, report: report, thumbnails: thumbnails)
         }
 
-        let plan = DecodePlan(info: info, fileBytes: bytes.count, target: target, options: options, fromFile: path != nil)
+        let plan = DecodePlan(info: info, fileBytes: fileBytes, target: target, options: options, fromFile: path != nil)
         try checkMemory(plan)
         let rowsFromFile = path != nil && info.format == .jpeg && plan.streamed
         if rowsFromFile {
@@ -98,6 +121,7 @@ public struct PhotoPipeline: Sendable {
         if rowsFromFile, let path {
             decoded = try Decoder.decodeJPEG(file: path, info: info, scale: plan.scale, target: target, strict: options.strict)
         } else {
+            if bytes.isEmpty, let path { bytes = try FileBytes.read(path) }  // not decoded row by row after all
             decoded = try Decoder.decode(bytes, info: info, plan: plan, options: options)
         }
         report.decodeScale = decoded.scale

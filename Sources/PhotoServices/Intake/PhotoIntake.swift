@@ -94,17 +94,17 @@ public struct PhotoIntake: Sendable {
         let pipeline = PhotoPipeline(options: options)
         let result: Result<PreparedPhoto, PhotoPrepError>
         do {
-            let prepare = { @Sendable () async throws -> Result<PreparedPhoto, PhotoPrepError> in
+            let prepare = { @Sendable (header: PhotoPipeline.Header?) async throws -> Result<PreparedPhoto, PhotoPrepError> in
                 try await cpu.runIfActive {
-                    do throws(PhotoPrepError) { return .success(try pipeline.prepare(contentsOf: file)) } catch { return .failure(error) }
+                    do throws(PhotoPrepError) { return .success(try pipeline.prepare(contentsOf: file, header: header)) } catch { return .failure(error) }
                 }
             }
             if let memory {
                 // The header is read off the pipeline's threads, so that the photo waits for them knowing its size.
-                let estimate = try await NIOThreadPool.singleton.runIfActive { pipeline.estimate(contentsOf: file) } ?? 0
-                result = try await memory.run(estimate: estimate, prepare)
+                let header = try await NIOThreadPool.singleton.runIfActive { pipeline.header(contentsOf: file) }
+                result = try await memory.run(estimate: header?.estimate ?? 0) { try await prepare(header) }
             } else {
-                result = try await prepare()
+                result = try await prepare(nil)
             }
         } catch is CancellationError {
             throw .storage("preparing the photo was cancelled")
