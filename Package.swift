@@ -88,9 +88,11 @@ let package = Package(
         .target(name: "CJPEGStream", linkerSettings: [.linkedLibrary("jpeg")]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CLCMS2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
+        /// glibc's malloc.h (malloc_trim), for the server's pipeline threads.
+        .systemLibrary(name: "CMalloc"),
         .target(
             name: "PhotoPrep",
-            dependencies: ["CTurboJPEG", "CJPEGStream", "CPNG", "CHeif", "CWebP", "CLCMS2"],
+            dependencies: ["CTurboJPEG", "CJPEGStream", "CPNG", "CHeif", "CWebP", "CLCMS2", "CMalloc"],
             swiftSettings: swiftSettings + simdSettings + optimisedInDebug
         ),
         /// Files written atomically, paths, bounded concurrency: what the batch, the uploader, the services and the server share.

@@ -5,8 +5,8 @@ import Testing
 import TestSupport
 
 /// `MemoryBudget` and its `BudgetQueue`: what the photos a server prepares at the same time share — slots
-/// (pipeline threads) and memory, photos started in the order they asked except that large ones (over half
-/// the budget) go one after another as early as they can, and nothing waits for ever.
+/// (pipeline threads) and memory, photos started in the order they asked, a later one that fits going ahead
+/// of one waiting for memory without delaying it, and nothing waiting for ever.
 @Suite struct SharedMemoryBudgetTests {
     /// A value tasks share.
     final class Shared<Value: Sendable>: Sendable {
@@ -21,9 +21,10 @@ import TestSupport
         #expect(queue.ask(id: 0, bytes: 100) == [0])
         #expect(queue.free == 50)
         #expect(queue.ask(id: 1, bytes: 100) == [], "100 more than the 50 left: it waits")
-        #expect(queue.finished(bytes: 100) == [1], "given back: it starts")
-        #expect(queue.finished(bytes: 100) == [])
+        #expect(queue.finished(id: 0) == [1], "given back: it starts")
+        #expect(queue.finished(id: 1) == [])
         #expect(queue.free == 150 && queue.freeSlots == 2)
+        #expect(queue.finished(id: 1) == [] && queue.free == 150, "a photo finishes once")
     }
 
     @Test func noMorePhotosRunThanThereAreSlots() {
@@ -31,44 +32,38 @@ import TestSupport
         #expect(queue.ask(id: 0, bytes: 10) == [0])
         #expect(queue.ask(id: 1, bytes: 10) == [1])
         #expect(queue.ask(id: 2, bytes: 10) == [], "both threads are taken, though memory is left")
-        #expect(queue.finished(bytes: 10) == [2])
+        #expect(queue.finished(id: 1) == [2])
     }
 
-    @Test func ordinaryPhotosStartInTheOrderAsked() {
+    @Test func photosThatFitStartInTheOrderAsked() {
+        var queue = BudgetQueue(budget: 100, slots: 1)
+        for id in 0..<4 { #expect(queue.ask(id: id, bytes: 10) == (id == 0 ? [0] : [])) }
+        #expect(queue.finished(id: 0) == [1])
+        #expect(queue.finished(id: 1) == [2])
+        #expect(queue.finished(id: 2) == [3])
+    }
+
+    @Test func aLaterPhotoThatFitsGoesAheadOfOneWaitingForMemory() {
         var queue = BudgetQueue(budget: 100, slots: 4)
         #expect(queue.ask(id: 0, bytes: 40) == [0])
         #expect(queue.ask(id: 1, bytes: 45) == [1])
         #expect(queue.ask(id: 2, bytes: 30) == [], "15 left")
-        #expect(queue.ask(id: 3, bytes: 10) == [], "it would fit, but comes after photo 2")
-        #expect(queue.finished(bytes: 40) == [2, 3])
+        #expect(queue.ask(id: 3, bytes: 10) == [3], "it fits, and leaves photo 2 its 30 once 0 and 1 end")
+        #expect(queue.finished(id: 0) == [2])
     }
 
-    @Test func largePhotosGoOneAfterAnotherAheadOfOrdinaryOnesAskedBeforeThem() {
-        var queue = BudgetQueue(budget: 100, slots: 2)
-        #expect(queue.isLarge(51) && !queue.isLarge(50))
+    @Test func whatGoesAheadLeavesTheFirstPhotoItsMemory() {
+        var queue = BudgetQueue(budget: 100, slots: 4)
         #expect(queue.ask(id: 0, bytes: 60) == [0])
-        #expect(queue.ask(id: 1, bytes: 30) == [1])
-        #expect(queue.ask(id: 2, bytes: 20) == [])
-        #expect(queue.ask(id: 3, bytes: 70) == [])
-        #expect(queue.ask(id: 4, bytes: 20) == [])
-        // The large photo 0 ends: the large photo 3 starts before the ordinary photo 2 asked before it.
-        #expect(queue.finished(bytes: 60) == [3])
-        #expect(queue.largeRunning)
-        // Beside a large photo, ordinary ones run in their order.
-        #expect(queue.finished(bytes: 30) == [2])
-        #expect(queue.finished(bytes: 20) == [4])
-        #expect(queue.finished(bytes: 70) == [])
-        #expect(queue.finished(bytes: 20) == [] && queue.free == 100 && !queue.largeRunning)
-    }
-
-    @Test func aLargePhotoWaitingForMemoryIsNotOvertaken() {
-        var queue = BudgetQueue(budget: 100, slots: 3)
-        #expect(queue.ask(id: 0, bytes: 40) == [0])
-        #expect(queue.ask(id: 1, bytes: 40) == [1])
-        #expect(queue.ask(id: 2, bytes: 60) == [], "20 left")
-        #expect(queue.ask(id: 3, bytes: 10) == [], "10 fits and a slot is free, but the large photo waits for memory first")
-        #expect(queue.finished(bytes: 40) == [2], "the photos running when it became first end: it starts")
-        #expect(queue.finished(bytes: 40) == [3])
+        #expect(queue.ask(id: 1, bytes: 70) == [], "40 left")
+        #expect(queue.ask(id: 2, bytes: 20) == [2], "goes ahead: 20 of the 30 photo 1 leaves")
+        #expect(queue.aheadOfFirst == 20)
+        #expect(queue.ask(id: 3, bytes: 20) == [], "it fits in the 20 left, but with photo 2 it would take photo 1's memory")
+        #expect(queue.finished(id: 0) == [1], "photo 1 starts once the photo running when it became first ended")
+        #expect(queue.aheadOfFirst == 0, "photo 3 is first now, and waits for photos 1 and 2")
+        #expect(queue.finished(id: 2) == [3])
+        #expect(queue.finished(id: 1) == [] && queue.finished(id: 3) == [])
+        #expect(queue.free == 100 && queue.freeSlots == 4)
     }
 
     @Test func aPhotoOverTheWholeBudgetRunsAlone() {
@@ -76,15 +71,19 @@ import TestSupport
         #expect(queue.ask(id: 0, bytes: 500) == [0], "taken as the whole budget")
         #expect(queue.free == 0)
         #expect(queue.ask(id: 1, bytes: 1) == [])
-        #expect(queue.finished(bytes: 500) == [1])
+        #expect(queue.finished(id: 0) == [1])
         #expect(queue.free == 99)
+        #expect(queue.ask(id: 2, bytes: 500) == [], "it waits for photo 1")
+        #expect(queue.ask(id: 3, bytes: 1) == [], "nothing goes ahead of a photo that needs the whole budget")
+        #expect(queue.finished(id: 1) == [2])
+        #expect(queue.finished(id: 2) == [3])
     }
 
     @Test func aWithdrawnPhotoNoLongerHoldsUpTheOthers() {
         var queue = BudgetQueue(budget: 100, slots: 2)
         #expect(queue.ask(id: 0, bytes: 40) == [0])
-        #expect(queue.ask(id: 1, bytes: 90) == [], "large, waiting for memory")
-        #expect(queue.ask(id: 2, bytes: 20) == [], "behind the large photo")
+        #expect(queue.ask(id: 1, bytes: 90) == [], "waiting for memory")
+        #expect(queue.ask(id: 2, bytes: 20) == [], "it fits, but would take photo 1's memory")
         #expect(queue.withdraw(id: 1) == [2])
         #expect(queue.withdraw(id: 2) == nil, "it started: it finishes as any other")
         #expect(queue.withdraw(id: 7) == nil)

@@ -3,17 +3,13 @@
 /// start out.
 ///
 /// A photo starts when a pipeline thread (a slot) is free and its estimate fits in the memory the running
-/// ones leave. Photos start in the order they asked, with one exception for **large** photos, those that
-/// need more than half the budget (two of them never fit together): the oldest large photo starts as soon
-/// as no other large one runs and it fits, ahead of ordinary photos that asked before it. Large photos
-/// therefore run one after another beside ordinary ones from the start of a burst, instead of meeting at
-/// its end, where each would run alone with the other threads idle (the uploads of a burst end in the
-/// order of their size, so its largest photos ask last).
-///
-/// Nothing waits for ever: while a large photo waits for memory and no large one runs, nothing else starts,
-/// so it starts once the photos running then have finished. Large photos keep their order among
-/// themselves, and so do ordinary ones. An estimate over the whole budget counts as the whole budget: that
-/// photo runs alone.
+/// ones leave, in the order the photos asked. When the first waiting photo does not fit, a later one that
+/// fits may go ahead of it (backfilling), as long as the photos that went ahead of it leave it its memory:
+/// together they hold at most the budget less its estimate. It therefore starts once the photos running
+/// when it became first have finished, as it would have without them, and a slot they would have left idle
+/// is used meanwhile. (The uploads of a burst end in the order of their size, so its largest photos ask
+/// last; without this, each of them waited for the one before while a thread idled.) An estimate over the
+/// whole budget counts as the whole budget: that photo runs alone.
 struct BudgetQueue: Sendable {
     struct Waiting: Sendable, Equatable {
         var id: Int
@@ -28,8 +24,10 @@ struct BudgetQueue: Sendable {
     private(set) var freeSlots: Int
     /// Photos waiting to start, in the order they asked.
     private(set) var waiting: [Waiting] = []
-    /// Whether a large photo runs (at most one does).
-    private(set) var largeRunning = false
+    /// Running photos: what each holds, and whether it went ahead of the photo first in line now.
+    private var running: [Int: (bytes: Int, ahead: Bool)] = [:]
+    /// What the photos that went ahead of the first waiting photo hold.
+    private(set) var aheadOfFirst = 0
 
     init(budget: Int, slots: Int) {
         precondition(budget > 0 && slots > 0)
@@ -41,9 +39,6 @@ struct BudgetQueue: Sendable {
     /// What a photo estimated at `bytes` holds while it runs: at most the whole budget.
     func held(_ bytes: Int) -> Int { min(max(0, bytes), budget) }
 
-    /// Two photos this large never fit together.
-    func isLarge(_ bytes: Int) -> Bool { held(bytes) * 2 > budget }
-
     /// Photo `id`, estimated at `bytes`, asks to start; returns the photos that start now (it among them,
     /// when it may).
     mutating func ask(id: Int, bytes: Int) -> [Int] {
@@ -51,12 +46,12 @@ struct BudgetQueue: Sendable {
         return startWhatFits()
     }
 
-    /// A running photo estimated at `bytes` finished; returns the photos that start now.
-    mutating func finished(bytes: Int) -> [Int] {
-        let amount = held(bytes)
-        free += amount
+    /// Running photo `id` finished; returns the photos that start now.
+    mutating func finished(id: Int) -> [Int] {
+        guard let photo = running.removeValue(forKey: id) else { return [] }
+        free += photo.bytes
         freeSlots += 1
-        if isLarge(amount) { largeRunning = false }
+        if photo.ahead { aheadOfFirst -= photo.bytes }
         return startWhatFits()
     }
 
@@ -65,28 +60,39 @@ struct BudgetQueue: Sendable {
     mutating func withdraw(id: Int) -> [Int]? {
         guard let index = waiting.firstIndex(where: { $0.id == id }) else { return nil }
         waiting.remove(at: index)
+        if index == 0 { newFirst() }
         return startWhatFits()
     }
 
     private mutating func startWhatFits() -> [Int] {
         var started: [Int] = []
-        while freeSlots > 0 {
-            if !largeRunning, let large = waiting.firstIndex(where: { isLarge($0.bytes) }) {
-                guard waiting[large].bytes <= free else { break }  // it waits for memory, and nothing starts before it
-                largeRunning = true
-                started.append(start(large))
-                continue
+        while freeSlots > 0, let first = waiting.first {
+            if first.bytes <= free {
+                started.append(start(at: 0, ahead: false))
+                newFirst()
+            } else if let later = waiting.indices.dropFirst().first(where: {
+                waiting[$0].bytes <= free && aheadOfFirst + waiting[$0].bytes <= budget - first.bytes
+            }) {
+                aheadOfFirst += waiting[later].bytes
+                started.append(start(at: later, ahead: true))
+            } else {
+                break
             }
-            guard let ordinary = waiting.firstIndex(where: { !isLarge($0.bytes) }), waiting[ordinary].bytes <= free else { break }
-            started.append(start(ordinary))
         }
         return started
     }
 
-    private mutating func start(_ index: Int) -> Int {
+    private mutating func start(at index: Int, ahead: Bool) -> Int {
         let photo = waiting.remove(at: index)
         free -= photo.bytes
         freeSlots -= 1
+        running[photo.id] = (photo.bytes, ahead)
         return photo.id
+    }
+
+    /// Another photo is first in line: the photos running now are those it waits for, not ahead of it.
+    private mutating func newFirst() {
+        for id in running.keys where running[id]!.ahead { running[id]!.ahead = false }
+        aheadOfFirst = 0
     }
 }

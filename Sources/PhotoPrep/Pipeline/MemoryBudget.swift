@@ -1,3 +1,4 @@
+import CMalloc
 import Synchronization
 
 /// The pipeline threads and the memory that the photos a server prepares at the same time share. Each photo
@@ -5,8 +6,8 @@ import Synchronization
 /// a thread, and waits, suspended rather than holding a thread, while the threads are busy or the running
 /// photos hold too much. Two 17 MP progressive JPEGs hold ~100 MB of coefficients each: a server preparing on
 /// several threads stays within the bound however large the photos that arrive together. `BudgetQueue`
-/// decides which waiting photo starts (large ones one after another, beside the others, from the start of a
-/// burst).
+/// decides which waiting photo starts (in the order asked; a later one that fits goes ahead of one waiting
+/// for memory without delaying it).
 ///
 /// Give it as many slots as the pool the work runs on has threads, and run all of that pool's photos through
 /// it: the pool's own queue then stays empty, and the order is this one's.
@@ -29,20 +30,29 @@ public final class MemoryBudget: Sendable {
     /// Runs `work` once a slot is free and `estimate` bytes fit (see `BudgetQueue`), and gives both back when
     /// it ends. Throws `CancellationError`, without running `work`, when the task is cancelled while waiting.
     public func run<T>(estimate: Int, _ work: () async throws -> T) async throws -> T {
-        try await start(estimate: estimate)
-        defer { finished(estimate: estimate) }
+        let id = try await start(estimate: estimate)
+        defer { finished(id) }
         return try await work()
+    }
+
+    /// Call on the pipeline thread right after preparing a photo estimated at `estimate`: when it held a quarter
+    /// of the budget or more, the memory freed in the threads' malloc arenas goes back to the system
+    /// (`malloc_trim`). glibc keeps a thread's freed memory for its next allocations, outside what the budget
+    /// counts: in a burst of 100 photos the server's peak was 290–335 MB without this and 228–260 MB with it,
+    /// for about 3 % more CPU when done after every photo.
+    public func giveBackFreedMemory(after estimate: Int) {
+        if estimate >= bytes / 4 { _ = malloc_trim(0) }
     }
 
     /// The bytes not held by running photos.
     public var free: Int { state.withLock { $0.queue.free } }
 
-    private func start(estimate: Int) async throws {
+    private func start(estimate: Int) async throws -> Int {
         let id = state.withLock { state in
             defer { state.nextID += 1 }
             return state.nextID
         }
-        try await withTaskCancellationHandler {
+        return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let ready = state.withLock { state in
                     guard !Task.isCancelled else { return [(continuation, Result<Void, any Error>.failure(CancellationError()))] }
@@ -51,6 +61,7 @@ public final class MemoryBudget: Sendable {
                 }
                 for (waiter, result) in ready { waiter.resume(with: result) }
             }
+            return id
         } onCancel: {
             let ready = state.withLock { state -> [(CheckedContinuation<Void, any Error>, Result<Void, any Error>)] in
                 guard let started = state.queue.withdraw(id: id), let waiter = state.waiters.removeValue(forKey: id) else { return [] }
@@ -60,8 +71,8 @@ public final class MemoryBudget: Sendable {
         }
     }
 
-    private func finished(estimate: Int) {
-        let ready = state.withLock { state in Self.resumptions(of: state.queue.finished(bytes: estimate), in: &state) }
+    private func finished(_ id: Int) {
+        let ready = state.withLock { state in Self.resumptions(of: state.queue.finished(id: id), in: &state) }
         for (waiter, result) in ready { waiter.resume(with: result) }
     }
 

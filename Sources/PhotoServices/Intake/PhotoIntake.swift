@@ -96,6 +96,7 @@ public struct PhotoIntake: Sendable {
         do {
             let prepare = { @Sendable (header: PhotoPipeline.Header?) async throws -> Result<PreparedPhoto, PhotoPrepError> in
                 try await cpu.runIfActive {
+                    defer { if let header { memory?.giveBackFreedMemory(after: header.estimate) } }
                     do throws(PhotoPrepError) { return .success(try pipeline.prepare(contentsOf: file, header: header)) } catch { return .failure(error) }
                 }
             }
