@@ -113,7 +113,8 @@ import TestSupport
                             if $0.photos > 2 { $0.overSlots = true }
                         }
                         defer { running.value.withLock { $0.photos -= 1; $0.bytes -= min(estimate, budget.bytes) } }
-                        return (try? pipeline.prepare(contentsOf: Fixture.path(files[i % files.count]))) != nil
+                        // On a thread of its own, as on the server's pool: never holding one of the cooperative pool's few threads.
+                        return try await onThread { (try? pipeline.prepare(contentsOf: Fixture.path(files[i % files.count]))) != nil }
                     }
                 }
             }
