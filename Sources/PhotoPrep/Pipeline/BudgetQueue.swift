@@ -11,7 +11,7 @@
 /// last; without this, each of them waited for the one before while a thread idled.) An estimate over the
 /// whole budget counts as the whole budget: that photo runs alone.
 struct BudgetQueue: Sendable {
-    struct Waiting: Sendable, Equatable {
+    struct Waiting: Sendable {
         var id: Int
         var bytes: Int
     }
@@ -92,7 +92,7 @@ struct BudgetQueue: Sendable {
 
     /// Another photo is first in line: the photos running now are those it waits for, not ahead of it.
     private mutating func newFirst() {
-        for id in running.keys where running[id]!.ahead { running[id]!.ahead = false }
+        running = running.mapValues { (bytes: $0.bytes, ahead: false) }
         aheadOfFirst = 0
     }
 }
