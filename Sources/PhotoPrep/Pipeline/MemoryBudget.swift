@@ -38,7 +38,7 @@ public final class MemoryBudget: Sendable {
     /// Call on the pipeline thread right after preparing a photo estimated at `estimate`: when it held a quarter
     /// of the budget or more, the memory freed in the threads' malloc arenas goes back to the system
     /// (`malloc_trim`). glibc keeps a thread's freed memory for its next allocations, outside what the budget
-    /// counts: in a burst of 100 photos (`Benchmarks/ingest.sh`) the server's peak was 287–335 MB without this
+    /// counts: in a burst of 100 photos (`Benchmarks/ingest.sh`) the server's peak was 287–349 MB without this
     /// and 253–273 MB with it; trimming after every photo gave 228–260 MB for about 3 % more CPU.
     public func giveBackFreedMemory(after estimate: Int) {
         if estimate >= bytes / 4 { _ = malloc_trim(0) }
