@@ -18,23 +18,25 @@ struct BudgetQueue: Sendable {
 
     /// The memory all running photos together may hold.
     let budget: Int
-    /// Memory not held by running photos.
-    private(set) var free: Int
-    /// Slots (pipeline threads) not taken by running photos.
-    private(set) var freeSlots: Int
+    /// How many photos may run at once (pipeline threads).
+    let slots: Int
     /// Photos waiting to start, in the order they asked.
     private(set) var waiting: [Waiting] = []
     /// Running photos: what each holds, and whether it went ahead of the photo first in line now.
     private var running: [Int: (bytes: Int, ahead: Bool)] = [:]
-    /// What the photos that went ahead of the first waiting photo hold.
-    private(set) var aheadOfFirst = 0
 
     init(budget: Int, slots: Int) {
         precondition(budget > 0 && slots > 0)
         self.budget = budget
-        free = budget
-        freeSlots = slots
+        self.slots = slots
     }
+
+    /// Memory not held by running photos.
+    var free: Int { budget - running.values.reduce(0) { $0 + $1.bytes } }
+    /// Slots not taken by running photos.
+    var freeSlots: Int { slots - running.count }
+    /// What the photos that went ahead of the first waiting photo hold.
+    var aheadOfFirst: Int { running.values.reduce(0) { $0 + ($1.ahead ? $1.bytes : 0) } }
 
     /// What a photo estimated at `bytes` holds while it runs: at most the whole budget.
     func held(_ bytes: Int) -> Int { min(max(0, bytes), budget) }
@@ -48,10 +50,7 @@ struct BudgetQueue: Sendable {
 
     /// Running photo `id` finished; returns the photos that start now.
     mutating func finished(id: Int) -> [Int] {
-        guard let photo = running.removeValue(forKey: id) else { return [] }
-        free += photo.bytes
-        freeSlots += 1
-        if photo.ahead { aheadOfFirst -= photo.bytes }
+        guard running.removeValue(forKey: id) != nil else { return [] }
         return startWhatFits()
     }
 
@@ -67,13 +66,13 @@ struct BudgetQueue: Sendable {
     private mutating func startWhatFits() -> [Int] {
         var started: [Int] = []
         while freeSlots > 0, let first = waiting.first {
+            let (free, ahead) = (self.free, aheadOfFirst)
             if first.bytes <= free {
                 started.append(start(at: 0, ahead: false))
                 newFirst()
             } else if let later = waiting.indices.dropFirst().first(where: {
-                waiting[$0].bytes <= free && aheadOfFirst + waiting[$0].bytes <= budget - first.bytes
+                waiting[$0].bytes <= free && ahead + waiting[$0].bytes <= budget - first.bytes
             }) {
-                aheadOfFirst += waiting[later].bytes
                 started.append(start(at: later, ahead: true))
             } else {
                 break
@@ -84,8 +83,6 @@ struct BudgetQueue: Sendable {
 
     private mutating func start(at index: Int, ahead: Bool) -> Int {
         let photo = waiting.remove(at: index)
-        free -= photo.bytes
-        freeSlots -= 1
         running[photo.id] = (photo.bytes, ahead)
         return photo.id
     }
@@ -93,6 +90,5 @@ struct BudgetQueue: Sendable {
     /// Another photo is first in line: the photos running now are those it waits for, not ahead of it.
     private mutating func newFirst() {
         running = running.mapValues { (bytes: $0.bytes, ahead: false) }
-        aheadOfFirst = 0
     }
 }
