@@ -30,12 +30,15 @@ public enum AtomicFile {
         _ bytes: [UInt8], to path: String, permissions: Int = 0o644, piece: Int = .max, written: (Int) -> Bool = { _ in true }
     ) throws(WriteError) {
         let folder = Path.folder(of: path)
-        if let reason = Path.makeFolders(folder, mode: permissions & 0o077 == 0 ? 0o700 : 0o777) {
-            throw WriteError(message: "\(folder): cannot create the folder: \(reason)")
-        }
         let temporary = Path.join(
             folder, ".\(Path.name(of: path)).\(getpid()).\(UInt32.random(in: 0...UInt32.max))\(temporarySuffix)")
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode_t(permissions))
+        var fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode_t(permissions))
+        if fd < 0 && errno == ENOENT {  // the folder is missing: made only then, not tried part by part before every file
+            if let reason = Path.makeFolders(folder, mode: permissions & 0o077 == 0 ? 0o700 : 0o777) {
+                throw WriteError(message: "\(folder): cannot create the folder: \(reason)")
+            }
+            fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode_t(permissions))
+        }
         guard fd >= 0 else { throw WriteError(message: "\(temporary): cannot create: \(String(cString: strerror(errno)))") }
         var ok = true, stopped = false
         bytes.withUnsafeBytes { buffer in

@@ -28,14 +28,16 @@ public enum Path {
     }
 
     /// Makes `path` and its missing parents (`mkdir -p`) with `mode`; returns the system's reason
-    /// when it cannot.
+    /// when it cannot. From the deepest folder up, only as far as folders are missing: one call when the
+    /// parent exists, not one for every part of the path.
     public static func makeFolders(_ path: String, mode: Int = 0o777) -> String? {
-        var built = path.hasPrefix("/") ? "" : "."
-        for part in path.split(separator: "/") {
-            built += "/" + part
-            if mkdir(built, mode_t(mode)) != 0 && errno != EEXIST { return String(cString: strerror(errno)) }
-        }
-        return nil
+        if mkdir(path, mode_t(mode)) == 0 || errno == EEXIST { return nil }
+        guard errno == ENOENT else { return String(cString: strerror(errno)) }
+        let parent = folder(of: path)
+        guard parent != path, parent != ".", parent != "/" else { return String(cString: strerror(ENOENT)) }
+        if let reason = makeFolders(parent, mode: mode) { return reason }
+        if mkdir(path, mode_t(mode)) == 0 || errno == EEXIST { return nil }
+        return String(cString: strerror(errno))
     }
 
     /// Whether `path` is a folder (following links).
