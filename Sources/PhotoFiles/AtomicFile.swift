@@ -25,9 +25,11 @@ public enum AtomicFile {
 
     /// `permissions`: the file's mode (0o600 for private data; a folder it creates is then 0o700). `written` is told
     /// the bytes written so far after each `piece` of them; when it answers false the write stops, the temporary
-    /// file is removed and the target left as it was.
+    /// file is removed and the target left as it was. `flush: false` skips the `fsync`: readers still never see
+    /// half a file, but after a power cut the new content may be missing or damaged — only for files whose loss
+    /// is harmless.
     public static func write(
-        _ bytes: [UInt8], to path: String, permissions: Int = 0o644, piece: Int = .max, written: (Int) -> Bool = { _ in true }
+        _ bytes: [UInt8], to path: String, permissions: Int = 0o644, flush: Bool = true, piece: Int = .max, written: (Int) -> Bool = { _ in true }
     ) throws(WriteError) {
         let folder = Path.folder(of: path)
         let temporary = Path.join(
@@ -52,7 +54,7 @@ public enum AtomicFile {
             }
         }
         let error = String(cString: strerror(errno))
-        ok = ok && !stopped && fsync(fd) == 0
+        ok = ok && !stopped && (!flush || fsync(fd) == 0)
         close(fd)
         guard ok, rename(temporary, path) == 0 else {
             unlink(temporary)

@@ -1,0 +1,77 @@
+import Foundation
+import NIOCore
+import NIOPosix
+@testable import PhotoServer
+import Testing
+import TestSupport
+
+/// The uploads in the data folder: a record and a data file each, as a restarted server finds them.
+@Suite struct LocalUploadStoreTests {
+    static func upload(length: Int64) -> TusUpload {
+        TusUpload(
+            id: TusUpload.newID(), owner: "u1", ownerName: "Ana", key: "user_photos/u1/trip/a.jpg", length: length, metadata: [:],
+            createdAt: Date(), expiresAt: Date() + 3600, state: .receiving, url: nil)
+    }
+
+    /// Runs `body` with a data folder and an io pool of its own, both gone afterwards.
+    static func withStoreFolder(_ body: (URL, NIOThreadPool) async throws -> Void) async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let io = NIOThreadPool(numberOfThreads: 1)
+        io.start()
+        do { try await body(folder, io) } catch {
+            try await io.shutdownGracefully()
+            throw error
+        }
+        try await io.shutdownGracefully()
+    }
+
+    static func write(_ bytes: [UInt8], to store: LocalUploadStore, _ id: String, at offset: Int64) async throws {
+        let appender = try await store.appender(id, at: offset, wholeRequest: false)
+        try await appender.write(ByteBuffer(bytes: bytes))
+        try await appender.sync()
+    }
+
+    /// A finished upload keeps its record, marked stored with the photo's URL, and loses its bytes; a server started
+    /// on the folder afterwards reads it so.
+    @Test func aFinishedUploadIsRecordedAsStoredWithoutItsBytes() async throws {
+        try await Self.withStoreFolder { folder, io in
+            let store = try LocalUploadStore(folder: folder, io: io)
+            let bytes = testBytes(1000)
+            let upload = Self.upload(length: 1000)
+            try await store.create(upload)
+            try await Self.write(bytes, to: store, upload.id, at: 0)
+            let handed = try await store.finishing(upload) { file in
+                FileManager.default.contents(atPath: file) == Data(bytes) ? .success("file:///stored/a.jpg") : .failure(.init(kind: .unprocessable, description: "not the bytes sent"))
+            }
+            guard case .success("file:///stored/a.jpg") = handed else { Issue.record("\(String(describing: handed))"); return }
+            #expect(!FileManager.default.fileExists(atPath: store.dataPath(upload.id)))
+            let reread = try #require(try await LocalUploadStore(folder: folder, io: io).upload(upload.id))
+            #expect(reread.state == .stored && reread.url == "file:///stored/a.jpg")
+            let left = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+            #expect(left == ["\(upload.id).info"], "\(left)")
+        }
+    }
+
+    /// The case a power cut may leave after finishing (the record's rewrite is not flushed, the data's removal may
+    /// reach the disk): the old record without its data. The offset is 0 and the bytes can be sent again.
+    @Test func aRecordWhoseDataIsGoneTakesTheBytesAgainFromZero() async throws {
+        try await Self.withStoreFolder { folder, io in
+            let upload = Self.upload(length: 600)
+            try await LocalUploadStore(folder: folder, io: io).create(upload)
+            try await Self.write(testBytes(300), to: try LocalUploadStore(folder: folder, io: io), upload.id, at: 0)
+            try FileManager.default.removeItem(atPath: folder.appendingPathComponent("\(upload.id).bin").path)
+
+            let store = try LocalUploadStore(folder: folder, io: io)
+            #expect(try await store.upload(upload.id)?.state == .receiving)
+            #expect(try await store.offset(upload.id) == 0)
+            let bytes = testBytes(600, seed: 3)
+            try await Self.write(bytes, to: store, upload.id, at: 0)
+            #expect(try await store.offset(upload.id) == 600)
+            #expect(FileManager.default.contents(atPath: store.dataPath(upload.id)) == Data(bytes))
+            // Past offset 0 a missing data file is an error, not a file begun in the middle.
+            try FileManager.default.removeItem(atPath: store.dataPath(upload.id))
+            await #expect(throws: UploadStoreFailure.self) { try await store.appender(upload.id, at: 300, wholeRequest: false) }
+        }
+    }
+}
