@@ -31,7 +31,14 @@ import TestSupport
         let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
         let created = try await Rules.create(seeded.server, key: "user_photos/u1/a/storm.jpg", length: jpeg.count, token: u1)
         #expect(created.status == 201)
-        #expect(created.header("Upload-Expires") != nil)
+        // An IMF-fixdate a day ahead (the default expiry), in GMT.
+        let expires = try #require(created.header("Upload-Expires"))
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        let expiry = try #require(formatter.date(from: expires), "\(expires)").timeIntervalSinceNow
+        #expect(expiry > 23 * 3600 && expiry <= 24 * 3600 + 1, "\(expires)")
         let location = try #require(created.header("Location"))
         #expect(location.hasPrefix(seeded.server.endpoint))
 

@@ -96,13 +96,4 @@ enum Tus {
             return Array(sha256!.finalize())
         }
     }
-
-    /// `Upload-Expires`: an HTTP date (RFC 9110 IMF-fixdate).
-    static func httpDate(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
-    }
 }

@@ -47,7 +47,7 @@ struct TusRoutes: Sendable {
         var headers = HTTPFields()
         headers[Tus.resumable] = Tus.version
         headers[.location] = address.url("/files/\(upload.id)", request: request.head)
-        headers[Tus.uploadExpires] = Tus.httpDate(upload.expiresAt)
+        headers[Tus.uploadExpires] = HTTPDate.format(upload.expiresAt)
         guard request.headers[.contentType] == Tus.offsetContentType else { return Response(status: .created, headers: headers) }
         do {
             let (_, offset) = try await uploads.append(to: upload.id, caller: caller, at: 0, request: request, checksum: checksum, log: context.log)
@@ -70,7 +70,7 @@ struct TusRoutes: Sendable {
         headers[Tus.uploadOffset] = String(offset)
         headers[Tus.uploadLength] = String(upload.length)
         headers[.cacheControl] = "no-store"
-        if upload.state == .receiving { headers[Tus.uploadExpires] = Tus.httpDate(upload.expiresAt) }
+        if upload.state == .receiving { headers[Tus.uploadExpires] = HTTPDate.format(upload.expiresAt) }
         return Response(status: .ok, headers: headers)
     }
 
@@ -86,7 +86,7 @@ struct TusRoutes: Sendable {
         var headers = HTTPFields()
         headers[Tus.resumable] = Tus.version
         headers[Tus.uploadOffset] = String(offset)
-        if upload.state == .receiving { headers[Tus.uploadExpires] = Tus.httpDate(upload.expiresAt) }
+        if upload.state == .receiving { headers[Tus.uploadExpires] = HTTPDate.format(upload.expiresAt) }
         return Response(status: .noContent, headers: headers)
     }
 
