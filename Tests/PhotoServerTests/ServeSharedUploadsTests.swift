@@ -33,18 +33,23 @@ import TestSupport
     }
 
     /// Finishing leases of 2 s (`--job-lease`), so that a takeover happens within the test.
-    static func start() async throws -> Instances {
+    /// Two instances on one database and one bucket; `s3Faults`: they reach the bucket through a `FaultProxy` with these.
+    static func start(s3Faults: [String]? = nil) async throws -> (Instances, FaultProxy?) {
         let moto = try await onThread { try MotoServer() }
         try await moto.createBucket("photos")
         let url = try await PostgresCluster.shared().newDatabase()
         let database = try await AppDatabase(postgres: url, role: .server)
         let arguments = ["--database", url, "--to", "s3://photos/prod", "--job-lease", "2"]
+        let proxy = try s3Faults.map { faults in try FaultProxy(upstream: moto.server.port, faults: faults) }
+        let environment = moto.environment(endpoint: proxy.map { "http://127.0.0.1:\($0.server.port)" })
         let (a, b) = try await onThread {
-            (try PhotoServerProcess(arguments: arguments, environment: moto.environment()), try PhotoServerProcess(arguments: arguments, environment: moto.environment()))
+            (try PhotoServerProcess(arguments: arguments, environment: environment), try PhotoServerProcess(arguments: arguments, environment: environment))
         }
         let objects = S3Objects(store: try S3Store(url: "s3://photos/prod", environment: moto.environment()))
-        return Instances(moto: moto, database: database, a: a, b: b, objects: objects)
+        return (Instances(moto: moto, database: database, a: a, b: b, objects: objects), proxy)
     }
+
+    static func start() async throws -> Instances { try await start(s3Faults: nil).0 }
 
     static func tus(_ token: String, _ more: [String: String] = [:]) -> [String: String] {
         ["Tus-Resumable": "1.0.0", "Authorization": "Bearer \(token)"].merging(more) { $1 }
@@ -166,31 +171,35 @@ import TestSupport
         #expect(runs.map(\.outcome) == ["done"])
     }
 
-    /// The instance that received an upload's last byte is killed while it prepares the photo (its
-    /// finishing lease in the database; a 20 MP progressive photo takes a while). The client's retry reaches the
-    /// other instance, which is refused (423) while the lease runs, then takes the finishing over: the
-    /// history shows the dead holding ended by expiry, then one that stored it, never two at once.
+    /// The instance that received an upload's last byte is killed while it finishes it (its finishing lease in
+    /// the database): a proxy in front of S3 holds the photo's upload to its key until the instance is dead. The
+    /// client's retry reaches the other instance, which is refused (423) while the lease runs, then takes the
+    /// finishing over: the history shows the dead holding ended by expiry, then one that stored it, never two at once.
     @Test func anInstanceKilledWhileFinishingIsTakenOverAfterItsLease() async throws {
-        let two = try await Self.start()
+        let scratch = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let resume = scratch.appendingPathComponent("resume")
+        let (two, proxy) = try await Self.start(s3Faults: ["--hold-path", "/user_photos/u1/big/", "--resume-file", resume.path])
+        let s3 = try #require(proxy)
         defer { two.a.stop(); two.b.stop() }
         let balancer = try await onThread { try Balancer(backends: [two.a.port, two.b.port]) }
         let file = try await onThread { BigPhotos.twentyMPProgressive }
         let upload = try BackgroundCommand(
-            ["upload", file, "--to", balancer.endpoint, "--key-prefix", "user_photos/u1/big/", "--state", try temporaryFolder().path],
+            ["upload", file, "--to", balancer.endpoint, "--key-prefix", "user_photos/u1/big/", "--state", scratch.appendingPathComponent("state").path],
             environment: ["PHOTOPREP_TOKEN": TestTokens.hs256(sub: "u1")])
 
-        var holder: String?
-        let deadline = Date().addingTimeInterval(60)
-        while holder == nil, Date() < deadline, upload.isRunning {
-            try await Task.sleep(for: .milliseconds(10))
-            holder = try await two.database.rows("SELECT \"finishOwner\" FROM \"tusUpload\"").first?.decode(column: "finishOwner", as: String?.self)
+        // The photo is prepared and on its way to its key: the instance finishing it holds the lease.
+        let deadline = Date().addingTimeInterval(120)
+        while s3.held == 0, Date() < deadline, upload.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        if s3.held == 0, let ended = await upload.wait(timeout: 1) {  // say why: the upload ended first
+            Issue.record("the upload ended (status \(ended.status)) before its photo was stored: \(ended.stdout.suffix(1000)) \(ended.stderr.suffix(1000))")
         }
-        if holder == nil, let ended = await upload.wait(timeout: 1) {  // say why: the upload ended first
-            Issue.record("the upload ended (status \(ended.status)) before an instance was seen finishing: \(ended.stdout.suffix(1000)) \(ended.stderr.suffix(1000))")
-        }
-        let finishing = try #require(holder, "no instance started finishing")
+        #expect(s3.held == 1)
+        let holder = try await two.database.rows("SELECT \"finishOwner\" FROM \"tusUpload\"").first?.decode(column: "finishOwner", as: String?.self)
+        let finishing = try #require(holder, "no instance holds the finishing while its photo is being stored")
         let (receiving, other) = balancer.open[two.a.port] ?? 0 > 0 ? (two.a, two.b) : (two.b, two.a)
         receiving.kill()
+        _ = FileManager.default.createFile(atPath: resume.path, contents: nil)
 
         let result = try #require(await upload.wait(timeout: 120), "the upload did not finish")
         #expect(result.status == 0, "\(result.stderr) \(other.log.suffix(2000))")

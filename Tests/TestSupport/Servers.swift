@@ -151,6 +151,9 @@ public final class FaultProxy: @unchecked Sendable {
     /// Upload data the server accepted through the proxy (PATCH bodies and POST bodies with creation-with-upload).
     public var dataBytes: Int { stats["data_bytes"] as? Int ?? 0 }
 
+    /// Data requests held by `--hold-path` so far (each counted as it arrives).
+    public var held: Int { stats["held"] as? Int ?? 0 }
+
     /// Requests forwarded, by HTTP method.
     public var requests: [String: Int] { stats["by_method"] as? [String: Int] ?? [:] }
 

@@ -23,6 +23,10 @@ S3 objects and parts), and a POST with a body (tus creation-with-upload, S3 Comp
 --pause-after-bytes N --resume-file F
                    once the server accepted N data bytes, hold every further data request until
                    the file F exists (a test does something to the server meanwhile, then creates F)
+--hold-path S --resume-file F
+                   hold every data request whose path contains S until the file F exists; "held" in
+                   the stats counts them as they arrive (e.g. in front of S3: a photo's upload to its
+                   key, while the test does something to the server that sent it)
 --stats FILE       write {"data_bytes": body bytes of data requests the server accepted,
                    "data_requests": ..., "requests": ..., "by_method": {...},
                    "data_log": [{"method", "offset" (Upload-Offset), "length", "status"}, ...]} after every request
@@ -39,7 +43,7 @@ import stats_file  # beside this script
 
 args = None
 lock = threading.Lock()
-stats = {"data_requests": 0, "data_bytes": 0, "requests": 0, "by_method": {}, "data_log": []}
+stats = {"data_requests": 0, "data_bytes": 0, "requests": 0, "by_method": {}, "data_log": [], "held": 0}
 
 
 class SkipInformational(http.client.HTTPResponse):
@@ -80,6 +84,12 @@ class Proxy(BaseHTTPRequestHandler):
         if data_index is not None:
             if args.delay_data:
                 time.sleep(args.delay_data)
+            if args.hold_path and args.hold_path in self.path:
+                with lock:
+                    stats["held"] += 1
+                self.save_stats()
+                while not os.path.exists(args.resume_file):
+                    time.sleep(0.01)
             if args.pause_after_bytes is not None:
                 while stats["data_bytes"] >= args.pause_after_bytes and not os.path.exists(args.resume_file):
                     time.sleep(0.01)
@@ -188,6 +198,7 @@ def main():
     parser.add_argument("--throttle", type=int, default=0, help="bytes a second towards the server")
     parser.add_argument("--pause-after-bytes", type=int)
     parser.add_argument("--resume-file")
+    parser.add_argument("--hold-path")
     parser.add_argument("--stats")
     args = parser.parse_args()
     ThreadingHTTPServer(("127.0.0.1", args.port), Proxy).serve_forever()
