@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import PhotoPrep
 import TestSupport
@@ -76,6 +77,13 @@ enum ReferenceResizer {
         }
     }
 
+    /// sinc(x) · sinc(x / 3) on −3 ≤ x < 3, with two sines, as Pillow computes it.
+    static func lanczos3(_ x: Double) -> Double {
+        func sinc(_ x: Double) -> Double { x == 0 ? 1 : sin(Double.pi * x) / (Double.pi * x) }
+        guard x >= -3 && x < 3 else { return 0 }
+        return sinc(x) * sinc(x / 3)
+    }
+
     /// The filter takes each tap's sine from the one before (a rotation); the weights it rounds are those of
     /// sinc(x) · sinc(x / 3) computed tap by tap with two sines, as Pillow computes them.
     @Test func weightsAreThoseOfTheDirectFormula() {
@@ -87,7 +95,7 @@ enum ReferenceResizer {
             for i in 0..<output {
                 let center = (Double(i) + 0.5) * scale
                 let lo = max(0, Int(center - 3 * stretch + 0.5))
-                let direct = (0..<filter.counts[i]).map { Lanczos3Filter.lanczos3((Double(lo + $0) - center + 0.5) / stretch) }
+                let direct = (0..<filter.counts[i]).map { Self.lanczos3((Double(lo + $0) - center + 0.5) / stretch) }
                 let sum = direct.reduce(0, +)
                 for (k, w) in direct.enumerated() {
                     let fixed = w / (sum == 0 ? 1 : sum) * Double(Lanczos3Filter.one)

@@ -34,15 +34,15 @@ struct Lanczos3Filter {
         var counts = [Int](repeating: 0, count: outputSize)
         var weights = [Int32](repeating: 0, count: outputSize * taps)
         var real = [Double](repeating: 0, count: taps)
-        let (stepSin, stepCos) = (sin(Double.pi / 3 / stretch), cos(Double.pi / 3 / stretch))
+        // sin(πx/3) of tap k by rotating tap k − 1's by the taps' spacing, π/3 / stretch: one sin and one cos a
+        // sample, not two sines a tap (a 2048-px resize computed 50,000 of them).
+        let third = Double.pi / 3
+        let (stepSin, stepCos) = (sin(third / stretch), cos(third / stretch))
         for i in 0..<outputSize {
             let center = (Double(i) + 0.5) * scale
             let lo = max(0, Int(center - support + 0.5))
             let hi = min(inputSize, Int(center + support + 0.5))
             let count = min(hi - lo, taps)
-            // sin(πx/3) of tap k by rotating tap k − 1's by the taps' spacing: two calls of sin and cos a sample,
-            // not two of sin a tap (a 2048-px resize computed 50,000 of them).
-            let third = Double.pi / 3
             let x0 = (Double(lo) - center + 0.5) / stretch
             var s = sin(third * x0), c = cos(third * x0)
             var sum = 0.0
@@ -66,24 +66,12 @@ struct Lanczos3Filter {
         self.taps = taps
     }
 
-    /// sinc(x) · sinc(x / 3) on −3 ≤ x < 3.
-    static func lanczos3(_ x: Double) -> Double {
-        guard x >= -3 && x < 3 else { return 0 }
-        return sinc(x) * sinc(x / 3)
-    }
-
-    /// The same from `sinThird` = sin(πx/3): with t = πx/3, sin(πx) = sin 3t = s(3 − 4s²), so
-    /// sinc(x) · sinc(x / 3) = s²(3 − 4s²) / 3t², and no second sine.
+    /// sinc(x) · sinc(x / 3) on −3 ≤ x < 3, from `sinThird` = sin(πx/3): with t = πx/3, sin(πx) = sin 3t =
+    /// s(3 − 4s²), so it is s²(3 − 4s²) / 3t², and no second sine (`ResizerTests` holds it to the direct formula).
     static func lanczos3(_ x: Double, sinThird s: Double) -> Double {
         guard x >= -3 && x < 3 else { return 0 }
         if x == 0 { return 1 }
         let t = Double.pi / 3 * x
         return s * s * (3 - 4 * s * s) / (3 * t * t)
-    }
-
-    static func sinc(_ x: Double) -> Double {
-        if x == 0 { return 1 }
-        let px = Double.pi * x
-        return sin(px) / px
     }
 }

@@ -44,18 +44,22 @@ final class LocalUploadStore: PartialUploadStore {
         try await save(upload)
     }
 
-    /// Writes the record atomically, and (`durable`) the folder's entries to disk, so a created upload survives a
-    /// power cut as well as a crash. `removingData`: the data file goes in the same trip to the io threads.
-    private func save(_ upload: TusUpload, durable: Bool = true, removingData: Bool = false) async throws(UploadStoreFailure) {
+    /// Writes the record atomically, and the folder's entries to disk, so a created upload survives a power cut as
+    /// well as a crash. A stored upload's record is not flushed (see `finishing`), and its data file goes in the
+    /// same trip to the io threads.
+    private func save(_ upload: TusUpload) async throws(UploadStoreFailure) {
         _ = await loaded()
         let path = infoPath(upload.id), folder = self.folder.path, data = dataPath(upload.id)
+        let stored = upload.state == .stored
         try await run {
             let json = try JSONEncoder().encode(upload)
-            do throws(AtomicFile.WriteError) { try AtomicFile.write([UInt8](json), to: path, permissions: 0o600, flush: durable) } catch {
+            do throws(AtomicFile.WriteError) { try AtomicFile.write([UInt8](json), to: path, permissions: 0o600, flush: !stored) } catch {
                 throw UploadStoreFailure(description: error.message)
             }
-            if removingData { unlink(data) }
-            guard durable else { return }
+            if stored {
+                unlink(data)
+                return
+            }
             let fd = open(folder, O_RDONLY | O_DIRECTORY)
             guard fd >= 0, fsync(fd) == 0 else {
                 if fd >= 0 { close(fd) }
@@ -147,7 +151,7 @@ final class LocalUploadStore: PartialUploadStore {
             // the old one is found, with the bytes (finished again: the same photo at the same key) or without
             // them (offset 0: the client sends them again) — never an acknowledged byte lost. Two fsyncs and a
             // wait fewer on every upload's last request.
-            try? await save(stored, durable: false, removingData: true)
+            try? await save(stored)
         case .failure(let refusal) where !refusal.keepsBytes:
             _ = try? await delete(upload.id)
         case .failure:
