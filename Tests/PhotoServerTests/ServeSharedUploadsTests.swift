@@ -133,40 +133,58 @@ import TestSupport
     }
 
     /// A large upload through a slowed-down balancer; the instance receiving it is killed (SIGKILL) once
-    /// part of it is durable. `photoprep upload`'s retry reaches the other instance through the balancer,
-    /// which answers from the shared state and takes the rest: it receives less than the whole file.
+    /// part of it is durable and while the rest is still the client's to send (the balancer holds it back).
+    /// `photoprep upload`'s retry reaches the other instance through the balancer, which answers from the
+    /// shared state and takes the rest: it receives all the client had not sent, and less than the whole file.
     @Test func anInstanceKilledMidUploadIsContinuedByTheOther() async throws {
+        let scratch = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let pause = scratch.appendingPathComponent("pause")
         let two = try await Self.start()
         defer { two.a.stop(); two.b.stop() }
-        let balancer = try await onThread { try Balancer(backends: [two.a.port, two.b.port], rate: 2_000_000) }
+        let balancer = try await onThread { try Balancer(backends: [two.a.port, two.b.port], rate: 2_000_000, pauseFile: pause) }
         let file = try await onThread { BigPhotos.twentyMPLarge }
         let size = try #require(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
         let upload = try BackgroundCommand(
-            ["upload", file, "--to", balancer.endpoint, "--key-prefix", "user_photos/u1/big/", "--state", try temporaryFolder().path,
+            ["upload", file, "--to", balancer.endpoint, "--key-prefix", "user_photos/u1/big/", "--state", scratch.appendingPathComponent("state").path,
              "--chunk-size", "4MiB", "--no-checksums"],
             environment: ["PHOTOPREP_TOKEN": TestTokens.hs256(sub: "u1")])
 
-        // The POST carried the first 4 MiB (creation-with-upload); half-way through the PATCH that follows,
-        // its first MiB is durable (a piece) and the rest on its way. (Killed during the POST, the client
-        // would never learn the upload's URL and would rightly start a new one.)
-        var received: Int64 = 0
+        // The POST carries the first 4 MiB (creation-with-upload); 2 MiB into the PATCH that follows, the
+        // balancer stops forwarding, and the test waits for the PATCH's first MiB to be durable (a piece).
+        // (Killed during the POST, the client would never learn the upload's URL and would rightly start a
+        // new one.) Waiting on the balancer, not on the clock: however slow the machine, the kill comes
+        // while the client still has the rest of the file to send.
         let deadline = Date().addingTimeInterval(60)
+        while balancer.bytesUp.values.reduce(0, +) < 6 << 20, Date() < deadline, upload.isRunning {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try Data().write(to: pause)
+        var received: Int64 = 0
         while received < 5 << 20, Date() < deadline, upload.isRunning {
             try await Task.sleep(for: .milliseconds(20))
             received = try await two.database.rows("SELECT received FROM \"tusUpload\"").first?.decode(column: "received", as: Int64.self) ?? 0
         }
-        #expect(received >= 5 << 20 && received < Int64(size), "\(received) of \(size)")
-        let (receiving, other) = balancer.open[two.a.port] ?? 0 > 0 ? (two.a, two.b) : (two.b, two.a)
+        let sent = balancer.bytesUp.values.reduce(0, +)
+        #expect(received >= 5 << 20 && sent < size, "\(received) durable, \(sent) sent of \(size)")
+        let open = balancer.open.filter { $0.value > 0 }.map(\.key)
+        #expect(open.count == 1, "connections open: \(balancer.open)")
+        let (receiving, other) = open.first == two.a.port ? (two.a, two.b) : (two.b, two.a)
         let sentToOther = balancer.bytesUp[other.port] ?? 0
         receiving.kill()
+        try FileManager.default.removeItem(at: pause)
 
         let result = try #require(await upload.wait(timeout: 120), "the upload did not finish")
         #expect(result.status == 0, "\(result.stderr) \(other.log.suffix(2000))")
         #expect(try await two.photoKeys() == ["user_photos/u1/big/\(URL(fileURLWithPath: file).lastPathComponent)"])
         #expect(try await two.pieceKeys().isEmpty)
-        // The survivor got the rest, not the whole file again.
+        // The balancer records the last bytes of a connection when it closes: wait for the client's to close.
+        let closing = Date().addingTimeInterval(10)
+        while balancer.open.values.contains(where: { $0 > 0 }), Date() < closing { try await Task.sleep(for: .milliseconds(20)) }
+        // The survivor got the rest — at least what the client had not sent, never the whole file again.
         let survivorGot = (balancer.bytesUp[other.port] ?? 0) - sentToOther
-        #expect(survivorGot > 0 && survivorGot < size - Int(received) + 64 * 1024, "\(survivorGot) bytes to the survivor, \(received) were durable")
+        #expect(survivorGot >= size - sent && survivorGot < size - Int(received) + 64 * 1024,
+                "\(survivorGot) bytes to the survivor, \(received) were durable, \(sent) sent before the kill")
         let runs = try await two.database.all(FinishRun.self, from: "tusUploadFinish", orderBy: "id")
         #expect(runs.map(\.outcome) == ["done"])
     }

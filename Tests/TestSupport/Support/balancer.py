@@ -4,15 +4,18 @@ goes to the next backend in turn; a backend that refuses the connection (killed)
 next one, as HAProxy's redispatch does. It knows nothing of HTTP: a client's keep-alive connection
 stays on one backend, and the client does not choose.
 
-  balancer.py LISTEN_PORT BACKEND_PORT... [--rate BYTES_PER_SECOND] [--stats FILE]
+  balancer.py LISTEN_PORT BACKEND_PORT... [--rate BYTES_PER_SECOND] [--pause-file FILE] [--stats FILE]
 
 --rate   client-to-backend bytes per second, per connection (slows uploads down, so that a test can
          act half-way through one)
+--pause-file  while FILE exists, nothing more is forwarded upstream (what was read is counted and held),
+         so that a test can act knowing how much the client has sent at most
 --stats  write {"connections": {port: count}, "open": {port: count}, "bytes_up": {port: count}}
          whenever a connection opens or closes and every 64 KiB forwarded upstream
 """
 import argparse
 import asyncio
+import os
 import threading
 import time
 
@@ -53,6 +56,8 @@ async def pipe(reader, writer, port=None):
                     now = time.monotonic()
                     due = max(due, now) + len(data) / args.rate
                     await asyncio.sleep(due - now)
+                while args.pause_file and os.path.exists(args.pause_file):
+                    await asyncio.sleep(0.01)
             writer.write(data)
             await writer.drain()
     except (ConnectionError, asyncio.CancelledError):
@@ -103,6 +108,7 @@ async def main():
     parser.add_argument("port", type=int)
     parser.add_argument("backends", type=int, nargs="+")
     parser.add_argument("--rate", type=float, default=0)
+    parser.add_argument("--pause-file")
     parser.add_argument("--stats")
     args = parser.parse_args()
     save()
