@@ -132,17 +132,20 @@ import TestSupport
         #expect(runs.count == 40 && Set(runs.map(\.upload)).count == 40 && runs.allSatisfy { $0.outcome == "done" })
     }
 
-    /// A large upload through a slowed-down balancer; the instance receiving it is killed (SIGKILL) once
-    /// part of it is durable and while the rest is still the client's to send (the balancer holds it back).
+    /// A large upload through a balancer that holds the client's bytes back after 6 MiB; the instance receiving
+    /// it is killed (SIGKILL) once part of it is durable, while the rest is still the client's to send.
     /// `photoprep upload`'s retry reaches the other instance through the balancer, which answers from the
     /// shared state and takes the rest: it receives all the client had not sent, and less than the whole file.
     @Test func anInstanceKilledMidUploadIsContinuedByTheOther() async throws {
         let scratch = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let pause = scratch.appendingPathComponent("pause")
+        let resume = scratch.appendingPathComponent("resume")
         let two = try await Self.start()
         defer { two.a.stop(); two.b.stop() }
-        let balancer = try await onThread { try Balancer(backends: [two.a.port, two.b.port], rate: 2_000_000, pauseFile: pause) }
+        // The POST carries the first 4 MiB (creation-with-upload), the PATCH that follows 2 MiB more before the
+        // balancer holds it: however slow the machine, the kill comes while the client has the rest to send.
+        // (Killed during the POST, the client would never learn the upload's URL and would rightly start a new one.)
+        let balancer = try await onThread { try Balancer(backends: [two.a.port, two.b.port], hold: (6 << 20, resume)) }
         let file = try await onThread { BigPhotos.twentyMPLarge }
         let size = try #require(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
         let upload = try BackgroundCommand(
@@ -150,29 +153,21 @@ import TestSupport
              "--chunk-size", "4MiB", "--no-checksums"],
             environment: ["PHOTOPREP_TOKEN": TestTokens.hs256(sub: "u1")])
 
-        // The POST carries the first 4 MiB (creation-with-upload); 2 MiB into the PATCH that follows, the
-        // balancer stops forwarding, and the test waits for the PATCH's first MiB to be durable (a piece).
-        // (Killed during the POST, the client would never learn the upload's URL and would rightly start a
-        // new one.) Waiting on the balancer, not on the clock: however slow the machine, the kill comes
-        // while the client still has the rest of the file to send.
+        // The balancer holding, and the PATCH's first MiB durable (a piece).
+        var received: Int64 = 0, sent = 0
         let deadline = Date().addingTimeInterval(60)
-        while balancer.bytesUp.values.reduce(0, +) < 6 << 20, Date() < deadline, upload.isRunning {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        try Data().write(to: pause)
-        var received: Int64 = 0
-        while received < 5 << 20, Date() < deadline, upload.isRunning {
+        while received < 5 << 20 || sent < 6 << 20, Date() < deadline, upload.isRunning {
             try await Task.sleep(for: .milliseconds(20))
             received = try await two.database.rows("SELECT received FROM \"tusUpload\"").first?.decode(column: "received", as: Int64.self) ?? 0
+            sent = balancer.bytesUp.values.reduce(0, +)
         }
-        let sent = balancer.bytesUp.values.reduce(0, +)
         #expect(received >= 5 << 20 && sent < size, "\(received) durable, \(sent) sent of \(size)")
         let open = balancer.open.filter { $0.value > 0 }.map(\.key)
         #expect(open.count == 1, "connections open: \(balancer.open)")
         let (receiving, other) = open.first == two.a.port ? (two.a, two.b) : (two.b, two.a)
         let sentToOther = balancer.bytesUp[other.port] ?? 0
         receiving.kill()
-        try FileManager.default.removeItem(at: pause)
+        _ = FileManager.default.createFile(atPath: resume.path, contents: nil)
 
         let result = try #require(await upload.wait(timeout: 120), "the upload did not finish")
         #expect(result.status == 0, "\(result.stderr) \(other.log.suffix(2000))")

@@ -340,16 +340,16 @@ public final class Balancer: @unchecked Sendable {
     let statsFile: URL
     public var endpoint: String { "http://127.0.0.1:\(server.port)/files/" }
 
-    /// `rate`: client-to-backend bytes per second per connection (nil: as fast as it goes). While `pauseFile`
-    /// exists, nothing more is forwarded to the backends.
-    public init(backends: [Int], rate: Int? = nil, pauseFile: URL? = nil) throws {
+    /// `hold`: once `after` bytes have come from clients (all connections together), nothing more is
+    /// forwarded to the backends until `resumeFile` exists.
+    public init(backends: [Int], hold: (after: Int, resumeFile: URL)? = nil) throws {
         statsFile = FileManager.default.temporaryDirectory.appendingPathComponent("balancer-\(UUID().uuidString).json")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/balancer.py").path
         let port = ServerProcess.freePort()
         server = try ServerProcess(
             port: port, executable: "python3",
-            arguments: [script, String(port)] + backends.map(String.init) + ["--stats", statsFile.path] + (rate.map { ["--rate", String($0)] } ?? [])
-                + (pauseFile.map { ["--pause-file", $0.path] } ?? []))
+            arguments: [script, String(port)] + backends.map(String.init) + ["--stats", statsFile.path] 
+                + (hold.map { ["--hold-after", String($0.after), "--resume-file", $0.resumeFile.path] } ?? []))
     }
 
     private func counts(_ name: String) -> [Int: Int] {

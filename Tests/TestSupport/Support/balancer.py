@@ -4,12 +4,11 @@ goes to the next backend in turn; a backend that refuses the connection (killed)
 next one, as HAProxy's redispatch does. It knows nothing of HTTP: a client's keep-alive connection
 stays on one backend, and the client does not choose.
 
-  balancer.py LISTEN_PORT BACKEND_PORT... [--rate BYTES_PER_SECOND] [--pause-file FILE] [--stats FILE]
+  balancer.py LISTEN_PORT BACKEND_PORT... [--hold-after BYTES --resume-file FILE] [--stats FILE]
 
---rate   client-to-backend bytes per second, per connection (slows uploads down, so that a test can
-         act half-way through one)
---pause-file  while FILE exists, nothing more is forwarded upstream (what was read is counted and held),
-         so that a test can act knowing how much the client has sent at most
+--hold-after  once BYTES have come from clients (all connections together), nothing more is forwarded
+         upstream until FILE exists (what was read is counted and held): a test acts half-way through an
+         upload knowing the client's bytes since are not at any backend, however slow the machine
 --stats  write {"connections": {port: count}, "open": {port: count}, "bytes_up": {port: count}}
          whenever a connection opens or closes and every 64 KiB forwarded upstream
 """
@@ -17,7 +16,6 @@ import argparse
 import asyncio
 import os
 import threading
-import time
 
 import stats_file  # beside this script
 
@@ -36,8 +34,7 @@ def count(name, port, delta):
 
 
 async def pipe(reader, writer, port=None):
-    """Copies until EOF; upstream (`port` given) counted and, with --rate, paced."""
-    due = time.monotonic()  # when the bytes forwarded so far may have left, at --rate
+    """Copies until EOF; upstream (`port` given) counted and, with --hold-after, held."""
     since_save = 0
     try:
         while True:
@@ -50,14 +47,10 @@ async def pipe(reader, writer, port=None):
                 if since_save >= 65536:
                     since_save = 0
                     save()
-                if args.rate:
-                    # No credit for idle time (a keep-alive connection waiting for an answer): the
-                    # next request is paced too, not sent in one burst.
-                    now = time.monotonic()
-                    due = max(due, now) + len(data) / args.rate
-                    await asyncio.sleep(due - now)
-                while args.pause_file and os.path.exists(args.pause_file):
-                    await asyncio.sleep(0.01)
+                if args.hold_after and sum(stats["bytes_up"].values()) >= args.hold_after:
+                    save()
+                    while not os.path.exists(args.resume_file):
+                        await asyncio.sleep(0.01)
             writer.write(data)
             await writer.drain()
     except (ConnectionError, asyncio.CancelledError):
@@ -107,8 +100,8 @@ async def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("port", type=int)
     parser.add_argument("backends", type=int, nargs="+")
-    parser.add_argument("--rate", type=float, default=0)
-    parser.add_argument("--pause-file")
+    parser.add_argument("--hold-after", type=int, default=0)
+    parser.add_argument("--resume-file")
     parser.add_argument("--stats")
     args = parser.parse_args()
     save()
