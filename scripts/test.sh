@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite; then the scale-out tests (two servers, PostgreSQL, moto, a balancer: they kill
-# an instance half-way through an upload, so they run on their own, not among 260 others); then the
+# The whole test suite; then the scale-out tests (two servers, PostgreSQL, moto, a balancer for each: the
+# heaviest, run on their own, not among 370 others); then the
 # services' tests again on PostgreSQL (a throwaway cluster the tests start themselves on 127.0.0.1
 # with Debian's postgresql binaries); last, the speed regression guard: the release binary's instruction counts
 # on a few photos against the committed baseline (Benchmarks/instructions.sh: fails on a rise of more than 10 %).
