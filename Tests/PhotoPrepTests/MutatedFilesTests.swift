@@ -38,7 +38,7 @@ import TestSupport
         case 2:  // a run repeated in place
             let start = Int.random(in: 0..<n, using: &random), end = min(n, start + Int.random(in: 1...64, using: &random))
             let run = Array(bytes[start..<end])
-            bytes.insert(contentsOf: Array([[UInt8]](repeating: run, count: Int.random(in: 1...8, using: &random)).joined()), at: start)
+            bytes.insert(contentsOf: repeatElement(run, count: Int.random(in: 1...8, using: &random)).joined(), at: start)
         case 3:  // boundary values where lengths and sizes live, little- or big-endian alike
             for _ in 0..<Int.random(in: 1...4, using: &random) {
                 let at = Int.random(in: 0..<max(1, n - 4), using: &random)

@@ -22,6 +22,11 @@ import TestSupport
         }
         func thumbnailKeys() async throws -> [String] { try await objects.list(prefix: "thumbnails/").sorted() }
         func pieceKeys() async throws -> [String] { try await objects.list(prefix: "partial-uploads/") }
+
+        /// The instance the client's connection through `balancer` reaches (the one with a connection open), and the other.
+        func receivingAndOther(through balancer: Balancer) -> (receiving: PhotoServerProcess, other: PhotoServerProcess) {
+            balancer.open[a.port] ?? 0 > 0 ? (a, b) : (b, a)
+        }
     }
 
     struct FinishRun: Decodable, Sendable {
@@ -162,9 +167,8 @@ import TestSupport
             sent = balancer.bytesUp.values.reduce(0, +)
         }
         #expect(received >= 5 << 20 && sent < size, "\(received) durable, \(sent) sent of \(size)")
-        let open = balancer.open.filter { $0.value > 0 }.map(\.key)
-        #expect(open.count == 1, "connections open: \(balancer.open)")
-        let (receiving, other) = open.first == two.a.port ? (two.a, two.b) : (two.b, two.a)
+        #expect(balancer.open.values.filter { $0 > 0 }.count == 1, "connections open: \(balancer.open)")
+        let (receiving, other) = two.receivingAndOther(through: balancer)
         let sentToOther = balancer.bytesUp[other.port] ?? 0
         receiving.kill()
         _ = FileManager.default.createFile(atPath: resume.path, contents: nil)
@@ -210,7 +214,7 @@ import TestSupport
         #expect(s3.held == 1)
         let holder = try await two.database.rows("SELECT \"finishOwner\" FROM \"tusUpload\"").first?.decode(column: "finishOwner", as: String?.self)
         let finishing = try #require(holder, "no instance holds the finishing while its photo is being stored")
-        let (receiving, other) = balancer.open[two.a.port] ?? 0 > 0 ? (two.a, two.b) : (two.b, two.a)
+        let (receiving, other) = two.receivingAndOther(through: balancer)
         receiving.kill()
         _ = FileManager.default.createFile(atPath: resume.path, contents: nil)
 

@@ -348,7 +348,7 @@ public final class Balancer: @unchecked Sendable {
         let port = ServerProcess.freePort()
         server = try ServerProcess(
             port: port, executable: "python3",
-            arguments: [script, String(port)] + backends.map(String.init) + ["--stats", statsFile.path] 
+            arguments: [script, String(port)] + backends.map(String.init) + ["--stats", statsFile.path]
                 + (hold.map { ["--hold-after", String($0.after), "--resume-file", $0.resumeFile.path] } ?? []))
     }
 
