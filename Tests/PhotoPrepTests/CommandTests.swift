@@ -30,8 +30,13 @@ import TestSupport
         let unknown = try photoprep(["frobnicate"])
         #expect(unknown.status == 2 && unknown.stderr.contains("frobnicate"), "\(unknown.stderr)")
 
-        let probe = try photoprep(["probe", Fixture.path("formats/display-p3.heic")])
+        // What the dynamic loader opens (`LD_DEBUG=files` prints each library to stderr): libheif for a HEIC photo only.
+        let jpegProbe = try photoprep(["probe", Fixture.path("photos/storm-1920x1280.jpg")], environment: ["LD_DEBUG": "files"])
+        #expect(jpegProbe.status == 0 && jpegProbe.stderr.contains("file=libturbojpeg"), "\(jpegProbe.stderr)")
+        #expect(!jpegProbe.stderr.contains("file=libheif"), "libheif loaded for a JPEG: \(jpegProbe.stderr)")
+        let probe = try photoprep(["probe", Fixture.path("formats/display-p3.heic")], environment: ["LD_DEBUG": "files"])
         #expect(probe.status == 0 && probe.stdout.contains("HEIF, HEVC"), "\(probe.stdout)\(probe.stderr)")
+        #expect(probe.stderr.contains("file=libheif"), "\(probe.stderr)")
         let root = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: root) }
         let prepared = try photoprep(["prepare", Fixture.path("formats/display-p3.heic"), "--preset", "profile", "--out", root.path])

@@ -66,6 +66,6 @@ import TestSupport
                 #expect(out.pixels[oy * out.width + ox] == UInt8(sy * w + sx))
             }
         }
-        #expect(out.width == (orientation.swapsDimensions ? 2 : 3))
+        #expect(out.width == (orientation.swapsDimensions ? 2 : 3) && out.height == (orientation.swapsDimensions ? 3 : 2))
     }
 }

@@ -142,12 +142,16 @@ import TestSupport
         await startsIterator.next()
         let ran = Shared(false)
         let waiter = Task { try await budget.run(estimate: 10) { ran.value.withLock { $0 = true } } }
-        try await Task.sleep(for: .milliseconds(100))
+        try await waitUntil { budget.waiting == 1 }
+        let behind = Task { try await budget.run(estimate: 10) { 2 } }
+        try await waitUntil { budget.waiting == 2 }
         waiter.cancel()
         await #expect(throws: CancellationError.self) { try await waiter.value }
         #expect(!ran.value.withLock { $0 })
+        #expect(budget.waiting == 1, "only the photo behind it waits")
         release.yield()
         try await holder.value
+        #expect(try await behind.value == 2, "the photo behind the cancelled one runs once the slot is free")
         #expect(budget.free == 100)
         #expect(try await budget.run(estimate: 100) { 1 } == 1, "the slot and the memory are all free again")
     }

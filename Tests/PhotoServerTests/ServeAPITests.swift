@@ -331,6 +331,8 @@ import TestSupport
         #expect(result.status == 0, "\(result.stdout.suffix(4000))")
         let summary = result.stdout.split(separator: "\n").first { $0.contains(" generated, ") }.map(String.init) ?? "?"
         print("schemathesis: \(summary.trimmingCharacters(in: .whitespaces))")
+        let generated = summary.split(separator: " ").first { Int($0) != nil }.flatMap { Int($0) } ?? 0
+        #expect(generated > 100, "schemathesis generated \(generated) cases: \(summary)")
         #expect(!seeded.server.log.contains(" 500"))
     }
 }

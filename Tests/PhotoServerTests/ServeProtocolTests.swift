@@ -60,8 +60,13 @@ import TestSupport
         let sha256 = try await Rules.patch(location, offset: 300_000, body: rest, token: u1, extra: ["Upload-Checksum": "sha256 " + Self.base64(SHA256.hash(data: Data(rest)))])
         #expect(sha256.status == 204 && sha256.header("Upload-Offset") == String(jpeg.count))
         #expect(seeded.server.stored("user_photos/u1/a/storm.jpg") != nil)
-        // Once stored, HEAD says complete, and a repeated last PATCH is answered with the full offset.
+        // Once stored, HEAD says complete; a PATCH at the full offset (a client that lost the answer to its last
+        // one and asked HEAD) is answered with it, and the last PATCH sent again is a conflict, not appended.
         #expect(try await Rules.head(location, token: u1).header("Upload-Offset") == String(jpeg.count))
+        let atEnd = try await Rules.patch(location, offset: jpeg.count, body: [], token: u1)
+        #expect(atEnd.status == 204 && atEnd.header("Upload-Offset") == String(jpeg.count), "\(atEnd.status)")
+        #expect(try await Rules.patch(location, offset: 300_000, body: rest, token: u1).status == 409)
+        #expect(seeded.server.stored("user_photos/u1/a/storm.jpg") != nil)
 
         // Termination: DELETE removes an unfinished upload and its bytes.
         let other = try #require(try await Rules.create(seeded.server, key: "user_photos/u1/a/x.jpg", length: jpeg.count, token: u1).header("Location"))

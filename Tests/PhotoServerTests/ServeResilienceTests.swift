@@ -111,6 +111,7 @@ import TestSupport
         let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)\(run.stderr)")
         #expect(report["ok"] as? Int == 100, "\(report["failed"] ?? "")")
         let uploads = report["uploads"] as? [[String: Any]] ?? []
+        #expect(uploads.count == 100, "every upload reported")
         var expected: [String: [UInt8]] = [:]
         for upload in uploads {
             let key = upload["key"] as! String, file = upload["file"] as! String

@@ -189,6 +189,11 @@ func checkNormalised(_ bytes: [UInt8]?, preset: PrepareOptions.Preset, portrait:
     guard probe.format == .jpeg, !probe.hasEXIF, !probe.hasGPS, probe.orientation == 1 else {
         throw TestSetupError(message: "stored object is not normalised: \(probe)")
     }
+    // Not only by the pipeline's own reading: no EXIF header anywhere in the bytes.
+    let exif = Array("Exif\0\0".utf8)
+    guard bytes.firstRange(of: exif) == nil else {
+        throw TestSetupError(message: "stored object carries an EXIF segment")
+    }
     guard max(probe.width, probe.height) <= options.maxEdge, bytes.count < options.maxBytes else {
         throw TestSetupError(message: "stored object does not fit \(preset): \(probe.width)×\(probe.height), \(bytes.count) bytes")
     }

@@ -57,11 +57,12 @@ import TestSupport
             }
         }
         await everything.close()
-        var ran: Set<String> = []
+        // Written out, not read from the schema: a migration wrongly marked as shipped would be skipped here.
+        let addedSince = "services v2: stored photos' versions and download tokens"
         for role in [AppDatabase.Role.services, .client, .server] {
             let reopened = try await Harness.database(in: folder, role: role)
-            ran.formUnion(role.migrations.filter(\.shippedAs.isEmpty).map(\.name))
-            #expect(Set(try await Self.migrations(reopened)) == Set(shipped).union(ran), "\(role): nothing that shipped ran again")
+            #expect(Set(try await Self.migrations(reopened)) == Set(shipped + [addedSince]), "\(role): nothing that shipped ran again")
+            #expect(try await Self.tables(reopened).isSuperset(of: ["storedPhoto", "storedThumbnail"]), "\(role): what was added since is there")
             await reopened.close()
         }
     }

@@ -305,7 +305,8 @@ import TestSupport
         await h.services.jobs.sync()
         #expect(try await h.services.jobs.staleObjects().isEmpty)
         #expect(proxy.requests["DELETE"] == 4)
-        await #expect(throws: (any Error).self) { try await download(oldOnServer) }
+        let gone = await #expect(throws: TestSetupError.self) { try await download(oldOnServer) }
+        #expect(gone?.message.contains("404") == true, "deleted, not unreachable: \(String(describing: gone))")
         #expect(try await download(try #require(second.url).replacingOccurrences(of: String(proxy.server.port), with: String(server.port))).isEmpty == false)
     }
 }

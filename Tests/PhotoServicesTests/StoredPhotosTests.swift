@@ -60,6 +60,7 @@ import TestSupport
         }
         let photos = StoredPhotos(database: here)
         let first = try #require(try await photos.media(path.key, edge: nil)).photo
+        #expect(photos.remembered(path.key, edge: nil)?.photo.token == first.token, "kept in memory once read")
         #expect(try await photos.media(path.key, edge: 128)?.object?.location == "file:///t/128/a")
 
         // Another instance regenerates the token: seen here within the lifetime, whatever was kept.
@@ -72,6 +73,7 @@ import TestSupport
         _ = try await here.write { db in
             try await PhotoIntake.record(caller: "u1", displayName: nil, path: path, stored: Self.objects("b", thumbnails: [256]), db)
         }
+        #expect(photos.remembered(path.key, edge: nil) == nil, "a write of this process forgets what was kept")
         let now = try #require(try await photos.media(path.key, edge: nil)).photo
         #expect(now.location == "file:///s/b" && now.token != regenerated.token)
         #expect(try await photos.media(path.key, edge: 128)?.object == nil)

@@ -96,10 +96,17 @@ import TestSupport
             switch event {
             case .progress(let p) where p.acknowledged >= 500_000 && pausedAt == nil:
                 task.pause()
+            case .progress(let p):
+                // After the pause the upload goes on from where it stopped, never from the start.
+                if let pausedAt { #expect(p.acknowledged >= pausedAt) }
             case .paused(let p):
                 pausedAt = p.acknowledged
                 let entry = try #require(journal.entries().first)
                 #expect(entry.offset >= 500_000 && entry.offset < 2_000_000)
+                // The partial upload is kept while paused, holding at least what was acknowledged.
+                let part = root.appendingPathComponent(".photoprep-uploads/\(entry.location).part").path
+                let size = try #require(try FileManager.default.attributesOfItem(atPath: part)[.size] as? Int)
+                #expect(Int64(size) >= entry.offset)
                 task.resume()
             default:
                 break

@@ -144,13 +144,18 @@ import TestSupport
         let task = await uploader.upload(.bytes(bytes), request: UploadRequest(key: "paused.bin"))
         var events: [UploadEvent] = []
         var pauseAsked = false
+        var pausedAt: Int64?
         for await event in task.events {
             events.append(event)
             switch event {
             case .progress(let progress) where progress.acknowledged > 0 && !pauseAsked:
                 pauseAsked = true
                 task.pause()
-            case .paused:
+            case .progress(let progress):
+                // Resumed where the server's offset was, not uploaded again from the start.
+                if let pausedAt { #expect(progress.acknowledged >= pausedAt) }
+            case .paused(let progress):
+                pausedAt = progress.acknowledged
                 task.resume()  // once it says it is paused (a resume asked earlier would come before the pause)
             default:
                 break

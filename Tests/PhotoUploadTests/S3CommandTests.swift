@@ -89,6 +89,11 @@ import TestSupport
         let (_, listing) = try await store.perform(store.request(.GET, key: "", query: "list-type=2&prefix=batch%2F"), expecting: [200], client: .shared, timeout: .seconds(30))
         let keys = XMLText.all("Key", in: listing)
         #expect(keys.count == all && Set(keys).count == all, "every photo exactly once: \(keys)")
+        let expected = try Set(["orientation", "photos"].flatMap { folder in
+            try FileManager.default.subpathsOfDirectory(atPath: Self.testImages.appendingPathComponent(folder).path)
+                .map { "batch/\(folder)/\(($0 as NSString).deletingPathExtension).jpg" }
+        })
+        #expect(Set(keys) == expected, "each under its folder and name")
         #expect(proxy.requests["PUT"] == all, "one PUT per photo")
 
         // A crashed machine's re-run (fresh --out, no local manifest): everything is already there.

@@ -84,6 +84,9 @@ import TestSupport
         guard case .finished(let location) = last else { Issue.record("\(String(describing: last))"); return }
         #expect(restarted)
         #expect(try await download(location.replacingOccurrences(of: String(proxy.server.port), with: String(server.port))) == bytes)
+        // Continued at the restarted server's offset, not started again.
+        #expect(proxy.requests["POST"] == 1, "\(proxy.requests)")
+        #expect(proxy.dataBytes <= bytes.count + 64 * 1024, "accepted \(proxy.dataBytes) for \(bytes.count)")
     }
 
     @Test func transient503sAndDroppedConnectionsAreRetried() async throws {

@@ -47,6 +47,9 @@ public final class MemoryBudget: Sendable {
     /// The bytes not held by running photos.
     public var free: Int { state.withLock { $0.queue.free } }
 
+    /// The photos waiting for a slot or for memory.
+    public var waiting: Int { state.withLock { $0.waiters.count } }
+
     private func start(estimate: Int) async throws -> Int {
         let id = state.withLock { state in
             defer { state.nextID += 1 }
