@@ -11,8 +11,9 @@ import TestSupport
 @Suite struct JobStoreTests {
     let t0 = Date()
 
-    /// A store with `count` pending jobs of user u1 (profile pictures), oldest first.
-    func store(jobs count: Int) async throws -> (JobStore, [String]) {
+    /// A store with `count` pending jobs of user u1 (profile pictures), oldest first, headed for
+    /// `destinations[i]` (default: none recorded).
+    func store(jobs count: Int, destinations: [String?]? = nil) async throws -> (JobStore, [String]) {
         let folder = try temporaryFolder()
         let database = try await Harness.database(in: folder)
         let store = JobStore(database: database)
@@ -21,12 +22,26 @@ import TestSupport
         for i in 0..<count {
             var job = try newJob(
                 kind: .profile, caller: "u1", subject: "u1", path: .profileImage(userId: "u1", file: "\(i).jpg"),
-                original: [0xFF, 0xD8], staging: folder)
+                original: [0xFF, 0xD8], staging: folder, destination: destinations?[i])
             job.createdAt = t0 + Double(i) / 1000
             try await database.write { [job] db in try await JobStore.insert(job, db) }
             ids.append(job.id)
         }
         return (store, ids)
+    }
+
+    /// A runner takes only the jobs headed where it uploads, and those from before destinations were recorded.
+    @Test func aRunnerTakesTheJobsHeadedWhereItUploads() async throws {
+        let (any, ids) = try await store(jobs: 4, destinations: ["s3://a", "file:///b", nil, "s3://a"])
+        let a = JobStore(database: any.database, destination: "s3://a")
+        #expect(try await a.runnable(at: t0) == [ids[0], ids[2], ids[3]])
+        #expect(try await a.claim(ids[1], runner: "A", lease: .seconds(10), at: t0) == nil, "headed for file:///b")
+        var taken: [String] = []
+        while let job = try await a.claimNext(runner: "A", lease: .seconds(10), at: t0) { taken.append(job.id) }
+        #expect(taken == [ids[0], ids[2], ids[3]])
+        let b = JobStore(database: any.database, destination: "file:///b")
+        #expect(try await b.claimNext(runner: "B", lease: .seconds(10), at: t0)?.id == ids[1])
+        #expect(try await any.job(ids[1])?.destination == "file:///b")
     }
 
     @Test func aJobIsHeldByOneRunnerUntilItsLeaseRunsOut() async throws {

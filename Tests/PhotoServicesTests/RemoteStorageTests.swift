@@ -228,6 +228,33 @@ import TestSupport
         #expect(try photoprep(["sync"] + common, environment: Self.environment).stdout.contains("0 of 0 pending photos uploaded"))
     }
 
+    /// A photo kept pending goes where it was headed when its group was created (`--to` then), whatever a
+    /// later `photoprep sync` is given: without `--to` it goes there; with another `--to` it is left, and said.
+    @Test func aPendingPhotoGoesWhereItWasHeaded() async throws {
+        let folder = try temporaryFolder()
+        let data = folder.appendingPathComponent("data")
+        let port = ServerProcess.freePort()
+        let headed = ["--data", data.path, "--to", "http://127.0.0.1:\(port)/files/"]
+        for id in ["u1", "u2", "u3"] { #expect(try photoprep(["user", "add", id, "--name", id] + headed, environment: Self.environment).status == 0) }
+        let created = try photoprep(["group", "create", "--as", "u1", "--name", "g", "--participant", "u2", "--participant", "u3",
+                                     "--photo", Fixture.path("photos/storm-1920x1280.jpg"), "--retry-seconds", "0"] + headed, environment: Self.environment)
+        #expect(created.status == 1 && created.stderr.contains("pending"), "\(created.stderr)")
+
+        let other = folder.appendingPathComponent("other")
+        let elsewhere = try photoprep(["sync", "--data", data.path, "--to", other.absoluteString, "--retry-seconds", "0"], environment: Self.environment)
+        #expect(elsewhere.status == 1 && elsewhere.stderr.contains("go elsewhere (http://127.0.0.1:\(port)/files/)"), "\(elsewhere.stderr)")
+        let stillDown = try photoprep(["sync", "--data", data.path, "--retry-seconds", "0"], environment: Self.environment)
+        #expect(stillDown.status == 1 && stillDown.stderr.contains("127.0.0.1:\(port)"), "tried where it was headed: \(stillDown.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: other.path) && !FileManager.default.fileExists(atPath: data.appendingPathComponent("storage/group_photos").path))
+
+        let server = try TuspyServer(app: "rules_app", environment: ["RULES_SECRET": Self.secret, "RULES_DB": data.appendingPathComponent("app.sqlite").path], port: port)
+        let synced = try photoprep(["sync", "--data", data.path], environment: Self.environment)
+        #expect(synced.status == 0 && synced.stdout.contains("uploaded → http://127.0.0.1:\(port)/files/"), "\(synced.stdout)\(synced.stderr)")
+        let uploads = try FileManager.default.contentsOfDirectory(atPath: server.folder.path).filter { !$0.hasPrefix(".") && !$0.hasSuffix(".info") }
+        #expect(uploads.count == 1)
+        #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("storage/group_photos").path), "nothing in the default store")
+    }
+
     /// `photoprep group create` killed (SIGKILL) while its photo uploads; `photoprep sync` in a new
     /// process finishes the photo from where the server stopped, and the group exists once.
     @Test func aKilledProcessIsCompletedBySyncInANewProcess() async throws {

@@ -59,7 +59,7 @@ public final class PhotoClient: Sendable {
         database = try await AppDatabase(path: folder.appendingPathComponent("client.sqlite").path, role: .client)
         // The server records what a stored photo changes: the client's store keeps the jobs only.
         jobs = PhotoJobs(
-            store: JobStore(database: database, recordsEffects: false),
+            store: JobStore(database: database, recordsEffects: false, destination: uploader.destination),
             intake: PhotoIntake(database: database, storage: uploader, credentials: { _ in token().map { "Bearer \($0)" } }),
             staging: folder.appendingPathComponent("staging"), lease: lease,
             photoURL: { job, location in
@@ -119,7 +119,7 @@ public final class PhotoClient: Sendable {
         let job = try original.map { bytes throws(ServiceError) in
             try newJob(
                 kind: .group, caller: creator, subject: groupId, path: .groupPhoto(groupId: groupId), original: bytes,
-                staging: jobs.staging, waitsFor: groupId)
+                staging: jobs.staging, destination: jobs.store.destination, waitsFor: groupId)
         }
         let now = Date()
         let pending = PendingGroup(

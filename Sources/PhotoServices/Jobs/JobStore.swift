@@ -16,10 +16,19 @@ public struct JobStore: Sendable {
     /// user, the album photo) in this database: true for the embedded services; false for a client of
     /// `photoprep serve`, whose server records them (its database has no such tables).
     let recordsEffects: Bool
+    /// Where this store's runner uploads: new jobs record it, and the runner takes only jobs recorded
+    /// for it (or for no destination, from before they were recorded). Nil: any job.
+    public let destination: String?
 
-    public init(database: AppDatabase, recordsEffects: Bool = true) {
+    public init(database: AppDatabase, recordsEffects: Bool = true, destination: String? = nil) {
         self.database = database
         self.recordsEffects = recordsEffects
+        self.destination = destination
+    }
+
+    /// Whether this store's runner may run `job`: it goes where the runner uploads.
+    public func runs(_ job: PhotoJob) -> Bool {
+        job.destination == nil || destination == nil || job.destination == destination
     }
 
     // MARK: - Reading
@@ -44,7 +53,7 @@ public struct JobStore: Sendable {
     /// not waiting for a group the server does not have yet.
     func runnable(at now: Date = Date()) async throws(ServiceError) -> [String] {
         try await database.read { db in
-            try await Self.claimable(db.select().column("id").from("photoJob"), at: now)
+            try await claimable(db.select().column("id").from("photoJob"), at: now)
                 .orderBy("createdAt").orderBy("id").all(decodingColumn: "id", as: String.self)
         }
     }
@@ -52,19 +61,26 @@ public struct JobStore: Sendable {
     /// Jobs another runner holds now (`uploading` under a live lease), with when their leases end.
     func heldByOthers(than runner: String, at now: Date = Date()) async throws(ServiceError) -> [(id: String, until: Date)] {
         try await database.read { db in
-            try await db.select().columns("id", "leaseExpiresAt").from("photoJob")
+            try await going(db.select().columns("id", "leaseExpiresAt").from("photoJob"))
                 .where("state", .equal, PhotoState.uploading.rawValue).where("leaseExpiresAt", .greaterThanOrEqual, now)
                 .where("leaseOwner", .notEqual, runner)
                 .all().map { row in (try row.decode(column: "id", as: String.self), try row.decode(column: "leaseExpiresAt", as: Date.self)) }
         }
     }
 
-    /// Jobs a runner may take at `now`: not waiting for a group, and pending or held under a lease that ran out.
-    private static func claimable(_ query: SQLSelectBuilder, at now: Date) -> SQLSelectBuilder {
-        query.where("waitsFor", .is, SQLLiteral.null).where { claimable in
+    /// Jobs a runner may take at `now`: going where it uploads, not waiting for a group, and pending or held
+    /// under a lease that ran out.
+    private func claimable(_ query: SQLSelectBuilder, at now: Date) -> SQLSelectBuilder {
+        going(query).where("waitsFor", .is, SQLLiteral.null).where { claimable in
             claimable.where("state", .equal, PhotoState.pending.rawValue)
                 .orWhere { $0.where("state", .equal, PhotoState.uploading.rawValue).where("leaseExpiresAt", .lessThan, now) }
         }
+    }
+
+    /// The jobs going where this store's runner uploads (`runs(_:)`).
+    private func going(_ query: SQLSelectBuilder) -> SQLSelectBuilder {
+        guard let destination else { return query }
+        return query.where { $0.where("destination", .is, SQLLiteral.null).orWhere("destination", .equal, destination) }
     }
 
     /// Every holding of the job by a runner, in order.
@@ -98,7 +114,7 @@ public struct JobStore: Sendable {
     /// at this moment), or nil when there is none.
     func claimNext(runner: String, lease: Duration, at now: Date = Date()) async throws(ServiceError) -> PhotoJob? {
         try await database.write { db in
-            var query = Self.claimable(db.select().columns("*").from("photoJob"), at: now).orderBy("createdAt").orderBy("id").limit(1)
+            var query = claimable(db.select().columns("*").from("photoJob"), at: now).orderBy("createdAt").orderBy("id").limit(1)
             if database.kind == .postgres { query = query.lockingClause(SQLRaw("FOR UPDATE SKIP LOCKED")) }
             guard let job = try await query.first(decoding: PhotoJob.self) else { return nil }
             return try await take(job, runner: runner, lease: lease, now: now, db)
@@ -106,7 +122,7 @@ public struct JobStore: Sendable {
     }
 
     private func take(_ job: PhotoJob, runner: String, lease: Duration, now: Date, _ db: any SQLDatabase) async throws -> PhotoJob? {
-        guard job.waitsFor == nil else { return nil }
+        guard job.waitsFor == nil, runs(job) else { return nil }
         switch job.state {
         case .pending:
             break

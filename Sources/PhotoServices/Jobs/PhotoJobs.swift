@@ -174,7 +174,8 @@ public final class PhotoJobs: Sendable {
         kind: PhotoJob.Kind, caller: String, subject: String, path: StoragePath, photo: PhotoInput,
         also: @escaping @Sendable (any SQLDatabase) async throws -> Void = { _ in }
     ) async throws(ServiceError) -> String {
-        let job = try newJob(kind: kind, caller: caller, subject: subject, path: path, original: try photo.load(), staging: staging)
+        let job = try newJob(kind: kind, caller: caller, subject: subject, path: path, original: try photo.load(), staging: staging,
+            destination: store.destination)
         do {
             try await store.database.write { db in
                 try await also(db)

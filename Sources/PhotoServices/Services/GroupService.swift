@@ -35,7 +35,8 @@ public struct GroupService: Sendable {
         }
         let original = try photo?.load()
         let job = try original.map { bytes throws(ServiceError) in
-            try newJob(kind: .group, caller: creator, subject: groupId, path: .groupPhoto(groupId: groupId), original: bytes, staging: jobs.staging)
+            try newJob(kind: .group, caller: creator, subject: groupId, path: .groupPhoto(groupId: groupId), original: bytes, staging: jobs.staging,
+                destination: jobs.store.destination)
         }
         let created: Created
         do {

@@ -49,7 +49,7 @@ public final class PhotoServices: Sendable {
         }
         self.database = database
         jobs = PhotoJobs(
-            store: JobStore(database: database), intake: PhotoIntake(database: database, storage: uploader, cpu: cpu, memory: memory, credentials: credentials),
+            store: JobStore(database: database, destination: uploader.destination), intake: PhotoIntake(database: database, storage: uploader, cpu: cpu, memory: memory, credentials: credentials),
             staging: stateFolder.appendingPathComponent("staging"), lease: lease)
         users = UserDirectory(database: database)
         groups = GroupService(database: database, jobs: jobs)
@@ -183,7 +183,7 @@ extension String {
 /// Stages the caller's photo and the job that will prepare and upload it.
 func newJob(
     kind: PhotoJob.Kind, caller: String, subject: String, path: StoragePath, original: [UInt8], staging: URL,
-    waitsFor: String? = nil
+    destination: String?, waitsFor: String? = nil
 ) throws(ServiceError) -> PhotoJob {
     let id = UUID().uuidString.lowercased()
     let originalPath = staging.appendingPathComponent("\(id).original").path
@@ -193,6 +193,6 @@ func newJob(
     let now = Date()
     return PhotoJob(
         id: id, kind: kind, caller: caller, subject: subject, key: path.key, preset: path.preset.rawValue, originalPath: originalPath,
-        preparedPath: nil, state: .pending, error: nil, attempts: 0, url: nil, uploadLocation: nil, uploadedBytes: 0, waitsFor: waitsFor, leaseOwner: nil,
+        preparedPath: nil, state: .pending, error: nil, attempts: 0, url: nil, uploadLocation: nil, uploadedBytes: 0, waitsFor: waitsFor, destination: destination, leaseOwner: nil,
         leaseExpiresAt: nil, createdAt: now, updatedAt: now)
 }

@@ -105,6 +105,9 @@ public struct PhotoJob: Codable, Sendable, Equatable {
     /// The pending group creation (its id) this photo waits for: a client does not upload a group's
     /// photo before the server has the group. Nil: ready to run.
     public var waitsFor: String? = nil
+    /// Where the photo goes (the services' or client's storage destination when the job was created): only
+    /// a runner uploading there takes the job. Nil: a job from before destinations were recorded, taken by any.
+    public var destination: String? = nil
     /// The runner holding the job (a random id per runner, not a process or a host) and when its lease
     /// ends unless renewed; a job whose lease ran out is taken over by any runner.
     public var leaseOwner: String?

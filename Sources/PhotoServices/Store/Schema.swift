@@ -25,6 +25,7 @@ enum Schema {
         Migration(name: "jobs v2: jobs waiting for their group", shippedAs: "v2: offline-first client", run: jobsV2),
         Migration(name: "jobs v3: stale objects", shippedAs: "v3: stale objects", run: jobsV3),
         Migration(name: "jobs v4: photo job runs", shippedAs: "v4: photo job runs", run: jobsV4),
+        Migration(name: "jobs v5: each job's destination", shippedAs: "", run: jobsV5),
     ]
     /// A client of `photoprep serve`: the groups it created while the server was unreachable.
     static let client = [Migration(name: "client v1: groups waiting for the server", shippedAs: "v2: offline-first client", run: clientV1)]
@@ -186,6 +187,12 @@ enum Schema {
             .column("attempts", type: .bigint, .notNull)
             .column("updatedAt", type: .timestamp, .notNull)
             .run()
+    }
+
+    private static func jobsV5(_ db: any SQLDatabase) async throws {
+        // Where a job's photo goes, as given when it was created: a later process with another destination
+        // leaves it alone. NULL: created before this column, runs wherever it is run.
+        try await db.alter(table: "photoJob").column("destination", type: .text).run()
     }
 
     private static func jobsV4(_ db: any SQLDatabase) async throws {

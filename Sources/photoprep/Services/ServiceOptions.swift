@@ -40,7 +40,8 @@ struct ServiceOptions: ParsableArguments {
     /// Past `--retry-seconds` of an unreachable destination, a photo stays pending for `photoprep sync`.
     @OptionGroup var transfer: TransferOptions
 
-    func services() async throws -> PhotoServices {
+    /// The embedded services, uploading to `destination` (default: `--to`, else DATA/storage).
+    func services(to destination: String? = nil) async throws -> PhotoServices {
         guard server == nil else { throw CommandFailure(message: "this command works on the embedded services (--data); it has no --server mode") }
         let folder = URL(fileURLWithPath: data)
         let token = try token()
@@ -49,7 +50,7 @@ struct ServiceOptions: ParsableArguments {
         return try await serviceCall {
             try PhotoServices(
                 database: await AppDatabase.open(location),
-                destination: to ?? folder.appendingPathComponent("storage").standardizedFileURL.absoluteString,
+                destination: destination ?? to ?? folder.appendingPathComponent("storage").standardizedFileURL.absoluteString,
                 stateFolder: folder.appendingPathComponent("state"), upload: transfer.configuration, environment: transfer.s3.environment,
                 lease: lease, credentials: { _ in token.map { "Bearer \($0)" } })
         }

@@ -53,20 +53,30 @@ struct SyncCommand: AsyncParsableCommand {
         }
         let services = try await service.services()
         try await retry(services.jobs)
-        let waiting = try await serviceCall { try await services.jobs.unfinished() }.filter { $0.state == .pending || $0.state == .uploading }
-        // The job runner as a service until nothing is left; SIGTERM or SIGINT pause the uploads and keep
-        // every job resumable (the next sync, or any server's runner, continues it where it stopped).
-        let runner = PhotoJobRunner(jobs: services.jobs, mode: .untilIdle)
+        // Each photo goes where it was headed when its job was made (`--to` then, or the default): without
+        // --to, one pass for each destination the waiting jobs name; with it, that destination's only.
+        let unfinished = try await serviceCall { try await services.jobs.unfinished() }.filter { $0.state == .pending || $0.state == .uploading }
+        let elsewhere = Set(unfinished.compactMap(\.destination)).subtracting([services.jobs.store.destination].compactMap { $0 }).sorted()
+        var passes = [services]
+        var left = 0
+        if service.to == nil {
+            for destination in elsewhere { passes.append(try await service.services(to: destination)) }
+        } else if !elsewhere.isEmpty {
+            left = unfinished.count { !services.jobs.store.runs($0) }
+            StandardStream.error.write("\(left) pending photo(s) go elsewhere (\(elsewhere.joined(separator: ", "))): run 'photoprep sync' without --to\n")
+        }
+        // A job runner for each as services, until nothing is left; SIGTERM or SIGINT pause the uploads and
+        // keep every job resumable (the next sync, or any server's runner, continues it where it stopped).
         let group = ServiceGroup(
             configuration: .init(
-                services: [.init(service: runner, successTerminationBehavior: .gracefullyShutdownGroup)],
+                services: passes.map { .init(service: PhotoJobRunner(jobs: $0.jobs, mode: .untilIdle), successTerminationBehavior: .ignore) },
                 gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: Logger(label: "photoprep.sync")))
         try await group.run()
         var after: [PhotoJob] = []
-        for job in waiting {
+        for job in unfinished where passes.contains(where: { $0.jobs.store.runs(job) }) {
             if let now = try await serviceCall({ try await services.jobs.store.job(job.id) }) { after.append(now) }
         }
-        let left = report(after, before: waiting.count) + (await reportStale(services.jobs))
+        left += report(after, before: after.count) + (await reportStale(services.jobs))
         if left > 0 { throw ExitCode(1) }
     }
 
