@@ -14,41 +14,73 @@ package struct InputFile: Sendable {
     package var relativeOutput: String
 }
 
-/// Expands files and folders (recursively, hidden files skipped) into input files, each with an output
-/// path that mirrors its place under the input folder, with a `.jpg` extension.
+/// Expands files and folders (recursively, symbolic links followed, hidden entries skipped as a shell's
+/// `*` skips them) into input files, each with an output path that mirrors its place under the input
+/// folder, with a `.jpg` extension. A file reached twice (named twice, or through a link) is one input.
 package enum InputFiles {
     /// `skipped` hears of entries that cannot be inputs at all (names that are not UTF-8, which
-    /// cannot be named in a report or a manifest): they are reported, never dropped silently.
+    /// cannot be named in a report or a manifest): they are reported, never dropped silently. Throws when
+    /// an output would land on an input (`--out` an input folder, its parent, or a single file's folder):
+    /// originals are never written over.
     package static func expand(
         _ inputs: [String], excluding outputRoot: String, skipped: (String, String) -> Void = { _, _ in }
     ) throws -> [InputFile] {
         let excluded = realPath(outputRoot)
         var files: [InputFile] = []
+        var seen = Set<String>()  // the input files' canonical paths
+        var walked = Set<FolderID>()
         for input in inputs {
             guard Path.size(of: input) != nil else { throw CommandFailure(message: "\(input): no such file or folder") }
             if !Path.isFolder(input) {
-                files.append(InputFile(path: input, relativeOutput: outputName(Path.name(of: input))))
+                if seen.insert(realPath(input) ?? absolute(input)).inserted {
+                    files.append(InputFile(path: input, relativeOutput: outputName(Path.name(of: input))))
+                }
                 continue
             }
             let root = absolute(input)
+            if let excluded, let real = realPath(root) {
+                if real == excluded {
+                    throw CommandFailure(message: "\(input): --out is this input folder: the outputs would land among the originals (choose another folder; one inside it is not read)")
+                }
+                if realPath(excluded + "/" + Path.name(of: root)) == real {
+                    throw CommandFailure(message: "\(input): --out \(outputRoot) would write the outputs into this folder, over its originals (choose another folder)")
+                }
+            }
             var found: [InputFile] = []
-            walk(root, relative: "", excluding: excluded) { path, relative in
-                found.append(InputFile(path: path, relativeOutput: Path.name(of: root) + "/" + outputName(relative)))
+            walk(root, relative: "", excluding: excluded, walked: &walked) { path, relative in
+                if seen.insert(realPath(path) ?? path).inserted {
+                    found.append(InputFile(path: path, relativeOutput: Path.name(of: root) + "/" + outputName(relative)))
+                }
             } undecodable: { folder, count in
                 skipped(folder, "\(count) entr\(count == 1 ? "y" : "ies") whose name is not valid UTF-8 (rename to include)")
             }
             files += found.sorted { $0.path < $1.path }
         }
-        return disambiguated(files)
+        let named = disambiguated(files)
+        for file in named {
+            let output = outputRoot + "/" + file.relativeOutput
+            if let target = realPath(output) ?? realPath(Path.folder(of: output)).map({ $0 + "/" + Path.name(of: output) }), seen.contains(target) {
+                throw CommandFailure(message: "\(file.path): its output \(output) would replace an input (choose another --out)")
+            }
+        }
+        return named
     }
 
-    /// Visits the regular files under `folder` (hidden entries skipped). Symbolic links are
-    /// followed to files — what counts is the file they point at — but not into folders, so a link
-    /// cannot make the walk loop; the output folder, when it lies inside, is not entered.
+    /// A folder by device and inode: the same one reached through a link is walked once.
+    struct FolderID: Hashable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    /// Visits the regular files under `folder` (hidden entries skipped). Symbolic links are followed, to
+    /// files and to folders; a folder already walked (`walked`: by device and inode) is not walked again,
+    /// so a link cannot make the walk loop. The output folder, when it lies inside, is not entered.
     static func walk(
-        _ folder: String, relative: String, excluding excluded: String?,
+        _ folder: String, relative: String, excluding excluded: String?, walked: inout Set<FolderID>,
         file: (_ path: String, _ relative: String) -> Void, undecodable: (_ folder: String, _ count: Int) -> Void
     ) {
+        var status = stat()
+        guard stat(folder, &status) == 0, walked.insert(FolderID(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))).inserted else { return }
         guard let dir = opendir(folder) else { return }
         var names: [(String, UInt8)] = []
         var count = 0
@@ -61,13 +93,17 @@ package enum InputFiles {
         if count > 0 { undecodable(folder, count) }
         for (name, type) in names {
             let path = folder + "/" + name, inner = relative.isEmpty ? name : relative + "/" + name
-            var status = stat()
-            // Some file systems do not say an entry's type in the listing: ask (without following links).
-            let isFolder = type == UInt8(DT_DIR) || (type == UInt8(DT_UNKNOWN) && lstat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR)
+            // Links, and file systems that do not say an entry's type in the listing: ask what it is.
+            var isFolder = type == UInt8(DT_DIR), isFile = type == UInt8(DT_REG)
+            if type == UInt8(DT_LNK) || type == UInt8(DT_UNKNOWN) {
+                guard stat(path, &status) == 0 else { continue }
+                isFolder = (status.st_mode & S_IFMT) == S_IFDIR
+                isFile = (status.st_mode & S_IFMT) == S_IFREG
+            }
             if isFolder {
                 if let excluded, realPath(path) == excluded { continue }
-                walk(path, relative: inner, excluding: excluded, file: file, undecodable: undecodable)
-            } else if stat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG {
+                walk(path, relative: inner, excluding: excluded, walked: &walked, file: file, undecodable: undecodable)
+            } else if isFile {
                 file(path, inner)
             }
         }
@@ -107,8 +143,18 @@ package enum InputFiles {
         return String(relative.dropLast(name.distance(from: dot, to: name.endIndex))) + ".jpg"
     }
 
-    /// Gives colliding outputs (`photo.png` and `photo.jpg`) distinct names: `photo.jpg`, `photo-2.jpg`.
+    /// Gives colliding outputs distinct names that do not depend on which other files are there: an input
+    /// already named `.jpg` keeps its name; the others put their extension in it (`photo.png` and
+    /// `photo.jpg` → `photo-png.jpg` and `photo.jpg`); what still collides gets `-2`, `-3`, in order.
     static func disambiguated(_ files: [InputFile]) -> [InputFile] {
+        var files = files
+        for indices in Dictionary(grouping: files.indices, by: { files[$0].relativeOutput.lowercased() }).values where indices.count > 1 {
+            for i in indices {
+                let name = Path.name(of: files[i].path)
+                guard let dot = name.lastIndex(of: "."), dot != name.startIndex, name[name.index(after: dot)...] != "jpg" else { continue }
+                files[i].relativeOutput = String(files[i].relativeOutput.dropLast(4)) + "-" + name[name.index(after: dot)...] + ".jpg"
+            }
+        }
         var taken = Set<String>()
         return files.map { file in
             var candidate = file.relativeOutput
@@ -127,4 +173,17 @@ package struct CommandFailure: Error, CustomStringConvertible {
     package var message: String
     package var description: String { message }
     package init(message: String) { self.message = message }
+}
+
+/// A command line that cannot work, found once the command runs (an input that is not there, an `--out`
+/// that would write over the inputs): exit 2 with the message alone.
+package struct UsageFailure: Error, CustomStringConvertible {
+    package var message: String
+    /// The command's usage line, when it helps.
+    package var usage: String?
+    package var description: String { message }
+    package init(message: String, usage: String? = nil) {
+        self.message = message
+        self.usage = usage
+    }
 }

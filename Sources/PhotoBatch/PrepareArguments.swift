@@ -107,7 +107,7 @@ package struct PrepareSettings: Equatable, Sendable {
                 StandardStream.error.write("skipped: \(path): \(why)\n")
             }).filter { shard?.contains($0.relativeOutput) ?? true }
         } catch {
-            throw ValidationError("\(error)")
+            throw UsageFailure(message: "\(error)")
         }
         AtomicFile.removeLeftovers(under: out)
         let manifest = Manifest(folder: out)

@@ -34,10 +34,15 @@ package enum Root {
     package static func main(_ command: any ParsableCommand.Type, arguments: [String]? = nil) async {
         await run(command) {
             var parsed = try command.parseAsRoot(arguments)
-            if var asyncCommand = parsed as? any AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try parsed.run()
+            do {
+                if var asyncCommand = parsed as? any AsyncParsableCommand {
+                    try await asyncCommand.run()
+                } else {
+                    try parsed.run()
+                }
+            } catch let error as ValidationError {
+                // Thrown by the command's own checks: its usage, not the root's.
+                throw UsageFailure(message: "\(error)", usage: command.usageString(for: type(of: parsed)))
             }
         }
     }
@@ -47,6 +52,10 @@ package enum Root {
     package static func run(_ command: any ParsableCommand.Type, _ body: @Sendable () async throws -> Void) async {
         do {
             try await body()
+        } catch let failure as UsageFailure {
+            // Found while running (not parsing): the command line's usage line would be the root's, not the command's.
+            StandardStream.error.write("Error: \(failure.message)\n" + (failure.usage.map { "Usage: \($0)\n" } ?? ""))
+            exit(2)
         } catch {
             let code = command.exitCode(for: error)
             if code == .validationFailure {

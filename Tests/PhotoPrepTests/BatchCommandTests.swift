@@ -166,7 +166,69 @@ import TestSupport
             #expect(result.status == 0, "\(result.stderr)")
         }
         let name = root.lastPathComponent
-        #expect(try outputs(in: out) == ["\(name)/a-2.jpg", "\(name)/a.jpg"])
+        #expect(try outputs(in: out) == ["\(name)/a-png.jpg", "\(name)/a.jpg"])
+    }
+
+    /// Colliding names do not depend on which other files are there: a photo added beside them renames nothing.
+    @Test func collidingNamesStayWhenAFileIsAdded() throws {
+        let root = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let inbox = root.appendingPathComponent("inbox"), out = root.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: inbox, withIntermediateDirectories: true)
+        let sources = ["Storm.JPG": "photos/storm-1920x1280.jpg", "Storm.jpg": "photos/ladybird-2560x1600.jpg", "Storm.png": "edge/photo-rgb8.png"]
+        for (name, fixture) in sources { try FileManager.default.copyItem(atPath: Fixture.path(fixture), toPath: inbox.appendingPathComponent(name).path) }
+        #expect(try photoprep(["prepare", inbox.path, "--out", out.path]).status == 0)
+        let before = try Dictionary(uniqueKeysWithValues: outputs(in: out).map { ($0, try Data(contentsOf: out.appendingPathComponent($0))) })
+        #expect(before.keys.sorted() == ["inbox/Storm-JPG.jpg", "inbox/Storm-png.jpg", "inbox/Storm.jpg"])
+        try FileManager.default.copyItem(atPath: Fixture.path("edge/progressive.jpg"), toPath: inbox.appendingPathComponent("Storm.JPEG").path)
+        let again = try photoprep(["prepare", inbox.path, "--out", out.path])
+        #expect(again.status == 0 && again.stdout.contains("1 prepared, 3 unchanged"), "\(again.stdout)")
+        let after = try outputs(in: out)
+        #expect(after == ["inbox/Storm-JPEG.jpg", "inbox/Storm-JPG.jpg", "inbox/Storm-png.jpg", "inbox/Storm.jpg"])
+        for (name, bytes) in before { #expect(try Data(contentsOf: out.appendingPathComponent(name)) == bytes, "\(name) kept") }
+    }
+
+    /// An `--out` that would put outputs on or among the inputs is refused before anything is written, and
+    /// the originals are untouched: the input folder itself, its parent, a single file's own folder.
+    @Test func anOutFolderThatWouldWriteOverTheInputsIsRefused() throws {
+        let root = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let inbox = root.appendingPathComponent("inbox")
+        try FileManager.default.createDirectory(at: inbox, withIntermediateDirectories: true)
+        let photo = inbox.appendingPathComponent("storm.jpg")
+        try FileManager.default.copyItem(atPath: Fixture.path("photos/storm-1920x1280.jpg"), toPath: photo.path)
+        let original = try Data(contentsOf: photo)
+        for (arguments, reason) in [
+            ([inbox.path, "--out", inbox.path], "--out is this input folder"),
+            ([inbox.path, "--out", root.path], "over its originals"),
+            ([photo.path, "--out", inbox.path], "would replace an input"),
+        ] {
+            let result = try photoprep(["prepare"] + arguments)
+            #expect(result.status == 2 && result.stderr.contains(reason) && !result.stderr.contains("<subcommand>"), "\(arguments): \(result.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: inbox.path) == ["storm.jpg"], "nothing written beside it")
+            #expect(try Data(contentsOf: photo) == original)
+        }
+    }
+
+    /// A file named twice, or reached through a link, is one input; a linked folder is walked (once, however
+    /// the links loop); hidden entries are skipped.
+    @Test func eachFileOnceLinkedFoldersFollowed() throws {
+        let root = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let inbox = root.appendingPathComponent("inbox"), elsewhere = root.appendingPathComponent("elsewhere")
+        for folder in [inbox, elsewhere, inbox.appendingPathComponent("deep")] {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        }
+        try FileManager.default.copyItem(atPath: Fixture.path("photos/storm-1920x1280.jpg"), toPath: inbox.appendingPathComponent("a.jpg").path)
+        try FileManager.default.copyItem(atPath: Fixture.path("orientation/landscape_3.jpg"), toPath: elsewhere.appendingPathComponent("b.jpg").path)
+        try FileManager.default.copyItem(atPath: Fixture.path("orientation/landscape_5.jpg"), toPath: inbox.appendingPathComponent(".hidden.jpg").path)
+        try FileManager.default.createSymbolicLink(atPath: inbox.appendingPathComponent("linked").path, withDestinationPath: elsewhere.path)
+        try FileManager.default.createSymbolicLink(atPath: inbox.appendingPathComponent("deep/loop").path, withDestinationPath: "..")
+        let out = root.appendingPathComponent("out")
+        let a = inbox.appendingPathComponent("a.jpg").path
+        let result = try photoprep(["prepare", inbox.path, a, a, inbox.path + "/./a.jpg", "--out", out.path])
+        #expect(result.status == 0 && result.stdout.contains("2 prepared"), "\(result.stdout)\(result.stderr)")
+        #expect(try outputs(in: out) == ["inbox/a.jpg", "inbox/linked/b.jpg"])
     }
 }
 
