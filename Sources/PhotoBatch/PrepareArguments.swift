@@ -136,10 +136,10 @@ package struct PrepareSettings: Equatable, Sendable {
 package enum OutputFolder {
     package static func create(_ path: String) throws {
         if let reason = Path.makeFolders(path) {
-            throw CommandFailure(message: "\(path): cannot create the output folder: \(reason)")
+            throw CommandFailure(message: "\(path): cannot create the output folder: \(reason.message)")
         }
         guard Path.isFolder(path) else {
-            throw ValidationError("--out \(path): is a file, not a folder")  // a usage error: exit 2
+            throw UsageFailure(message: "--out \(path): is a file, not a folder")  // a usage error: exit 2
         }
         guard access(path, W_OK) == 0 else {
             throw CommandFailure(message: "\(path): the output folder is not writable: \(String(cString: strerror(errno)))")

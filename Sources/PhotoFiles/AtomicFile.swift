@@ -20,7 +20,19 @@ public enum AtomicFile {
         public var message: String
         /// The caller's `written` asked to stop (nothing is left behind).
         public var stopped = false
+        /// The system's error number when the file or its folder could not be created (0: another failure).
+        public var code: Int32 = 0
         public var description: String { message }
+
+        public init(message: String, stopped: Bool = false, code: Int32 = 0) {
+            self.message = message
+            self.stopped = stopped
+            self.code = code
+        }
+
+        /// Whether the same write would fail again, whenever tried: no permission, a read-only file system,
+        /// a file where a folder should be, a name too long.
+        public var lasts: Bool { [EACCES, EPERM, EROFS, ENOTDIR, EISDIR, ENAMETOOLONG, ELOOP].contains(code) }
     }
 
     /// `permissions`: the file's mode (0o600 for private data; a folder it creates is then 0o700). `written` is told
@@ -37,11 +49,11 @@ public enum AtomicFile {
         var fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode_t(permissions))
         if fd < 0 && errno == ENOENT {  // the folder is missing: made only then, not tried part by part before every file
             if let reason = Path.makeFolders(folder, mode: permissions & 0o077 == 0 ? 0o700 : 0o777) {
-                throw WriteError(message: "\(folder): cannot create the folder: \(reason)")
+                throw WriteError(message: "\(folder): cannot create the folder: \(reason.message)", code: reason.code)
             }
             fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode_t(permissions))
         }
-        guard fd >= 0 else { throw WriteError(message: "\(temporary): cannot create: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw WriteError(message: "\(temporary): cannot create: \(String(cString: strerror(errno)))", code: errno) }
         var ok = true, stopped = false
         bytes.withUnsafeBytes { buffer in
             var done = 0

@@ -30,15 +30,17 @@ public enum Path {
     /// Makes `path` and its missing parents (`mkdir -p`) with `mode`; returns the system's reason
     /// when it cannot. From the deepest folder up, only as far as folders are missing: one call when the
     /// parent exists, not one for every part of the path.
-    public static func makeFolders(_ path: String, mode: Int = 0o777) -> String? {
+    public static func makeFolders(_ path: String, mode: Int = 0o777) -> (message: String, code: Int32)? {
         if mkdir(path, mode_t(mode)) == 0 || errno == EEXIST { return nil }
-        guard errno == ENOENT else { return String(cString: strerror(errno)) }
+        guard errno == ENOENT else { return failure(errno) }
         let parent = folder(of: path)
-        guard parent != path, parent != ".", parent != "/" else { return String(cString: strerror(ENOENT)) }
+        guard parent != path, parent != ".", parent != "/" else { return failure(ENOENT) }
         if let reason = makeFolders(parent, mode: mode) { return reason }
         if mkdir(path, mode_t(mode)) == 0 || errno == EEXIST { return nil }
-        return String(cString: strerror(errno))
+        return failure(errno)
     }
+
+    private static func failure(_ code: Int32) -> (message: String, code: Int32) { (String(cString: strerror(code)), code) }
 
     /// Whether `path` is a folder (following links).
     public static func isFolder(_ path: String) -> Bool {

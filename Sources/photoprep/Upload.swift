@@ -153,6 +153,12 @@ struct Upload: AsyncParsableCommand {
     var quiet = false
 
     func run() async throws {
+        for file in files {
+            guard Path.size(of: file) != nil else { throw UsageFailure(message: "\(file): no such file") }
+            guard !Path.isFolder(file) else {
+                throw UsageFailure(message: "\(file): a folder; upload takes files ('photoprep prepare FOLDER --upload URL' uploads a folder's photos)")
+            }
+        }
         let uploader = try upload.uploader(to: to)
         let start = ContinuousClock.now
         let uploads = UploadRun(uploader: uploader, json: json, quiet: quiet)
@@ -161,12 +167,11 @@ struct Upload: AsyncParsableCommand {
             files.map { ($0, keyPrefix + ($0 as NSString).lastPathComponent) }, authorization: upload.authorization,
             parallel: upload.parallelUploads)
         interrupts.cancel()
-        let bytes = files.compactMap { (try? FileManager.default.attributesOfItem(atPath: $0))?[.size] as? Int }.reduce(0, +)
         let elapsed = seconds(since: start)
         if !json && !quiet {
             if isatty(STDERR_FILENO) == 1 { StandardStream.error.write("\r\u{1B}[2K") }
             let paused = counts.paused + counts.notStarted > 0 ? ", \(counts.paused) paused, \(counts.notStarted) not started (re-run to resume)" : ""
-            print("\(counts.uploaded) uploaded, \(counts.failed) failed\(paused) — \(megabytes(bytes)) in \(String(format: "%.1f", elapsed)) s")
+            print("\(counts.uploaded) uploaded, \(counts.failed) failed\(paused) — \(megabytes(Int(counts.bytes))) uploaded in \(String(format: "%.1f", elapsed)) s")
         }
         if counts.paused + counts.notStarted > 0 { throw ExitCode(130) }
         if counts.failed > 0 { throw ExitCode(1) }
@@ -199,6 +204,8 @@ final class UploadRun: Sendable {
 
     struct Counts {
         var uploaded = 0, failed = 0, paused = 0, notStarted = 0
+        /// The bytes of the files uploaded.
+        var bytes: Int64 = 0
     }
 
     enum Outcome { case uploaded, failed, paused }
@@ -226,8 +233,8 @@ final class UploadRun: Sendable {
 
     func run(_ items: [(path: String, key: String)], authorization: String?, parallel: Int) async -> Counts {
         let live = !json && !quiet && isatty(STDERR_FILENO) == 1
-        let total = items.compactMap { (try? FileManager.default.attributesOfItem(atPath: $0.path))?[.size] as? Int64 }.reduce(0, +)
-        tally.withLock { $0.files = items.count; $0.total = total }
+        let sizes = items.map { (try? FileManager.default.attributesOfItem(atPath: $0.path))?[.size] as? Int64 ?? 0 }
+        tally.withLock { $0.files = items.count; $0.total = sizes.reduce(0, +) }
         var counts = Counts()
         let begun = await BoundedConcurrency.run(count: items.count, limit: parallel, keepStarting: { !stopRequested.load(ordering: .relaxed) }) {
             [self] index -> Outcome in
@@ -271,9 +278,11 @@ final class UploadRun: Sendable {
                 }
             }
             return .failed
-        } finished: { _, outcome in
+        } finished: { index, outcome in
             switch outcome {
-            case .uploaded: counts.uploaded += 1
+            case .uploaded:
+                counts.uploaded += 1
+                counts.bytes += sizes[index]
             case .failed: counts.failed += 1
             case .paused: counts.paused += 1
             }

@@ -174,6 +174,7 @@ import TestSupport
                 body: bytes)
             #expect(result.status == 422, "\(name): \(result.status) \(result.body)")
             #expect(result.body.contains("user_photos/u1/a/\(name).jpg"))
+            #expect(!result.body.contains(seeded.server.data.path) && !result.body.contains(".bin"), "no path of the server's own: \(result.body)")
         }
         #expect(seeded.server.storedKeys.isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: seeded.server.data.appendingPathComponent("uploads").path).isEmpty)

@@ -34,6 +34,26 @@ import TestSupport
         #expect(beside == ["p1.jpg"], "no temporary file left beside it")
     }
 
+    /// A folder that cannot be written in a way no retry mends (here a file where it should be) fails the upload
+    /// at once, with the system's reason — straight to its key and as a partial upload alike — where a full
+    /// disk would be tried again.
+    @Test func aFolderThatCannotBeWrittenFailsAtOnce() async throws {
+        let root = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let file = root.appendingPathComponent("a-file")
+        try Data("x".utf8).write(to: file)
+        var configuration = UploadConfiguration()
+        configuration.maxRetryDuration = .seconds(600)
+        let uploader = try Uploader(destination: file.absoluteString, configuration: configuration)
+        for size in [1000, 2_000_000] {
+            let all = await events(of: await uploader.upload(.bytes(testBytes(size)), request: UploadRequest(key: "k.jpg")))
+            #expect(!all.contains { if case .retrying = $0 { true } else { false } }, "\(size): \(all)")
+            guard case .failed(let error) = all.last else { Issue.record("\(size): \(all)"); continue }
+            #expect("\(error)".contains("Not a directory"), "\(error)")
+        }
+        #expect(try Data(contentsOf: file) == Data("x".utf8))
+    }
+
     /// Smaller than a chunk: written straight to its key in one request (no partial upload, no record), with
     /// progress as it is written. Larger: a partial upload that takes the first chunk with its creation.
     @Test func anUploadWithinOneChunkGoesStraightToItsKey() async throws {

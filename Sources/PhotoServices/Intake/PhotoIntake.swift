@@ -116,7 +116,8 @@ public struct PhotoIntake: Sendable {
         case .success(let prepared):
             try StorageRules.checkUpload(prepared.jpeg, to: path)
             return prepared
-        case .failure(let error):
+        case .failure(var error):
+            error.file = nil  // where this process keeps it is nobody else's business (the message goes to clients)
             throw .unsupportedPhoto("the photo cannot be prepared: \(error)")
         }
     }

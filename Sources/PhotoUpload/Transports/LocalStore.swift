@@ -31,22 +31,17 @@ struct LocalStore: UploadTransport {
                     }
                     return .written
                 } catch {
-                    return error.stopped ? .cancelled : .failed(error.message)
+                    return error.stopped ? .cancelled : .failed(error)
                 }
             }
             return Created(location: id, offset: length)
         }
-        do {
-            try FileManager.default.createDirectory(at: partialFolder, withIntermediateDirectories: true)
-            let info = try JSONEncoder().encode(PartialInfo(key: request.key, length: length))
-            try info.write(to: partialFolder.appendingPathComponent("\(id).json"), options: .atomic)
-            guard FileManager.default.createFile(atPath: partialFolder.appendingPathComponent("\(id).part").path, contents: nil) else {
-                throw TransportFailure.status(500, "cannot create the partial file")
-            }
-        } catch let failure as TransportFailure {
-            throw failure
+        do throws(AtomicFile.WriteError) {
+            let info = (try? JSONEncoder().encode(PartialInfo(key: request.key, length: length))) ?? Data()
+            try AtomicFile.write([UInt8](info), to: partialFolder.appendingPathComponent("\(id).json").path)
+            try AtomicFile.write([], to: partialFolder.appendingPathComponent("\(id).part").path)
         } catch {
-            throw .status(500, "\(partialFolder.path): \(error.localizedDescription)")
+            throw Self.failure(error)
         }
         guard !firstChunk.isEmpty else { return Created(location: id) }
         return Created(location: id, offset: try await send(id, offset: 0, chunk: firstChunk, request: request, sent: sent).offset)
@@ -83,11 +78,11 @@ struct LocalStore: UploadTransport {
                 let piece = min(64 * 1024, chunk.count - written), at = written
                 let n = chunk.withUnsafeBytes { pwrite(fd, $0.baseAddress! + at, piece, off_t(offset) + off_t(at)) }
                 if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { return .failed("\(path): \(String(cString: strerror(errno)))") }
+                guard n > 0 else { return .failed(AtomicFile.WriteError(message: "\(path): \(String(cString: strerror(errno)))", code: errno)) }
                 written += n
                 sent(written)
             }
-            guard fsync(fd) == 0 else { return .failed("\(path): fsync: \(String(cString: strerror(errno)))") }
+            guard fsync(fd) == 0 else { return .failed(AtomicFile.WriteError(message: "\(path): fsync: \(String(cString: strerror(errno)))", code: errno)) }
             return .written
         }
         let newOffset = offset + Int64(chunk.count)
@@ -109,7 +104,7 @@ struct LocalStore: UploadTransport {
     private enum WriteOutcome: Sendable {
         case written
         case cancelled
-        case failed(String)
+        case failed(AtomicFile.WriteError)
         /// The I/O threads did not run it (shut down, or the task was cancelled first).
         case refused(TransportFailure)
     }
@@ -137,10 +132,8 @@ struct LocalStore: UploadTransport {
     private func finalize(_ location: String) throws(TransportFailure) {
         let info = try info(location)
         let target = root.appendingPathComponent(info.key)
-        do {
-            try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-        } catch {
-            throw .status(500, "\(target.deletingLastPathComponent().path): \(error.localizedDescription)")
+        if let reason = Path.makeFolders(target.deletingLastPathComponent().path) {
+            throw Self.failure(AtomicFile.WriteError(message: "\(target.deletingLastPathComponent().path): cannot create the folder: \(reason.message)", code: reason.code))
         }
         guard rename(partialFolder.appendingPathComponent("\(location).part").path, target.path) == 0 else {
             throw .status(500, "\(target.path): \(String(cString: strerror(errno)))")
@@ -159,9 +152,17 @@ struct LocalStore: UploadTransport {
         switch outcome {
         case .written: return
         case .cancelled: throw .cancelled
-        case .failed(let message): throw .status(507, message)
+        case .failed(let error): throw Self.failure(error)
         case .refused(let failure): throw failure
         }
+    }
+
+    /// A write that failed, as a server would answer it: what no retry changes is refused (403 for permissions
+    /// and a read-only file system, 422 for a file where a folder should be); the rest (a full disk, an I/O
+    /// error) is 507, tried again.
+    private static func failure(_ error: AtomicFile.WriteError) -> TransportFailure {
+        guard error.lasts else { return .status(507, error.message) }
+        return .status([EACCES, EPERM, EROFS].contains(error.code) ? 403 : 422, error.message)
     }
 
     /// Runs blocking file I/O on NIO's blocking pool, never on the cooperative threads that run every
