@@ -44,7 +44,7 @@ package struct Bench: ParsableCommand {
         let budget = pipeline.options.maxBytes
         if !json { print("photoprep bench: long edge ≤ \(pipeline.options.maxEdge) px, < \(budget) bytes, \(runs) run(s) per photo, single-threaded, in-process")
         print(row("photo", "MP", "in KiB", "ms", "decode", "resize", "encode", "out", "out KiB", "Q", "enc", "scale")) }
-        var times: [Double] = [], encodes: [(Int, Bool)] = [], failures = 0
+        var times: [Double] = [], encodes: [(Int, Bool)] = [], failures = 0, skipped = 0
         for file in files {
             var samples: [(Double, PrepareReport)] = []
             do {
@@ -53,8 +53,10 @@ package struct Bench: ParsableCommand {
                     samples.append((report.timings.total, report))
                 }
             } catch {
-                failures += 1
-                StandardStream.error.write("\(Path.name(of: file.path)): \(error)\n")
+                // As prepare counts them: what is not a photo is skipped, a photo that cannot be prepared failed.
+                let notAPhoto = (error as? PhotoPrepError)?.kind == .unsupportedFormat
+                if notAPhoto { skipped += 1 } else { failures += 1 }
+                StandardStream.error.write("\(notAPhoto ? "skipped: " : "")\(Path.name(of: file.path)): \(error)\n")
                 continue
             }
             let (time, r) = samples.sorted { $0.0 < $1.0 }[samples.count / 2]
@@ -77,7 +79,7 @@ package struct Bench: ParsableCommand {
         let binding = encodes.filter(\.1).map(\.0), free = encodes.filter { !$0.1 }.map(\.0)
         func mean(_ xs: [Int]) -> String { xs.isEmpty ? "–" : cFormat("%.2f", Double(xs.reduce(0, +)) / Double(xs.count)) }
         print("""
-            photos: \(times.count) prepared, \(failures) failed
+            photos: \(times.count) prepared, \(skipped) skipped (not photos), \(failures) failed
             median time per photo: \(cFormat("%.1f", median(times) * 1000)) ms (mean \(cFormat("%.1f", times.reduce(0, +) / Double(times.count) * 1000)) ms)
             encodes per photo: \(mean(binding)) where the budget binds (\(binding.count) photos), \(mean(free)) where it does not (\(free.count))
             peak memory (whole process, VmHWM): \(peakResidentMegabytes()) MB

@@ -2,6 +2,7 @@ import ArgumentParser
 import PhotoBatch
 import Foundation
 import Logging
+import NIOCore
 import PhotoServer
 import PhotoServices
 
@@ -104,10 +105,10 @@ struct Serve: AsyncParsableCommand {
         let data = setting(self.data, "PHOTOPREP_DATA") ?? "photoprep-data"
         let host = setting(self.host, "PHOTOPREP_HOST") ?? "127.0.0.1"
         guard let port = setting(port.map(String.init), "PHOTOPREP_PORT").map({ Int($0) }) ?? 8080, (0...65535).contains(port) else {
-            throw ValidationError("PHOTOPREP_PORT: not a port number")
+            throw ValidationError("\(self.port != nil ? "--port" : "PHOTOPREP_PORT"): not a port number (0–65535)")
         }
         guard let uploadExpiry = setting(uploadExpiry.map { String($0) }, "PHOTOPREP_UPLOAD_EXPIRY").map({ Double($0) }) ?? 86400, uploadExpiry > 0 else {
-            throw ValidationError("PHOTOPREP_UPLOAD_EXPIRY: not a number of seconds")
+            throw ValidationError("\(self.uploadExpiry != nil ? "--upload-expiry" : "PHOTOPREP_UPLOAD_EXPIRY"): not a number of seconds")
         }
         let to = setting(self.to, "PHOTOPREP_STORAGE")
         var keys: [Authenticator.Keys] = []
@@ -188,8 +189,13 @@ struct Serve: AsyncParsableCommand {
             throw CommandFailure(message: "cannot start the server: \(error)")
         }
         let scheme = configuration.tls == nil ? "http" : "https"
-        try await server.run { port in
-            StandardStream.output.write("photoprep serve: listening on \(scheme)://\(host):\(port) (data: \(data), event loops: \(PhotoServer.eventLoopCount))\n")
+        do {
+            try await server.run { port in
+                StandardStream.output.write("photoprep serve: listening on \(scheme)://\(host):\(port) (data: \(data), event loops: \(PhotoServer.eventLoopCount))\n")
+            }
+        } catch let error as IOError where [EADDRINUSE, EACCES, EADDRNOTAVAIL].contains(error.errnoCode) {
+            // NIO's words name the system call, not the address: say which one could not be listened on, and why.
+            throw CommandFailure(message: "cannot listen on \(host):\(port): \(String(cString: strerror(error.errnoCode)))")
         }
         StandardStream.output.write("photoprep serve: stopped\n")
     }

@@ -39,6 +39,16 @@ import TestSupport
     }
 
     /// `cat photo.jpg another-with-gps.jpg`: the pass-through path used to return the input unchanged.
+    /// A file cut right after its start-of-image marker is called truncated, not said to lack the marker it has.
+    @Test func aFileEndingAfterItsStartOfImageIsTruncated() throws {
+        for (bytes, reason): ([UInt8], String) in [
+            ([0xFF, 0xD8, 0xFF], "truncated: the file ends after its start-of-image marker"), ([0xFF, 0xD8, 0xFF, 0xE0], "the file ends inside the 0xE0 segment header"),
+        ] {
+            let error = #expect(throws: PhotoPrepError.self) { try PhotoPipeline(preset: .group).prepare(bytes) }
+            #expect(error?.kind == .corrupt && error?.message.hasPrefix(reason) == true, "\(String(describing: error))")
+        }
+    }
+
     @Test func bytesAfterTheEndOfImageAreDropped() throws {
         let clean = try cleanJPEG()
         let gps = try withGPS()

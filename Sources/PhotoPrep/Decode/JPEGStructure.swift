@@ -78,7 +78,8 @@ struct JPEGStructure {
 
     static func parse(_ bytes: [UInt8]) throws(PhotoPrepError) -> JPEGStructure {
         func corrupt(_ why: String) -> PhotoPrepError { PhotoPrepError(.decode, .corrupt, why) }
-        guard bytes.count >= 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { throw corrupt("no JPEG start-of-image marker") }
+        guard bytes.count >= 2, bytes[0] == 0xFF, bytes[1] == 0xD8 else { throw corrupt("no JPEG start-of-image marker") }
+        guard bytes.count >= 4 else { throw corrupt("truncated: the file ends after its start-of-image marker (\(bytes.count) bytes)") }
 
         var segments: [Segment] = []
         var frame: (width: Int, height: Int, precision: Int, components: Int, coding: Coding, arithmetic: Bool)?
