@@ -121,7 +121,7 @@ struct Upload: AsyncParsableCommand {
         commandName: "upload",
         abstract: "Upload files to a tus server (http(s)://…), an S3 bucket (s3://…) or a folder (file:///…), resumably.",
         discussion: """
-            Each file is uploaded under its name (or --key-prefix + name). Unfinished uploads are \
+            Each file is uploaded under its name (or --key-prefix + name; one file under --key). Unfinished uploads are \
             journalled under --state: re-running the same command resumes them where the server \
             stopped, after Ctrl-C, a kill or a crash.
             Ctrl-C pauses the uploads in flight (the server keeps what it has) and starts no new \
@@ -131,6 +131,7 @@ struct Upload: AsyncParsableCommand {
             Examples:
               photoprep upload out/*.jpg --to https://uploads.example.com/files/ --token "$TOKEN"
               photoprep upload photo.jpg --to file:///srv/storage --key-prefix user_photos/u1/holiday/
+              photoprep upload "My photo é.jpg" --to http://127.0.0.1:8080/files/ --key profile_images/u1/me.jpg
               AWS_ACCESS_KEY_ID=… AWS_SECRET_ACCESS_KEY=… photoprep upload out/*.jpg --to s3://photos/2026 --s3-region eu-west-1
               photoprep upload photo.jpg --to "$(photoprep presign s3://photos/u1/photo.jpg)"
             """)
@@ -143,6 +144,14 @@ struct Upload: AsyncParsableCommand {
 
     @Option(help: "Prefix of the object keys (the file name follows).")
     var keyPrefix: String = ""
+
+    @Option(help: "The object key of the one file given, whatever its name (e.g. for a name the server refuses).")
+    var key: String?
+
+    func validate() throws {
+        if key != nil && files.count != 1 { throw ValidationError("--key names one file's object; got \(files.count) files") }
+        if key != nil && !keyPrefix.isEmpty { throw ValidationError("--key and --key-prefix cannot be combined") }
+    }
 
     @OptionGroup var upload: UploadOptions
 
@@ -164,7 +173,7 @@ struct Upload: AsyncParsableCommand {
         let uploads = UploadRun(uploader: uploader, json: json, quiet: quiet)
         let interrupts = Interrupts.install("pausing the uploads; re-run the same command to resume") { uploads.pauseAll() }
         let counts = await uploads.run(
-            files.map { ($0, keyPrefix + ($0 as NSString).lastPathComponent) }, authorization: upload.authorization,
+            files.map { ($0, key ?? keyPrefix + ($0 as NSString).lastPathComponent) }, authorization: upload.authorization,
             parallel: upload.parallelUploads)
         interrupts.cancel()
         let elapsed = seconds(since: start)

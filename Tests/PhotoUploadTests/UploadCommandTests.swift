@@ -84,6 +84,33 @@ import TestSupport
         #expect(journal.entries().isEmpty)
     }
 
+    /// `--key` names the one file's object whatever the file is called; a folder, a missing file and `--key` with
+    /// two files are usage errors that say so; the summary counts the bytes uploaded, not those that failed.
+    @Test func keysFoldersAndTheSummary() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let photo = folder.appendingPathComponent("My photo é.jpg")
+        try FileManager.default.copyItem(atPath: Fixture.path("photos/storm-1920x1280.jpg"), toPath: photo.path)
+        let store = folder.appendingPathComponent("store")
+        let named = try run(["upload", photo.path, "--to", store.absoluteString, "--key", "profile_images/u1/me.jpg", "--state", folder.appendingPathComponent("s").path])
+        #expect(named.status == 0, "\(named.stderr)")
+        #expect(try Data(contentsOf: store.appendingPathComponent("profile_images/u1/me.jpg")) == Data(contentsOf: photo))
+        #expect(named.stdout.contains("1 uploaded, 0 failed — 0.7 MB uploaded"), "\(named.stdout)")
+        for (arguments, reason) in [
+            ([photo.path, photo.path, "--key", "x.jpg"], "--key names one file's object; got 2 files"),
+            ([folder.path], "a folder; upload takes files"),
+            ([folder.appendingPathComponent("gone.jpg").path], "gone.jpg: no such file"),
+        ] {
+            let refused = try run(["upload"] + arguments + ["--to", store.absoluteString, "--state", folder.appendingPathComponent("s").path])
+            #expect(refused.status == 2 && refused.stderr.contains(reason), "\(refused.stderr)")
+        }
+        // Refused by the destination (a file where its folder should be): nothing counted as uploaded.
+        let blocked = folder.appendingPathComponent("blocked")
+        try Data("x".utf8).write(to: blocked)
+        let failed = try run(["upload", photo.path, "--to", blocked.absoluteString, "--state", folder.appendingPathComponent("s").path])
+        #expect(failed.status == 1 && failed.stdout.contains("0 uploaded, 1 failed — 0.0 MB uploaded"), "\(failed.stdout)\(failed.stderr)")
+    }
+
     @Test func unauthorisedUploadFailsWithExitStatus1() async throws {
         let server = try TusServer()
         let proxy = try FaultProxy(upstream: server.port, faults: ["--require-token", "s3cret"])
