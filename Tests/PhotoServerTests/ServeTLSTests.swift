@@ -91,22 +91,14 @@ import TestSupport
     @Test func aPortInUseIsNamed() async throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(listener) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let listening = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && listen(listener, 1) == 0 && getsockname(listener, $0, &length) == 0 }
-        }
-        try #require(listening)
-        let port = Int(UInt16(bigEndian: address.sin_port))
+        let listener = try LoopbackListener()
+        let port = listener.port
         let serve = try BackgroundCommand(["serve", "--data", folder.path, "--port", String(port)], environment: ["PHOTOPREP_JWT_SECRET": TestTokens.secret])
         let result = try #require(await serve.wait(timeout: 30))
         #expect(result.status == 1 && result.stderr.contains("cannot listen on 127.0.0.1:\(port): Address already in use"), "\(result.stderr)")
         let wrong = try photoprep(["serve", "--data", folder.path, "--port", "99999"])
         #expect(wrong.status == 2 && wrong.stderr.contains("--port: not a port number"), "\(wrong.stderr)")
+        withExtendedLifetime(listener) {}
     }
 
     @Test func aCertificateWithoutItsKeyIsRefused() async throws {

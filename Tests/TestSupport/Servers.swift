@@ -64,15 +64,37 @@ public final class ServerProcess: @unchecked Sendable {
     private static func kernelChosenPort() -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
+        return bindLoopback(fd) ?? 0
+    }
+
+    /// Binds `fd` to a port of the kernel's choosing on 127.0.0.1; returns the port (nil: bind failed).
+    static func bindLoopback(_ fd: Int32) -> Int? {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
+        let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
         }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return bound ? Int(UInt16(bigEndian: address.sin_port)) : nil
     }
+}
+
+/// A port held by this process: a socket listening on 127.0.0.1 until the listener is released.
+public final class LoopbackListener {
+    public let port: Int
+    private let fd: Int32
+
+    public init() throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let port = ServerProcess.bindLoopback(fd), listen(fd, 1) == 0 else {
+            close(fd)
+            throw TestSetupError(message: "cannot listen on 127.0.0.1")
+        }
+        self.port = port
+    }
+
+    deinit { close(fd) }
 }
 
 /// The project's folder (the checkout this file is in).
