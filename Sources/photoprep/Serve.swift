@@ -151,6 +151,12 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--log-level: one of trace, debug, info, notice, warning, error, critical")
         }
         LoggingSystem.bootstrap { label in ServerLogHandler(label: label, level: level) }
+        if audience == nil, keys.contains(where: { if case .sharedSecret = $0 { false } else { true } }) {
+            // A provider's keys sign tokens for every application it serves: without an audience, one issued to
+            // another application (another Firebase project on Google's shared keys) would be taken here.
+            Logger(label: "photoprep.serve").warning(
+                "no --audience: every token the identity provider's keys verify is accepted, whatever application it was issued for")
+        }
         var configuration = PhotoServer.Configuration(data: URL(fileURLWithPath: data), keys: keys[0])
         configuration.keys = keys
         configuration.host = host

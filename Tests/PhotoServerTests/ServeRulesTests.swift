@@ -66,6 +66,12 @@ import TestSupport
         // A token without exp is refused too (exp is required).
         let noExp = Self.hs256Without(exp: true, sub: "u1")
         #expect(try await Self.create(seeded.server, key: key, length: 1000, token: noExp).status == 401)
+        // A subject that is no user id: a path, or a look-alike Swift's `==` equates with another user's id
+        // (U+212A KELVIN SIGN is canonically "K"): refused, never let into uK's folder.
+        for subject in ["u\u{212A}", "u1/../u2", ""] {
+            let response = try await Self.create(seeded.server, key: "profile_images/uK/me.jpg", length: 1000, token: TestTokens.hs256(sub: subject))
+            #expect(response.status == 401, "\(subject.debugDescription): \(response.status) \(response.body)")
+        }
         #expect(seeded.server.storedKeys.isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: seeded.server.data.appendingPathComponent("uploads").path).isEmpty)
         // Tokens never reach the log.

@@ -2,6 +2,7 @@ public import Foundation
 import JWTKit
 public import Logging
 import PhotoFiles
+import PhotoServices
 import Synchronization
 
 /// Who is calling: the `sub` of a verified token.
@@ -129,6 +130,10 @@ public struct Authenticator: Sendable {
             guard Date(timeIntervalSince1970: authTime).addingTimeInterval(-leeway) <= now else { throw Failure(description: "the token's auth_time is in the future") }
         }
         guard !claims.sub.value.isEmpty else { throw Failure(description: "the token has an empty subject") }
+        // A user id names folders and is compared as text: only the identifiers storage paths allow (every
+        // identity provider's subjects are), never a look-alike that Unicode equates with another user's
+        // (U+212A KELVIN SIGN == "K" for Swift's `==`).
+        do throws(ServiceError) { _ = try StorageRules.validated(claims.sub.value, "token's subject") } catch { throw Failure(description: "\(error)") }
         return Caller(id: claims.sub.value, displayName: claims.name)
     }
 
