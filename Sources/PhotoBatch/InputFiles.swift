@@ -25,86 +25,88 @@ package enum InputFiles {
     package static func expand(
         _ inputs: [String], excluding outputRoot: String, skipped: (String, String) -> Void = { _, _ in }
     ) throws -> [InputFile] {
-        let excluded = realPath(outputRoot)
+        let excluded = FileID(outputRoot)
         var files: [InputFile] = []
-        var seen = Set<String>()  // the input files' canonical paths
-        var walked = Set<FolderID>()
+        var seen = Set<FileID>()  // the input files, however they were reached
+        var walked = Set<FileID>()  // the folders
         for input in inputs {
-            guard Path.size(of: input) != nil else { throw CommandFailure(message: "\(input): no such file or folder") }
+            guard let id = FileID(input) else { throw CommandFailure(message: "\(input): no such file or folder") }
             if !Path.isFolder(input) {
-                if seen.insert(realPath(input) ?? absolute(input)).inserted {
-                    files.append(InputFile(path: input, relativeOutput: outputName(Path.name(of: input))))
-                }
+                if seen.insert(id).inserted { files.append(InputFile(path: input, relativeOutput: outputName(Path.name(of: input)))) }
                 continue
             }
             let root = absolute(input)
-            if let excluded, let real = realPath(root) {
-                if real == excluded {
-                    throw CommandFailure(message: "\(input): --out is this input folder: the outputs would land among the originals (choose another folder; one inside it is not read)")
-                }
-                if realPath(excluded + "/" + Path.name(of: root)) == real {
-                    throw CommandFailure(message: "\(input): --out \(outputRoot) would write the outputs into this folder, over its originals (choose another folder)")
-                }
+            if id == excluded {
+                throw CommandFailure(message: "\(input): --out is this input folder: the outputs would land among the originals (choose another folder; one inside it is not read)")
+            }
+            if FileID(outputRoot + "/" + Path.name(of: root)) == id {
+                throw CommandFailure(message: "\(input): --out \(outputRoot) would write the outputs into this folder, over its originals (choose another folder)")
             }
             var found: [InputFile] = []
-            walk(root, relative: "", excluding: excluded, walked: &walked) { path, relative in
-                if seen.insert(realPath(path) ?? path).inserted {
-                    found.append(InputFile(path: path, relativeOutput: Path.name(of: root) + "/" + outputName(relative)))
-                }
+            walk(root, relative: "", excluding: excluded, walked: &walked) { path, id, relative in
+                if seen.insert(id).inserted { found.append(InputFile(path: path, relativeOutput: Path.name(of: root) + "/" + outputName(relative))) }
             } undecodable: { folder, count in
                 skipped(folder, "\(count) entr\(count == 1 ? "y" : "ies") whose name is not valid UTF-8 (rename to include)")
             }
             files += found.sorted { $0.path < $1.path }
         }
         let named = disambiguated(files)
+        // An output path that names an existing input would replace it (an output that is not there yet cannot).
         for file in named {
             let output = outputRoot + "/" + file.relativeOutput
-            if let target = realPath(output) ?? realPath(Path.folder(of: output)).map({ $0 + "/" + Path.name(of: output) }), seen.contains(target) {
+            if let target = FileID(output), seen.contains(target) {
                 throw CommandFailure(message: "\(file.path): its output \(output) would replace an input (choose another --out)")
             }
         }
         return named
     }
 
-    /// A folder by device and inode: the same one reached through a link is walked once.
-    struct FolderID: Hashable {
+    /// A file or folder by device and inode (links followed): the same one reached by two paths is one.
+    struct FileID: Hashable {
         var device: UInt64
         var inode: UInt64
+
+        /// nil when nothing is at `path`.
+        init?(_ path: String) {
+            var status = stat()
+            guard stat(path, &status) == 0 else { return nil }
+            self.init(status)
+        }
+
+        init(_ status: stat) {
+            device = UInt64(status.st_dev)
+            inode = UInt64(status.st_ino)
+        }
     }
 
-    /// Visits the regular files under `folder` (hidden entries skipped). Symbolic links are followed, to
-    /// files and to folders; a folder already walked (`walked`: by device and inode) is not walked again,
-    /// so a link cannot make the walk loop. The output folder, when it lies inside, is not entered.
+    /// Visits the regular files under `folder` (hidden entries skipped), each with its `FileID`. Symbolic
+    /// links are followed, to files and to folders; a folder already `walked` is not walked again, so a link
+    /// cannot make the walk loop. The output folder (`excluded`), when it lies inside, is not entered.
     static func walk(
-        _ folder: String, relative: String, excluding excluded: String?, walked: inout Set<FolderID>,
-        file: (_ path: String, _ relative: String) -> Void, undecodable: (_ folder: String, _ count: Int) -> Void
+        _ folder: String, relative: String, excluding excluded: FileID?, walked: inout Set<FileID>,
+        file: (_ path: String, _ id: FileID, _ relative: String) -> Void, undecodable: (_ folder: String, _ count: Int) -> Void
     ) {
-        var status = stat()
-        guard stat(folder, &status) == 0, walked.insert(FolderID(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))).inserted else { return }
+        guard let id = FileID(folder), id != excluded, walked.insert(id).inserted else { return }
         guard let dir = opendir(folder) else { return }
-        var names: [(String, UInt8)] = []
+        var names: [String] = []
         var count = 0
         while let entry = readdir(dir) {
             let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
             guard let name = String(validating: bytes, as: UTF8.self) else { count += 1; continue }
-            if !name.hasPrefix(".") { names.append((name, entry.pointee.d_type)) }
+            if !name.hasPrefix(".") { names.append(name) }
         }
         closedir(dir)
         if count > 0 { undecodable(folder, count) }
-        for (name, type) in names {
+        // In name order: which of two paths to one file is kept (the first) does not depend on the listing's order.
+        for name in names.sorted() {
             let path = folder + "/" + name, inner = relative.isEmpty ? name : relative + "/" + name
-            // Links, and file systems that do not say an entry's type in the listing: ask what it is.
-            var isFolder = type == UInt8(DT_DIR), isFile = type == UInt8(DT_REG)
-            if type == UInt8(DT_LNK) || type == UInt8(DT_UNKNOWN) {
-                guard stat(path, &status) == 0 else { continue }
-                isFolder = (status.st_mode & S_IFMT) == S_IFDIR
-                isFile = (status.st_mode & S_IFMT) == S_IFREG
-            }
-            if isFolder {
-                if let excluded, realPath(path) == excluded { continue }
-                walk(path, relative: inner, excluding: excluded, walked: &walked, file: file, undecodable: undecodable)
-            } else if isFile {
-                file(path, inner)
+            // What it is (through a link) and which file: one `stat`, whatever the listing said.
+            var status = stat()
+            guard stat(path, &status) == 0 else { continue }
+            switch status.st_mode & S_IFMT {
+            case S_IFDIR: walk(path, relative: inner, excluding: excluded, walked: &walked, file: file, undecodable: undecodable)
+            case S_IFREG: file(path, FileID(status), inner)
+            default: break
             }
         }
     }
@@ -128,19 +130,17 @@ package enum InputFiles {
         return String(nulTerminated: buffer)
     }
 
-    /// The canonical path (`realpath`), or nil when it does not exist.
-    static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
-    }
-
     /// `a/b/photo.png` → `a/b/photo.jpg` (a name without an extension gets one; a hidden-style
     /// name such as `.png` keeps its dot).
     static func outputName(_ relative: String) -> String {
-        let name = Path.name(of: relative)
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return relative + ".jpg" }
-        return String(relative.dropLast(name.distance(from: dot, to: name.endIndex))) + ".jpg"
+        guard let ext = fileExtension(Path.name(of: relative)) else { return relative + ".jpg" }
+        return String(relative.dropLast(ext.count + 1)) + ".jpg"
+    }
+
+    /// What follows the name's last dot (nil: none, or only a leading one, as in `.png`).
+    static func fileExtension(_ name: String) -> Substring? {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+        return name[name.index(after: dot)...]
     }
 
     /// Gives colliding outputs distinct names that do not depend on which other files are there: an input
@@ -150,9 +150,8 @@ package enum InputFiles {
         var files = files
         for indices in Dictionary(grouping: files.indices, by: { files[$0].relativeOutput.lowercased() }).values where indices.count > 1 {
             for i in indices {
-                let name = Path.name(of: files[i].path)
-                guard let dot = name.lastIndex(of: "."), dot != name.startIndex, name[name.index(after: dot)...] != "jpg" else { continue }
-                files[i].relativeOutput = String(files[i].relativeOutput.dropLast(4)) + "-" + name[name.index(after: dot)...] + ".jpg"
+                guard let ext = fileExtension(Path.name(of: files[i].path)), ext != "jpg" else { continue }
+                files[i].relativeOutput = String(files[i].relativeOutput.dropLast(4)) + "-" + ext + ".jpg"
             }
         }
         var taken = Set<String>()

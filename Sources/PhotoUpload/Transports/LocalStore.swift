@@ -36,10 +36,13 @@ struct LocalStore: UploadTransport {
             }
             return Created(location: id, offset: length)
         }
+        guard let info = try? JSONEncoder().encode(PartialInfo(key: request.key, length: length)) else {
+            throw .status(500, "\(request.key): the upload's record cannot be encoded")
+        }
+        // Not flushed, as before: nothing is acknowledged yet; each chunk's bytes are flushed before they are.
         do throws(AtomicFile.WriteError) {
-            let info = (try? JSONEncoder().encode(PartialInfo(key: request.key, length: length))) ?? Data()
-            try AtomicFile.write([UInt8](info), to: partialFolder.appendingPathComponent("\(id).json").path)
-            try AtomicFile.write([], to: partialFolder.appendingPathComponent("\(id).part").path)
+            try AtomicFile.write([UInt8](info), to: partialFolder.appendingPathComponent("\(id).json").path, flush: false)
+            try AtomicFile.write([], to: partialFolder.appendingPathComponent("\(id).part").path, flush: false)
         } catch {
             throw Self.failure(error)
         }
