@@ -25,12 +25,12 @@ package enum InputFiles {
     package static func expand(
         _ inputs: [String], excluding outputRoot: String, skipped: (String, String) -> Void = { _, _ in }
     ) throws -> [InputFile] {
-        let excluded = FileID(outputRoot)
+        let excluded = fileID(outputRoot)
         var files: [InputFile] = []
         var seen = Set<FileID>()  // the input files, however they were reached
         var walked = Set<FileID>()  // the folders
         for input in inputs {
-            guard let id = FileID(input) else { throw CommandFailure(message: "\(input): no such file or folder") }
+            guard let id = fileID(input) else { throw CommandFailure(message: "\(input): no such file or folder") }
             if !Path.isFolder(input) {
                 if seen.insert(id).inserted { files.append(InputFile(path: input, relativeOutput: outputName(Path.name(of: input)))) }
                 continue
@@ -39,7 +39,7 @@ package enum InputFiles {
             if id == excluded {
                 throw CommandFailure(message: "\(input): --out is this input folder: the outputs would land among the originals (choose another folder; one inside it is not read)")
             }
-            if FileID(outputRoot + "/" + Path.name(of: root)) == id {
+            if fileID(outputRoot + "/" + Path.name(of: root)) == id {
                 throw CommandFailure(message: "\(input): --out \(outputRoot) would write the outputs into this folder, over its originals (choose another folder)")
             }
             var found: [InputFile] = []
@@ -54,30 +54,26 @@ package enum InputFiles {
         // An output path that names an existing input would replace it (an output that is not there yet cannot).
         for file in named {
             let output = outputRoot + "/" + file.relativeOutput
-            if let target = FileID(output), seen.contains(target) {
+            if let target = fileID(output), seen.contains(target) {
                 throw CommandFailure(message: "\(file.path): its output \(output) would replace an input (choose another --out)")
             }
         }
         return named
     }
 
-    /// A file or folder by device and inode (links followed): the same one reached by two paths is one.
-    struct FileID: Hashable {
-        var device: UInt64
-        var inode: UInt64
+    /// A file or folder by device and inode (links followed), as "device:inode": the same one reached by two paths is
+    /// one. Text rather than a struct of the two numbers: the first set of a type of our own sends the Swift runtime
+    /// through every protocol conformance record in the binary to find it Hashable, 0.7 M instructions a run.
+    typealias FileID = String
 
-        /// nil when nothing is at `path`.
-        init?(_ path: String) {
-            var status = stat()
-            guard stat(path, &status) == 0 else { return nil }
-            self.init(status)
-        }
-
-        init(_ status: stat) {
-            device = UInt64(status.st_dev)
-            inode = UInt64(status.st_ino)
-        }
+    /// nil when nothing is at `path`.
+    static func fileID(_ path: String) -> FileID? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return fileID(status)
     }
+
+    static func fileID(_ status: stat) -> FileID { "\(status.st_dev):\(status.st_ino)" }
 
     /// Visits the regular files under `folder` (hidden entries skipped), each with its `FileID`. Symbolic
     /// links are followed, to files and to folders; a folder already `walked` is not walked again, so a link
@@ -86,7 +82,7 @@ package enum InputFiles {
         _ folder: String, relative: String, excluding excluded: FileID?, walked: inout Set<FileID>,
         file: (_ path: String, _ id: FileID, _ relative: String) -> Void, undecodable: (_ folder: String, _ count: Int) -> Void
     ) {
-        guard let id = FileID(folder), id != excluded, walked.insert(id).inserted else { return }
+        guard let id = fileID(folder), id != excluded, walked.insert(id).inserted else { return }
         guard let dir = opendir(folder) else { return }
         var names: [String] = []
         var count = 0
@@ -105,7 +101,7 @@ package enum InputFiles {
             guard stat(path, &status) == 0 else { continue }
             switch status.st_mode & S_IFMT {
             case S_IFDIR: walk(path, relative: inner, excluding: excluded, walked: &walked, file: file, undecodable: undecodable)
-            case S_IFREG: file(path, FileID(status), inner)
+            case S_IFREG: file(path, fileID(status), inner)
             default: break
             }
         }

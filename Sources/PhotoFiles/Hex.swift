@@ -1,5 +1,5 @@
 /// Lower-case hexadecimal, as hashes are written in journals, signatures, ETags and ids.
-public func hex<D: Sequence>(_ bytes: D) -> String where D.Element == UInt8 {
+@inlinable public func hex<D: Sequence>(_ bytes: D) -> String where D.Element == UInt8 {
     var text = ""
     text.reserveCapacity(bytes.underestimatedCount * 2)
     let digits = Array("0123456789abcdef".utf8)

@@ -1,6 +1,7 @@
 import Foundation
 import SQLKit
 @testable import PhotoServices
+import Synchronization
 import Testing
 import TestSupport
 
@@ -58,14 +59,17 @@ import TestSupport
         _ = try await here.write { db in
             try await PhotoIntake.record(caller: "u1", displayName: nil, path: path, stored: Self.objects("a", thumbnails: [128]), db)
         }
-        let photos = StoredPhotos(database: here)
+        // Time passes when the test says so: a slow read on a busy machine does not outlive the lifetime.
+        let clock = ManualTime()
+        let photos = StoredPhotos(database: here, now: clock.now)
         let first = try #require(try await photos.media(path.key, edge: nil)).photo
         #expect(photos.remembered(path.key, edge: nil)?.photo.token == first.token, "kept in memory once read")
         #expect(try await photos.media(path.key, edge: 128)?.object?.location == "file:///t/128/a")
 
         // Another instance regenerates the token: seen here within the lifetime, whatever was kept.
         let regenerated = try await StoredPhotos(database: elsewhere).regenerateToken(caller: "u1", path)
-        try await Task.sleep(for: StoredPhotos.Recent.lifetime + .milliseconds(100))
+        #expect(photos.remembered(path.key, edge: nil)?.photo.token == first.token, "not read again within the lifetime")
+        clock.advance(by: StoredPhotos.Recent.lifetime)
         #expect(try await photos.media(path.key, edge: nil)?.photo.token == regenerated.token)
         #expect(regenerated.token != first.token)
 
@@ -82,4 +86,14 @@ import TestSupport
         _ = try await here.write { db in try await StoredPhotos.forget(key: path.key, db) }
         #expect(try await photos.media(path.key, edge: nil) == nil)
     }
+}
+
+/// A clock that moves only when told to.
+final class ManualTime: Sendable {
+    private let start = ContinuousClock.now
+    private let elapsed = Mutex(Duration.zero)
+
+    func advance(by duration: Duration) { elapsed.withLock { $0 += duration } }
+
+    var now: @Sendable () -> ContinuousClock.Instant { { [self] in start + elapsed.withLock { $0 } } }
 }

@@ -58,7 +58,7 @@ enum JPEGSegments {
             }
             out += jpeg[segment.range]
         }
-        for piece in structure.scanPieces { out += jpeg[piece] }
+        for piece in structure.scanPieces { out += jpeg[piece.range] }
         return out
     }
 

@@ -10,9 +10,12 @@ import Synchronization
 public struct StoredPhotos: Sendable {
     let database: AppDatabase
     let recent = Recent()
+    /// The time `Recent`'s lifetimes are measured in (a test's own clock; the continuous clock's otherwise).
+    let now: @Sendable () -> ContinuousClock.Instant
 
-    public init(database: AppDatabase) {
+    public init(database: AppDatabase, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
         self.database = database
+        self.now = now
     }
 
     public typealias Media = (photo: StoredPhoto, object: StoredThumbnail?)
@@ -24,7 +27,7 @@ public struct StoredPhotos: Sendable {
     /// replaced photo) may take to be seen here.
     public func media(_ key: String, edge: Int?) async throws(ServiceError) -> Media? {
         let writes = database.writesEnded
-        let now = ContinuousClock.now
+        let now = now()
         if let media = recent.media(key, edge: edge, writes: writes, now: now) { return media }
         let media = try await read(key, edge: edge)
         if let media { recent.keep(media, key: key, edge: edge, writes: writes, now: now) }
@@ -33,7 +36,7 @@ public struct StoredPhotos: Sendable {
 
     /// What `media` answers from memory, without waiting: nil when it would read the database.
     public func remembered(_ key: String, edge: Int?) -> Media? {
-        recent.media(key, edge: edge, writes: database.writesEnded, now: ContinuousClock.now)
+        recent.media(key, edge: edge, writes: database.writesEnded, now: now())
     }
 
     private func read(_ key: String, edge: Int?) async throws(ServiceError) -> Media? {
