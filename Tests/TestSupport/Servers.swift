@@ -17,7 +17,9 @@ public final class ServerProcess: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try launch(process)
-        let deadline = Date().addingTimeInterval(20)
+        // Generous: several Python servers importing their frameworks at once on two busy cores are slow to listen;
+        // one that fails exits, and that is seen at once.
+        let deadline = Date().addingTimeInterval(90)
         while !Self.accepts(port: port) {
             guard Date() < deadline, process.isRunning else {
                 stop()

@@ -23,6 +23,9 @@ from playwright.sync_api import sync_playwright
 
 PATCH = re.compile(r"bytes=(\d+) .*\] PATCH /files/(\w+) (\d{3})")
 UPLOAD_BYTES_PER_SECOND = 150 * 1024
+# While the test cancels or reloads mid-upload: the rest of the photo takes about 11 s to send, time enough for the
+# test's clicks on a loaded machine (at 150 KB/s the window was under 3 s).
+INTERRUPTED_BYTES_PER_SECOND = 40 * 1024
 
 
 def patched_bytes(log_path, start):
@@ -99,11 +102,11 @@ def main():
         page.on("pageerror", lambda e: page_errors.append(str(e)))
         cdp = context.new_cdp_session(page)
 
-        def throttle(on):
+        def throttle(on, rate=UPLOAD_BYTES_PER_SECOND):
             cdp.send("Network.enable")
             cdp.send("Network.emulateNetworkConditions", {
                 "offline": False, "latency": 20 if on else 0, "downloadThroughput": -1,
-                "uploadThroughput": UPLOAD_BYTES_PER_SECOND if on else -1})
+                "uploadThroughput": rate if on else -1})
 
         def wait_until(expression, arg=None, timeout=15_000):
             """Polls `expression` in the page until it is truthy (Playwright's wait_for_function compiles its
@@ -165,7 +168,7 @@ def main():
         result["groupTitle"] = page.text_content("#group-title")
 
         # Cancelled mid-upload: the upload is deleted on the server.
-        throttle(True)
+        throttle(True, INTERRUPTED_BYTES_PER_SECOND)
         page.set_input_files("#profile-file", args.photo)
         wait_acknowledged("profile-uploads", 1)
         upload_url = page.evaluate("JSON.parse(Object.entries(localStorage).find(([k]) => k.includes('profile_images/'))?.[1]).location")
@@ -179,7 +182,7 @@ def main():
 
         # Reloaded mid-upload: the same file picked again resumes; the server receives only the rest.
         log_start = os.path.getsize(args.server_log)
-        throttle(True)
+        throttle(True, INTERRUPTED_BYTES_PER_SECOND)
         page.set_input_files("#album-file", args.photo)
         wait_acknowledged("album-uploads", 256 * 1024)
         before = patched_bytes(args.server_log, log_start)
@@ -228,7 +231,7 @@ def main():
 
         # The connection lost mid-upload for two seconds: retried with backoff, finished, each byte sent once.
         log_start = os.path.getsize(args.server_log)
-        throttle(True)
+        throttle(True, INTERRUPTED_BYTES_PER_SECOND)
         page.set_input_files("#profile-file", args.photo)
         wait_acknowledged("profile-uploads", 256 * 1024)
         cdp.send("Network.emulateNetworkConditions", {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
