@@ -200,7 +200,7 @@ public struct PhotoServer: Sendable {
 
     /// The stored photos' read path; `responder` and `MediaOnEventLoop` share one, and its memory.
     func media() -> MediaRoutes {
-        MediaRoutes(photos: StoredPhotos(database: database), storage: uploads.processor.intake.storage)
+        MediaRoutes(photos: StoredPhotos(database: database), storage: uploads.processor.intake.storage, varyOrigin: !configuration.corsOrigins.isEmpty)
     }
 
     /// Every route: `/health`, `/metrics`, tus at `/files/`, the IETF draft at `/uploads/`, the API at

@@ -21,6 +21,21 @@ import Testing
         }
     }
 
+    /// A recipient reads all three forms (RFC 9110 §5.6.7), and nothing else.
+    @Test func httpDatesInTheOlderFormsAreRead() {
+        let example = Date(timeIntervalSince1970: 784_111_777)
+        #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == example, "RFC 850")
+        #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == example, "asctime")
+        #expect(HTTPDate.parse("Wed, 29 Feb 2012 23:59:60 GMT") == Date(timeIntervalSince1970: 1_330_560_000), "a leap day and a leap second")
+        #expect(HTTPDate.parse("Mon, 01 Jan 1900 00:00:00 GMT") == Date(timeIntervalSince1970: -2_208_988_800))
+        #expect(HTTPDate.parse("Thursday, 01-Jan-70 00:00:00 GMT") == Date(timeIntervalSince1970: 0))
+        #expect(HTTPDate.parse("Friday, 01-Jan-27 00:00:00 GMT") == Date(timeIntervalSince1970: 1_798_761_600), "two digits: 2027, not 1927")
+        for bad in ["", "yesterday", "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 32 Nov 1994 08:49:37 GMT",
+                    "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 06 Nov 94 08:49:37", "1994-11-06T08:49:37Z", "Sun, 06 Nov 1994 08:49 GMT"] {
+            #expect(HTTPDate.parse(bad) == nil, "\(bad)")
+        }
+    }
+
     @Test func rangesAsRFC9110Says() {
         #expect(ByteRange.parse("bytes=0-99", size: 1000) == .part(0...99))
         #expect(ByteRange.parse("bytes=990-", size: 1000) == .part(990...999))

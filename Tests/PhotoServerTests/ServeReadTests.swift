@@ -75,7 +75,8 @@ import TestSupport
         #expect(whole.status == 200 && whole.bytes == stored)
         #expect(whole.header("Content-Type") == "image/jpeg" && whole.header("Content-Length") == String(stored.count))
         #expect(whole.header("ETag") == "\"\(Self.sha256(stored))\"")
-        #expect(whole.header("Cache-Control") == "public, max-age=31536000, immutable")
+        #expect(whole.header("Cache-Control") == "private, max-age=31536000, immutable", "kept by the browser, by no shared cache")
+        #expect(whole.header("Vary") == nil, "no --cors-origin: nothing depends on Origin")
         #expect(whole.header("X-Content-Type-Options") == "nosniff" && whole.header("Accept-Ranges") == "bytes")
         let lastModified = try #require(whole.header("Last-Modified"))
         // HEAD: the same headers, no body.
@@ -269,6 +270,63 @@ import TestSupport
         #expect(server.storedKeys.filter { $0.contains("profile_images/u3/") }.isEmpty, "the picture and its thumbnails are deleted: \(server.storedKeys)")
     }
 
+    /// A download URL serves only its version's bytes. A new photo is stored over the old one's file before its record
+    /// is written; until it is (and for as long as the database refuses it) the old URL is the old version, gone: 404 —
+    /// not the new bytes under the old ETag and a year of `immutable`. Simulated by writing over the stored files: a
+    /// large photo (streamed from its file), other bytes of the same size and of another size; a thumbnail (read
+    /// into memory) before it was ever read. The record's own bytes back: served again.
+    @Test func aDownloadURLServesOnlyItsVersionsBytes() async throws {
+        let seeded = try await SeededServer.start()
+        let server = seeded.server
+        let u1 = TestTokens.hs256(sub: "u1")
+        let key = "user_photos/u1/trip/big.jpg"
+        try await Self.upload(server, "photos/ladybird-2560x1600.jpg", to: key, token: u1)
+        let stored = try #require(server.stored(key))
+        #expect(stored.count > 512 * 1024, "streamed from its file, not kept in memory: \(stored.count) bytes")
+        let album = try await ServeAPITests.call(server, "GET", "/v1/albums/trip/photos", token: u1)
+        let item = try #require((album.body["photos"] as? [[String: Any]])?.first, "\(album.body)")
+        let url = try #require(item["downloadURL"] as? String, "\(item)")
+        let thumbnailURL = try #require((item["thumbnails"] as? [[String: Any]])?.first?["downloadURL"] as? String, "\(item)")
+        let file = server.data.appendingPathComponent("storage").appendingPathComponent(key)
+        let thumbnailFile = server.data.appendingPathComponent("storage").appendingPathComponent(try #require(server.storedKeys.first { $0.hasPrefix("thumbnails/") && $0.hasSuffix("/\(key)") }))
+
+        var sameSize = stored
+        sameSize[stored.count / 2] ^= 0xFF
+        let thumbnail = try Data(contentsOf: thumbnailFile)
+        try Data(thumbnail.reversed()).write(to: thumbnailFile)
+        #expect(try await Self.fetch(thumbnailURL).status == 404, "a thumbnail whose file is not its version's")
+        try thumbnail.write(to: thumbnailFile)
+        #expect(try await Self.fetch(thumbnailURL).bytes == [UInt8](thumbnail))
+        #expect(try await Self.fetch(url).bytes == stored)
+        for (other, what) in [(sameSize, "same size"), (Array(stored.prefix(stored.count - 1000)), "shorter"), (stored + [0, 1, 2], "longer")] {
+            try Data(other).write(to: file, options: .atomic)  // a new file renamed into place, as the store writes one
+            let answer = try await Self.fetch(url)
+            #expect(answer.status == 404, "\(what): \(answer.status), \(answer.bytes.count) bytes")
+            #expect(try await Self.fetch(url, headers: ["Range": "bytes=0-99"]).status == 404, "\(what), a range")
+        }
+        try Data(stored).write(to: file)  // written over in place: a file with another identity again
+        let back = try await Self.fetch(url)
+        #expect(back.status == 200 && back.bytes == stored, "its own bytes again")
+        #expect(try await Self.fetch(url, headers: ["Range": "bytes=100-199"]).bytes == Array(stored[100..<200]))
+    }
+
+    /// The answer from memory checks the key as the router does: a look-alike of a stored key (KELVIN SIGN for K,
+    /// which Swift's == equates with it) is 404 whether or not the real one was just read.
+    @Test func aLookAlikeKeyIsNotAnsweredFromMemory() async throws {
+        let seeded = try await SeededServer.start()
+        let server = seeded.server
+        let u1 = TestTokens.hs256(sub: "u1")
+        try await Self.upload(server, "photos/storm-1920x1280.jpg", to: "profile_images/u1/K.jpg", token: u1)
+        let url = try await Self.downloadURL(server, "/v1/me/photo", token: u1)
+        #expect(url.contains("/media/profile_images/u1/K.jpg?"), "\(url)")
+        let lookAlike = url.replacingOccurrences(of: "/K.jpg?", with: "/%E2%84%AA.jpg?")
+        #expect(try await Self.fetch(lookAlike).status == 404, "through the router")
+        for _ in 0..<3 {
+            #expect(try await Self.fetch(url).status == 200)
+            #expect(try await Self.fetch(lookAlike).status == 404, "with the real one in memory")
+        }
+    }
+
     /// Photos kept in S3 (moto on 127.0.0.1): after the same checks, a 307 to a short-lived presigned GET
     /// that fetches the stored object (ranges included) without any credentials of the reader's.
     @Test func aPhotoInS3IsARedirectToAPresignedGet() async throws {
@@ -286,6 +344,8 @@ import TestSupport
             let presigned = try #require(redirect.header("Location"))
             #expect(redirect.status == 307 && presigned.hasPrefix("\(moto.endpoint)/photos/prod/\(key)?") && presigned.contains("X-Amz-Expires=300"))
             #expect(redirect.header("ETag") == "\"\(Self.sha256(stored))\"")
+            // Kept a minute, not a year: the presigned URL it leads to is valid for five.
+            #expect(redirect.header("Cache-Control") == "private, max-age=60")
             #expect(try await Self.fetch(presigned).bytes == stored)
             let part = try await Self.fetch(presigned, headers: ["Range": "bytes=0-99"])
             #expect(part.status == 206 && part.bytes == Array(stored.prefix(100)))

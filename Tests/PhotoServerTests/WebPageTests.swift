@@ -149,6 +149,11 @@ import TestSupport
             #expect(me.status == 200 && me.header("Access-Control-Allow-Origin") == app)
             let foreign = try await seeded.api.send("GET", "/v1/me", headers: ["Origin": "https://evil.example", "Authorization": "Bearer \(TestTokens.hs256(sub: "u1"))"], body: nil)
             #expect(foreign.status == 200 && foreign.header("Access-Control-Allow-Origin") == nil, "no CORS header: the browser keeps the answer from the script")
+            // Every answer says it depends on Origin, those without CORS headers too: a browser does not reuse one
+            // kept for an <img> (no Origin) or another origin for the allowed origin's script.
+            #expect(foreign.header("Vary") == "Origin" && me.header("Vary") == "Origin")
+            let plain = try await seeded.api.send("GET", "/v1/me", headers: ["Authorization": "Bearer \(TestTokens.hs256(sub: "u1"))"], body: nil)
+            #expect(plain.status == 200 && plain.header("Vary") == "Origin" && plain.header("Access-Control-Allow-Origin") == nil)
         }
         try await SeededRouter.run(configure: { $0.corsOrigins = ["*"] }) { seeded in
             let any = try await seeded.api.send("GET", "/health", headers: ["Origin": "https://anywhere.example"], body: nil)
@@ -157,6 +162,7 @@ import TestSupport
         try await SeededRouter.run { seeded in
             let none = try await seeded.api.send("GET", "/health", headers: ["Origin": app], body: nil)
             #expect(none.header("Access-Control-Allow-Origin") == nil, "no origin is allowed by default")
+            #expect(none.header("Vary") == nil, "nothing depends on Origin then")
         }
     }
 }

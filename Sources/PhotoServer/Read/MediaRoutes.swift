@@ -12,7 +12,8 @@ import Synchronization
 /// Two ways in, both answering 404 — never 403 — to anyone else, so that nothing says a photo exists:
 /// - a **download URL** (`?v={version}&token={token}`, `MediaRoutes.downloadURL`): no `Authorization`
 ///   header; the token grants exactly that one version of that one photo, and the answer may be cached
-///   forever (`public, max-age=31536000, immutable`) because a new photo, or a regenerated token, is a new URL;
+///   forever by the browser (`private, max-age=31536000, immutable`) because a new photo, or a regenerated token, is a
+///   new URL — and by no shared cache, which would keep serving a URL whose token was regenerated;
 /// - a **bearer token**: the storage rules' read rule (`StoredPhotos.mayRead`); `private, no-cache`.
 ///
 /// HTTP as RFC 9110 says: a strong `ETag` (the content's SHA-256), `Last-Modified`, `304` on
@@ -26,8 +27,12 @@ import Synchronization
 struct MediaRoutes: Sendable {
     let photos: StoredPhotos
     let storage: Uploader
-    let files = FileIO(threadPool: .singleton)
+    /// Whether answers depend on the request's `Origin` (`--cors-origin`): then every one says so (`Vary: Origin`),
+    /// so that a browser does not reuse an answer kept for an `<img>` for a script of an allowed origin, which
+    /// the browser would then refuse for its missing CORS header.
+    var varyOrigin = false
     let small = SmallObjects()
+    let verified = VerifiedFiles()
     let wholeAnswers = WholeAnswers()
 
     /// Is `request` one for a stored photo?
@@ -154,6 +159,7 @@ struct MediaRoutes: Sendable {
         let edge = query.size.flatMap { Int($0) }
         guard let token = query.token, query.size == nil || edge != nil,
             let key = Self.percentDecoded(target.utf8[..<(question ?? target.utf8.endIndex)].dropFirst("/media/".count)),
+            (try? StoragePath(key: key)) != nil,  // as `serve`: Swift's == equates look-alikes (K and KELVIN SIGN)
             let found = photos.remembered(key, edge: edge), let photo = Self.granted(found, key: key, edge: edge, version: query.version, token: token)
         else { return nil }
         switch plan(method: request.method, headers: request.headerFields, photo: photo, cacheControl: Self.immutable) {
@@ -169,7 +175,11 @@ struct MediaRoutes: Sendable {
         }
     }
 
-    static let immutable = "public, max-age=31536000, immutable"
+    /// `private`: a browser keeps the answer for good, a shared cache (a CDN, a proxy) not at all — one would go on
+    /// serving a photo to anyone holding its URL after its owner regenerated the token (RFC 9111 §5.2.2.7).
+    static let immutable = "private, max-age=31536000, immutable"
+    /// A redirect to a presigned `GET` (valid five minutes) is kept a minute, so that a kept one is still valid when followed.
+    static let redirect = "private, max-age=60"
 
     /// What a download URL (`v`, `token`) is granted from the photo's record: the object to serve — the
     /// photo, or its thumbnail for `edge` — or nil (404) for a token or version that is not the photo's.
@@ -197,13 +207,15 @@ struct MediaRoutes: Sendable {
         case .headers(let status, let headers):
             return Response(status: status, headers: headers)
         case .content(let status, let headers, let range):
-            let file = { URL(string: photo.location)?.path }
-            if photo.size <= SmallObjects.largest, let bytes = await small.bytes(photo.sha256, file: file) {
+            // Only bytes that are this version's: a file that no longer is (a new photo stored over it, its record
+            // not written yet) is the old version gone, 404.
+            guard let file = URL(string: photo.location)?.path else { return Self.notFound }
+            if photo.size <= SmallObjects.largest {
+                guard let bytes = await small.bytes(photo.sha256, file: { file }) else { return Self.notFound }
                 return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: bytes.getSlice(at: range.lowerBound, length: range.count)!))
             }
-            guard let file = file() else { return Self.notFound }
-            let body = try await files.loadFile(path: file, range: range, context: context)
-            return Response(status: status, headers: headers, body: body)
+            guard let identity = await verified.identity(of: file, sha256: photo.sha256, size: photo.size) else { return Self.notFound }
+            return Response(status: status, headers: headers, body: VerifiedFiles.stream(file, identity: identity, range: range))
         }
     }
 
@@ -223,20 +235,25 @@ struct MediaRoutes: Sendable {
         if plain, let headers = wholeAnswers.headers(photo, cacheControl: cacheControl) {
             return method == .head ? .headers(.ok, headers) : .content(.ok, headers, 0...Int(photo.size) - 1)
         }
-        let plan = Self.plan(method: method, headers: asked, photo: photo, cacheControl: cacheControl, storage: storage)
+        let plan = Self.plan(method: method, headers: asked, photo: photo, cacheControl: cacheControl, storage: storage, varyOrigin: varyOrigin)
         if plain, case .content(.ok, let headers, _) = plan { wholeAnswers.keep(headers, for: photo, cacheControl: cacheControl) }
         return plan
     }
 
-    static func plan(method: HTTPRequest.Method, headers asked: HTTPFields, photo: StoredPhoto, cacheControl: String, storage: Uploader) -> Plan {
+    static func plan(
+        method: HTTPRequest.Method, headers asked: HTTPFields, photo: StoredPhoto, cacheControl: String, storage: Uploader, varyOrigin: Bool = false
+    ) -> Plan {
         let etag = "\"" + photo.sha256 + "\""
+        let inStore = photo.location.hasPrefix("file:")
+        let cacheControl = !inStore && cacheControl == immutable ? redirect : cacheControl
         // Appended to an array and made into `HTTPFields` once: setting fields one by one looks each name up.
         var fields = [
             HTTPField(name: .eTag, value: etag), HTTPField(name: .lastModified, value: HTTPDate.format(photo.storedAt)),
             HTTPField(name: .cacheControl, value: cacheControl), HTTPField(name: Self.nosniff, value: "nosniff"),
         ]
+        if varyOrigin { fields.append(HTTPField(name: .vary, value: "Origin")) }
         if Self.notModified(asked, etag: etag, storedAt: photo.storedAt) { return .headers(.notModified, HTTPFields(fields)) }
-        guard photo.location.hasPrefix("file:") else {
+        guard inStore else {
             guard let presigned = storage.presignedGET(key: photo.key) else { return .notFound }
             fields.append(HTTPField(name: .location, value: presigned.absoluteString))
             return .headers(.temporaryRedirect, HTTPFields(fields))
@@ -343,14 +360,31 @@ enum HTTPDate {
         let month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"][Int(t.tm_mon)]
         return "\(day), \(two(t.tm_mday)) \(month) \(t.tm_year + 1900) \(two(t.tm_hour)):\(two(t.tm_min)):\(two(t.tm_sec)) GMT"
     }
-    static func parse(_ text: String) -> Date? { formatter().date(from: text) }
-
-    private static func formatter() -> DateFormatter {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter
+    /// An HTTP date in any of the three forms a recipient must read (RFC 9110 §5.6.7) — IMF-fixdate
+    /// (`Sun, 06 Nov 1994 08:49:37 GMT`), RFC 850's (`Sunday, 06-Nov-94 08:49:37 GMT`) and C's `asctime`
+    /// (`Sun Nov  6 08:49:37 1994`) — or nil. Read by hand: a `DateFormatter` made for each request cost more than
+    /// the rest of the answer, and Glibc's `strptime` is not in Swift's view of it.
+    static func parse(_ text: String) -> Date? {
+        let fields = text.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "-" || $0 == ":" })
+        let (day, month, year, clock): (Substring, Substring, Substring, ArraySlice<Substring>)
+        switch fields.count {
+        case 8 where fields[7] == "GMT": (day, month, year, clock) = (fields[1], fields[2], fields[3], fields[4...6])
+        case 7: (day, month, year, clock) = (fields[2], fields[1], fields[6], fields[3...5])
+        default: return nil
+        }
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        guard fields[0].allSatisfy(\.isLetter), let m = months.firstIndex(where: { $0 == month }), let d = Int(day), (1...31).contains(d),
+            var y = Int(year), year.count == 2 || year.count == 4, let h = Int(clock[clock.startIndex]), let mi = Int(clock[clock.startIndex + 1]),
+            let sec = Int(clock[clock.startIndex + 2]), (0...23).contains(h), (0...59).contains(mi), (0...60).contains(sec)
+        else { return nil }
+        if year.count == 2 { y += y < 70 ? 2000 : 1900 }  // RFC 850: a year more than 50 years ahead is in the past
+        // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+        let march = m < 2 ? y - 1 : y  // years counted from March
+        let era = (march >= 0 ? march : march - 399) / 400
+        let yearOfEra = march - era * 400
+        let dayOfYear = (153 * (m < 2 ? m + 10 : m - 2) + 2) / 5 + d - 1
+        let days = era * 146_097 + yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear - 719_468
+        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + h * 3600 + mi * 60 + sec))
     }
 }
 

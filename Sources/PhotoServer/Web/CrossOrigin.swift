@@ -12,10 +12,13 @@ struct CrossOrigin: RouterMiddleware {
     /// Origins as browsers send them (`https://app.example.com`), or `*` for any.
     let allowed: Set<String>
 
+    /// With origins allowed, every answer says it depends on `Origin` (`Vary`), those without CORS headers too:
+    /// a browser must not reuse an answer kept for an `<img>` or another origin for an allowed origin's script.
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard !allowed.isEmpty, let origin = request.headers[.origin] else { return try await next(request, context) }
-        let permitted = allowed.contains("*") || allowed.contains(origin)
-        if request.method == .options, request.headers[.accessControlRequestMethod] != nil {
+        guard !allowed.isEmpty else { return try await next(request, context) }
+        let origin = request.headers[.origin]
+        let permitted = origin.map { allowed.contains("*") || allowed.contains($0) } ?? false
+        if let origin, request.method == .options, request.headers[.accessControlRequestMethod] != nil {
             guard permitted else { return Response(status: .forbidden, headers: [.vary: "Origin"]) }
             var headers = allow(origin)
             headers[.accessControlAllowMethods] = "GET, HEAD, POST, PATCH, PUT, DELETE, OPTIONS"
@@ -23,15 +26,17 @@ struct CrossOrigin: RouterMiddleware {
             headers[.accessControlMaxAge] = "600"
             return Response(status: .noContent, headers: headers)
         }
-        guard permitted else { return try await next(request, context) }
         var response: Response
         do {
             response = try await next(request, context)
         } catch let error as any HTTPResponseError {
             response = try error.response(from: request, context: context)
         }
-        for field in allow(origin) { response.headers[field.name] = field.value }
-        response.headers[.accessControlExposeHeaders] = Self.exposedHeaders
+        response.headers[.vary] = "Origin"
+        if let origin, permitted {
+            for field in allow(origin) { response.headers[field.name] = field.value }
+            response.headers[.accessControlExposeHeaders] = Self.exposedHeaders
+        }
         return response
     }
 
