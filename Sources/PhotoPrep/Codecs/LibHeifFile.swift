@@ -25,20 +25,23 @@ final class LibHeifFile {
         return .success(functions.pointee)
     }()
 
-    /// Opens `bytes` and hands the file to `body`. `maxPixels` is checked against the primary image's
-    /// size before anything is decoded (libheif's own limit is set to the same edge).
-    static func open<T>(_ bytes: [UInt8], maxPixels: Int, _ body: (LibHeifFile) throws(PhotoPrepError) -> T) throws(PhotoPrepError) -> T {
-        try bytes.withUnsafeBufferPointer { (buffer) throws(PhotoPrepError) -> T in
-            let file = try LibHeifFile(buffer, maxPixels: maxPixels)
+    /// Opens `bytes` and hands the file to `body`; a file whose items claim more bytes than it holds is refused first
+    /// (`HEIFItems`).
+    static func open<T>(_ bytes: [UInt8], _ body: (LibHeifFile) throws(PhotoPrepError) -> T) throws(PhotoPrepError) -> T {
+        try HEIFItems.check(bytes)  // before libheif reads any item into memory
+        return try bytes.withUnsafeBufferPointer { (buffer) throws(PhotoPrepError) -> T in
+            let file = try LibHeifFile(buffer)
             return try withExtendedLifetime(file) { () throws(PhotoPrepError) -> T in try body(file) }
         }
     }
 
-    private init(_ buffer: UnsafeBufferPointer<UInt8>, maxPixels: Int) throws(PhotoPrepError) {
+    private init(_ buffer: UnsafeBufferPointer<UInt8>) throws(PhotoPrepError) {
         let heif = try Self.library.get()
         guard let context = heif.heif_context_alloc() else { throw PhotoPrepError(.decode, .codecFailure, "libheif: cannot allocate a context") }
-        // Each tile of a grid is refused beyond this edge, before its pixels are allocated.
-        heif.heif_context_set_maximum_image_size_limit(context, Int32(clamping: min(maxPixels, 1 << 30)))
+        // An image (a grid's tile too) whose declared size (`ispe`) has an edge beyond 32768 (libheif's own default;
+        // panoramas stay well within it) is refused before its pixels are allocated; `maxPixels` is checked against
+        // the primary image's size by the caller. (This was `maxPixels` itself, which as an edge let any tile through.)
+        heif.heif_context_set_maximum_image_size_limit(context, 32768)
         var error = heif.heif_context_read_from_memory_without_copy(context, buffer.baseAddress, buffer.count, nil)
         guard error.code == heif_error_Ok else {
             // The message belongs to the context: read before it is freed.
@@ -113,23 +116,31 @@ final class LibHeifFile {
             white: (Double(p.color_primary_white_x), Double(p.color_primary_white_y)))
     }
 
-    /// The metadata blocks' payloads of `type` ("Exif", or "mime" for XMP).
-    func metadata(_ type: String) -> [(contentType: String, bytes: [UInt8])] {
+    /// The ids of the metadata blocks of `type` ("Exif", or "mime" for XMP).
+    private func metadataIDs(_ type: String) -> [heif_item_id] {
         let count = Int(heif.heif_image_handle_get_number_of_metadata_blocks(primary, type))
         guard count > 0 else { return [] }
         var ids = [heif_item_id](repeating: 0, count: count)
         let found = Int(heif.heif_image_handle_get_list_of_metadata_block_IDs(primary, type, &ids, Int32(count)))
-        return ids.prefix(found).compactMap { id in
-            let size = heif.heif_image_handle_get_metadata_size(primary, id)
-            guard size > 0, size <= 16 << 20 else { return nil }
-            var failed = false
-            let bytes = [UInt8](unsafeUninitializedCapacity: size) { out, written in
-                failed = heif.heif_image_handle_get_metadata(primary, id, out.baseAddress).code != heif_error_Ok
-                written = failed ? 0 : size
-            }
-            let contentType = heif.heif_image_handle_get_metadata_content_type(primary, id).map { String(cString: $0) } ?? ""
-            return failed ? nil : (contentType, bytes)
+        return Array(ids.prefix(found))
+    }
+
+    /// The payload of the first metadata block of `type` (at most 16 MiB), copied: the others are not.
+    func firstMetadata(_ type: String) -> [UInt8]? {
+        guard let id = metadataIDs(type).first else { return nil }
+        let size = heif.heif_image_handle_get_metadata_size(primary, id)
+        guard size > 0, size <= 16 << 20 else { return nil }
+        var failed = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { out, written in
+            failed = heif.heif_image_handle_get_metadata(primary, id, out.baseAddress).code != heif_error_Ok
+            written = failed ? 0 : size
         }
+        return failed ? nil : bytes
+    }
+
+    /// The content types of the metadata blocks of `type` (for "mime": XMP is `application/rdf+xml`).
+    func metadataContentTypes(_ type: String) -> [String] {
+        metadataIDs(type).map { heif.heif_image_handle_get_metadata_content_type(primary, $0).map { String(cString: $0) } ?? "" }
     }
 
     // MARK: - Decoding
@@ -161,6 +172,12 @@ final class LibHeifFile {
         defer { heif.heif_image_release(decoded) }
 
         let width = Int(heif.heif_image_get_primary_width(decoded)), height = Int(heif.heif_image_get_primary_height(decoded))
+        // What was coded is not what the header said: libheif decodes the bitstream's size, whatever `ispe` declares
+        // (a 64 × 64 declaration over a 16384 × 16384 tile decoded all of it); sized by the header, the output would be
+        // the picture stretched.
+        guard width == self.width, height == self.height else {
+            throw PhotoPrepError(.decode, .corrupt, "the image data is \(width) × \(height) pixels where its header (ispe) says \(self.width) × \(self.height)")
+        }
         var stride: Int32 = 0
         guard width > 0, height > 0, let plane = heif.heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride) else {
             throw PhotoPrepError(.decode, .codecFailure, "libheif returned no interleaved RGB plane")

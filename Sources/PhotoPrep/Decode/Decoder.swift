@@ -24,6 +24,7 @@ enum Decoder {
             return try decodeJPEG(bytes, info: info, scale: plan.scale, strict: options.strict)
         case .png:
             let structure = info.png!
+            let bytes = structure.withoutCompressedText(bytes)
             let grey = structure.isOpaqueGrey
             let image: PixelImage
             let warning: String?
@@ -45,7 +46,7 @@ enum Decoder {
             if structure.animated { warnings.append("animated PNG: only the first frame is used") }
             return Decoded(image: image, scale: plan.scale, warnings: warnings)
         case .heif, .avif:
-            let (image, warnings) = try LibHeifFile.open(bytes, maxPixels: options.maxPixels) { (file) throws(PhotoPrepError) in
+            let (image, warnings) = try LibHeifFile.open(bytes) { (file) throws(PhotoPrepError) in
                 try file.decode(background: options.background, threads: options.decodingThreads)
             }
             if let warning = warnings.first, options.strict { throw PhotoPrepError(.decode, .corrupt, warning) }

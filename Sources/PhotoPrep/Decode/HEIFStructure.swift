@@ -66,14 +66,13 @@ struct HEIFStructure {
         depthImages = file.depthImages
         thumbnails = file.thumbnails
         topLevelImages = file.topLevelImages
-        exif = file.metadata("Exif").first.flatMap { block in
+        exif = file.firstMetadata("Exif").flatMap { bytes in
             // ISO/IEC 23008-12 A.2.1: a 32-bit offset from the end of itself to the TIFF header.
-            let bytes = block.bytes
             guard bytes.count >= 4 else { return nil }
             let offset = Int(bytes[0]) << 24 | Int(bytes[1]) << 16 | Int(bytes[2]) << 8 | Int(bytes[3])
             return offset >= 0 && 4 + offset < bytes.count ? Array(bytes[(4 + offset)...]) : nil
         }
-        hasXMP = file.metadata("mime").contains { $0.contentType == "application/rdf+xml" }
+        hasXMP = file.metadataContentTypes("mime").contains("application/rdf+xml")
         iccProfile = file.iccProfile
         colorDescription = file.colorDescription
     }

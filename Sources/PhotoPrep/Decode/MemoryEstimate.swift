@@ -72,8 +72,18 @@ struct MemoryEstimate: Equatable {
             let webp = info.webp!
             decoded = webp.animated ? (info.width, info.height) : TurboJPEGDecompressor.scaledSize(width: info.width, height: info.height, denominator: scale)
             if webp.animated || webp.hasAlpha { held = decoded.width * decoded.height * 4 * (webp.animated ? 2 : 1) }
+            // libwebp decodes a lossless image whole, as ARGB, whatever the scale asked for; and a lossy one's alpha
+            // (ALPH) to a full-size plane, lossless-coded alpha with a second. (Counted as scaled, a 16383² lossless
+            // file estimated at 13 MiB held 1.08 GB.)
+            if webp.coding == "lossless" {
+                held += info.width * info.height * 4
+            } else if webp.hasAlpha {
+                held += info.width * info.height * 2
+            }
             reason = webp.animated
                 ? "an animated WebP's canvas of \(info.width) × \(info.height) is decoded whole"
+                : webp.coding == "lossless" ? "a lossless WebP of \(info.width) × \(info.height) is decoded whole, as ARGB"
+                : webp.hasAlpha ? "the decoded image (\(decoded.width) × \(decoded.height)) and its alpha at full size (\(info.width) × \(info.height))"
                 : "the decoded image (\(decoded.width) × \(decoded.height))"
         }
         // The phases one after another (each frees what the next does not need), the largest counts:

@@ -54,7 +54,7 @@ struct SourceInfo {
                 exif: EXIFSummary.parse(structure.exif), iccProfile: structure.iccProfile,
                 warnings: structure.warnings, png: structure)
         case .heif, .avif:
-            let (structure, width, height) = try LibHeifFile.open(bytes, maxPixels: maxPixels) { file in
+            let (structure, width, height) = try LibHeifFile.open(bytes) { file in
                 (HEIFStructure(file), file.width, file.height)
             }
             // An ICC profile is kept as JPEG's is; a colour description (nclx) becomes the ICC profile that says the same.

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+@testable import PhotoPrep
+import TestSupport
+
+/// HEIF, PNG and WebP files made to exhaust the process or mislead it, from an adversarial review: each refused, or
+/// decoded without the work it was made to cause, before the codec library does that work.
+@Suite struct HostileFormatTests {
+    func expectFailure(_ bytes: [UInt8], _ kind: PhotoPrepError.Kind, containing words: String, options: PrepareOptions = PrepareOptions(preset: .photo)) {
+        do {
+            let prepared = try PhotoPipeline(options: options).prepare(bytes)
+            Issue.record("prepared \(prepared.report.outputWidth) × \(prepared.report.outputHeight); expected \(kind): \(words)")
+        } catch {
+            #expect(error.kind == kind && error.message.contains(words), "\(error)")
+        }
+    }
+
+    /// Fifty EXIF items of 32 extents each over the same 64 KiB: the items claim 100 MiB of a 0.3 MB file (a thousand of
+    /// them made libheif 1.15 allocate until the process aborted). Refused from the boxes, before libheif reads an item;
+    /// every real HEIF and AVIF here claims no more than its own size.
+    @Test func heifItemsClaimingMoreThanTheFileHoldsAreRefused() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let hostile = folder.appendingPathComponent("overlapping.heic").path
+        let made = try await runSupportCommand("python3", [Fixture.path("heif_boxes.py"), "overlapping", Fixture.path("formats/photo.heic"), hostile, "50", "65536", "32"])
+        try #require(made.status == 0, "\(made.stderr)")
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: hostile)))
+        let claimed = try #require(HEIFItems.claimedBytes(bytes))
+        #expect(claimed > 50 * 32 * 65536 && claimed < 50 * 32 * 65536 + bytes.count, "the region 1,600 times, and the photo: \(claimed)")
+        expectFailure(bytes, .tooLarge, containing: "its items claim 100 MiB of data in a file of \(bytes.count) bytes")
+        for name in try FileManager.default.contentsOfDirectory(atPath: Fixture.path("formats")) where name.hasSuffix(".heic") || name.hasSuffix(".avif") {
+            let real = try Fixture.bytes("formats/\(name)")
+            guard let claimed = HEIFItems.claimedBytes(real) else { continue }  // not a HEIF this reader understands
+            #expect(claimed <= real.count, "\(name): \(claimed) of \(real.count) bytes")
+        }
+    }
+
+    /// A HEIF whose header (`ispe`) says 1600 × 2560 over a 2560 × 1600 bitstream: refused, not the photo stretched
+    /// to the declared shape (the output was a 1280 × 2048 "portrait" of a landscape).
+    @Test func aHEIFWhoseDataIsNotItsDeclaredSizeIsRefused() throws {
+        var bytes = try Fixture.bytes("formats/photo.heic")
+        let ispe = try #require(bytes.indices.dropLast(16).first { bytes[$0..<($0 + 4)].elementsEqual("ispe".utf8) })
+        #expect(bytes[(ispe + 8)..<(ispe + 16)].elementsEqual([0, 0, 0x0A, 0x00, 0, 0, 0x06, 0x40]), "2560 × 1600 as found")
+        bytes.replaceSubrange((ispe + 8)..<(ispe + 16), with: [0, 0, 0x06, 0x40, 0, 0, 0x0A, 0x00])
+        expectFailure(bytes, .corrupt, containing: "the image data is 2560 × 1600 pixels where its header (ispe) says 1600 × 2560")
+    }
+
+    /// Compressed text chunks (zTXt, iTXt with its flag set) are not handed to libpng, which inflated each while reading
+    /// the header (999 of them: 35 s); uncompressed text is; the pixels are the same. Of two iCCP chunks only the
+    /// first is read (each was inflated, up to 16 MB apiece).
+    @Test func compressedTextAndSecondProfilesAreNotInflated() throws {
+        let rows: [[UInt8]] = (0..<16).map { y in (0..<16).flatMap { x -> [UInt8] in [UInt8(x * 16), UInt8(y * 16), 128] } }
+        let plain = TestPNG.png(width: 16, height: 16, colorType: 2, rows: rows)
+        let bomb = TestPNG.zlibStored([UInt8](repeating: 0, count: 60_000))
+        let profile: [UInt8] = Array("the first profile".utf8), second: [UInt8] = Array("a second one".utf8)
+        var extra: [UInt8] = []
+        extra += TestPNG.chunk("iCCP", Array("first".utf8) + [0, 0] + TestPNG.zlibStored(profile))
+        extra += TestPNG.chunk("iCCP", Array("second".utf8) + [0, 0] + TestPNG.zlibStored(second))
+        extra += TestPNG.chunk("tEXt", Array("Comment".utf8) + [0] + Array("kept".utf8))
+        extra += TestPNG.chunk("zTXt", Array("Comment".utf8) + [0, 0] + bomb)
+        extra += TestPNG.chunk("iTXt", Array("XML".utf8) + [0, 1, 0, 0, 0] + bomb)
+        extra += TestPNG.chunk("iTXt", Array("Plain".utf8) + [0, 0, 0, 0, 0] + Array("uncompressed".utf8))
+        let hostile = TestPNG.png(width: 16, height: 16, colorType: 2, rows: rows, extra: extra)
+        let structure = try PNGStructure.parse(hostile)
+        #expect(structure.compressedText.count == 2 && structure.iccProfile == profile && structure.warnings.isEmpty)
+        let handed = structure.withoutCompressedText(hostile)
+        #expect(handed.count == hostile.count - 2 * (12 + bomb.count) - ("Comment".count + 2) - ("XML".count + 5))
+        #expect(!handed.indices.dropLast(4).contains { handed[$0..<($0 + 4)].elementsEqual("zTXt".utf8) })
+        #expect(try PNGStructure.parse(plain).withoutCompressedText(plain) == plain, "nothing to take out: the same bytes")
+        let options = PrepareOptions(preset: .photo)
+        let ours = try Decoder.decode(hostile, info: SourceInfo.read(hostile, maxPixels: .max), target: (16, 16), options: options).image
+        let reference = try Decoder.decode(plain, info: SourceInfo.read(plain, maxPixels: .max), target: (16, 16), options: options).image
+        #expect(ours.pixels == reference.pixels && ours.pixels.count == 16 * 16 * 3)
+    }
+
+    /// libwebp decodes a lossless WebP whole, as ARGB, at any scale, and a lossy one's alpha at full size: the
+    /// estimate the memory budget admits photos by counts them (counted as scaled, a 16383² lossless file estimated
+    /// at 13 MiB held 1.08 GB).
+    @Test func webPEstimatesCountWhatLibwebpDecodesWhole() throws {
+        for (name, perPixel) in [("formats/lossless.webp", 4), ("formats/alpha.webp", 2)] {
+            let bytes = try Fixture.bytes(name)
+            let info = try SourceInfo.read(bytes, maxPixels: .max)
+            let estimate = MemoryEstimate(info: info, fileBytes: bytes.count, scale: 8, target: (16, 16), maxBytes: 500 << 10)
+            #expect(estimate.bytes >= info.width * info.height * perPixel, "\(name): \(estimate.bytes) for \(info.width) × \(info.height)")
+        }
+    }
+}
