@@ -35,14 +35,35 @@ import TestSupport
         }
     }
 
-    /// A HEIF whose header (`ispe`) says 1600 × 2560 over a 2560 × 1600 bitstream: refused, not the photo stretched
-    /// to the declared shape (the output was a 1280 × 2048 "portrait" of a landscape).
-    @Test func aHEIFWhoseDataIsNotItsDeclaredSizeIsRefused() throws {
+    /// photo.heic with its `ispe` (2560 × 1600) rewritten.
+    func declaring(width: UInt32, height: UInt32) throws -> [UInt8] {
         var bytes = try Fixture.bytes("formats/photo.heic")
         let ispe = try #require(bytes.indices.dropLast(16).first { bytes[$0..<($0 + 4)].elementsEqual("ispe".utf8) })
         #expect(bytes[(ispe + 8)..<(ispe + 16)].elementsEqual([0, 0, 0x0A, 0x00, 0, 0, 0x06, 0x40]), "2560 × 1600 as found")
-        bytes.replaceSubrange((ispe + 8)..<(ispe + 16), with: [0, 0, 0x06, 0x40, 0, 0, 0x0A, 0x00])
-        expectFailure(bytes, .corrupt, containing: "the image data is 2560 × 1600 pixels where its header (ispe) says 1600 × 2560")
+        let be = { (v: UInt32) -> [UInt8] in [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        bytes.replaceSubrange((ispe + 8)..<(ispe + 16), with: be(width) + be(height))
+        return bytes
+    }
+
+    /// An HEVC image coded larger than its header (`ispe`) says — a tile declared 64 × 64 over 16384 × 16384 coded
+    /// pixels was decoded whole, 1.6 GB, and a grid of them took minutes — is refused from its sequence parameter set
+    /// before anything is decoded; the sizes real files code are their declared ones.
+    @Test func anHEVCImageCodedLargerThanDeclaredIsRefusedBeforeDecoding() throws {
+        for (width, height) in [(64, 64), (1600, 2560), (2560, 1599)] {
+            let bytes = try declaring(width: UInt32(width), height: UInt32(height))
+            let lie = HEIFItems.codedSizeLie(bytes)
+            #expect(lie?.coded.width == 2560 && lie?.coded.height == 1600 && lie?.declared.width == width, "\(width) × \(height)")
+            expectFailure(bytes, .tooLarge, containing: "image item 1 is coded as 2560 × 1600 pixels where its header (ispe) says \(width) × \(height)")
+        }
+        for name in ["photo.heic", "grid.heic", "ten-bit.heic", "with-depth.heic", "display-p3.heic", "irot-exif-contradicts.heic"] {
+            #expect(HEIFItems.codedSizeLie(try Fixture.bytes("formats/\(name)")) == nil, "\(name)")
+        }
+    }
+
+    /// Declared larger than coded (4000 × 2500 over a 2560 × 1600 bitstream): decoded, then refused — not the photo
+    /// stretched to the declared shape, as it was.
+    @Test func aHEIFWhoseDataIsNotItsDeclaredSizeIsRefused() throws {
+        expectFailure(try declaring(width: 4000, height: 2500), .corrupt, containing: "the image data is 2560 × 1600 pixels where its header (ispe) says 4000 × 2500")
     }
 
     /// Compressed text chunks (zTXt, iTXt with its flag set) are not handed to libpng, which inflated each while reading

@@ -42,36 +42,97 @@ enum HEIFItems {
         return claimed
     }
 
-    /// Refuses a file whose items claim more than twice its size (and 64 KiB).
+    /// Refuses a file whose items claim more than twice its size (and 64 KiB), and one with an HEVC image (a grid's
+    /// tile too) whose bitstream is larger than its declared size (`codedSizeLie`).
     static func check(_ bytes: [UInt8]) throws(PhotoPrepError) {
-        guard let claimed = claimedBytes(bytes), claimed > 2 * bytes.count + (64 << 10) else { return }
-        throw PhotoPrepError(
-            .limits, .tooLarge,
-            "its items claim \(claimed > 1 << 40 ? "over a terabyte" : MemoryEstimate.megabytes(claimed)) of data in a file of \(bytes.count) bytes: the same bytes named again and again (a file stores each item's data once)")
+        if let claimed = claimedBytes(bytes), claimed > 2 * bytes.count + (64 << 10) {
+            throw PhotoPrepError(
+                .limits, .tooLarge,
+                "its items claim \(claimed > 1 << 40 ? "over a terabyte" : MemoryEstimate.megabytes(claimed)) of data in a file of \(bytes.count) bytes: the same bytes named again and again (a file stores each item's data once)")
+        }
+        if let lie = codedSizeLie(bytes) {
+            throw PhotoPrepError(
+                .limits, .tooLarge,
+                "image item \(lie.item) is coded as \(lie.coded.width) × \(lie.coded.height) pixels where its header (ispe) says \(lie.declared.width) × \(lie.declared.height)")
+        }
+    }
+
+    /// The first HEVC-coded item whose bitstream — the picture size of its `hvcC`'s sequence parameter set, less its
+    /// conformance window — is wider or taller than its `ispe`. libheif sizes everything by `ispe` and the decoder by
+    /// the bitstream: a tile declared 64 × 64 over 16384 × 16384 coded pixels was decoded whole (1.6 GB; a grid naming
+    /// such tiles took minutes) before any size could be compared.
+    static func codedSizeLie(_ bytes: [UInt8]) -> (item: Int, coded: (width: Int, height: Int), declared: (width: Int, height: Int))? {
+        guard let meta = box("meta", in: bytes, from: 0, to: bytes.count), meta.count >= 4,
+            let iprp = box("iprp", in: bytes, from: meta.lowerBound + 4, to: meta.upperBound),
+            let ipco = box("ipco", in: bytes, from: iprp.lowerBound, to: iprp.upperBound),
+            let ipma = box("ipma", in: bytes, from: iprp.lowerBound, to: iprp.upperBound)
+        else { return nil }
+        let properties = children(in: bytes, from: ipco.lowerBound, to: ipco.upperBound)
+        var reader = Reader(bytes: bytes, at: ipma.lowerBound, end: ipma.upperBound)
+        guard let version = reader.uint(1), let flags = reader.uint(3), let entries = reader.uint(4) else { return nil }
+        for _ in 0..<entries {
+            guard let item = reader.uint(version < 1 ? 2 : 4), let associations = reader.uint(1) else { return nil }
+            var coded: (width: Int, height: Int)?
+            var declared: (width: Int, height: Int)?
+            for _ in 0..<associations {
+                guard let entry = reader.uint(flags & 1 == 1 ? 2 : 1) else { return nil }
+                let index = entry & (flags & 1 == 1 ? 0x7FFF : 0x7F)  // 1-based; the top bit says "essential"
+                guard index >= 1, index <= properties.count else { continue }
+                let property = properties[index - 1]
+                if property.type == "hvcC" { coded = HEVCParameters.pictureSize(hvcC: bytes[property.payload]) }
+                if property.type == "ispe", property.payload.count >= 12 {
+                    var size = Reader(bytes: bytes, at: property.payload.lowerBound + 4, end: property.payload.upperBound)
+                    if let width = size.uint(4), let height = size.uint(4) { declared = (width, height) }
+                }
+            }
+            if let coded, let declared, coded.width > declared.width || coded.height > declared.height {
+                return (item, coded, declared)
+            }
+        }
+        return nil
+    }
+
+    /// The boxes in `bytes[start..<end]`, in order: their types and payloads.
+    private static func children(in bytes: [UInt8], from start: Int, to end: Int) -> [Box] {
+        var found: [Box] = []
+        var i = start
+        while i + 8 <= end, let payload = box(at: i, in: bytes, to: end) {
+            found.append(Box(type: String(decoding: bytes[(i + 4)..<(i + 8)], as: UTF8.self), payload: payload))
+            i = payload.upperBound
+        }
+        return found
+    }
+
+    private struct Box {
+        var type: String
+        var payload: Range<Int>
     }
 
     /// The payload of the first box of `type` among the boxes in `bytes[start..<end]`.
     private static func box(_ type: String, in bytes: [UInt8], from start: Int, to end: Int) -> Range<Int>? {
         let wanted = Array(type.utf8)
         var i = start
-        while i + 8 <= end {
-            var reader = Reader(bytes: bytes, at: i, end: end)
-            guard var size = reader.uint(4) else { return nil }
-            let kind = bytes[(i + 4)..<(i + 8)]
-            _ = reader.skip(4)
-            var header = 8
-            if size == 1 {
-                guard let large = reader.uint(8) else { return nil }
-                size = large
-                header = 16
-            } else if size == 0 {
-                size = end - i
-            }
-            guard size >= header, size <= end - i else { return nil }
-            if kind.elementsEqual(wanted) { return (i + header)..<(i + size) }
-            i += size
+        while i + 8 <= end, let payload = box(at: i, in: bytes, to: end) {
+            if bytes[(i + 4)..<(i + 8)].elementsEqual(wanted) { return payload }
+            i = payload.upperBound
         }
         return nil
+    }
+
+    /// The payload of the box that starts at `i` (nil when its size does not fit before `end`).
+    private static func box(at i: Int, in bytes: [UInt8], to end: Int) -> Range<Int>? {
+        var reader = Reader(bytes: bytes, at: i, end: end)
+        guard var size = reader.uint(4), reader.skip(4) else { return nil }
+        var header = 8
+        if size == 1 {
+            guard let large = reader.uint(8) else { return nil }
+            size = large
+            header = 16
+        } else if size == 0 {
+            size = end - i
+        }
+        guard size >= header, size <= end - i else { return nil }
+        return (i + header)..<(i + size)
     }
 
     /// Big-endian fields of 0, 1, 2, 4 or 8 bytes, within `end`.
