@@ -35,14 +35,29 @@ import TestSupport
         }
     }
 
-    /// photo.heic with its `ispe` (2560 × 1600) rewritten.
-    func declaring(width: UInt32, height: UInt32) throws -> [UInt8] {
-        var bytes = try Fixture.bytes("formats/photo.heic")
-        let ispe = try #require(bytes.indices.dropLast(16).first { bytes[$0..<($0 + 4)].elementsEqual("ispe".utf8) })
-        #expect(bytes[(ispe + 8)..<(ispe + 16)].elementsEqual([0, 0, 0x0A, 0x00, 0, 0, 0x06, 0x40]), "2560 × 1600 as found")
+    /// A fixture with the `ispe` that says `was` rewritten to say `width` × `height`.
+    func declaring(width: UInt32, height: UInt32, in name: String = "formats/photo.heic", was: (UInt32, UInt32) = (2560, 1600)) throws -> [UInt8] {
+        var bytes = try Fixture.bytes(name)
         let be = { (v: UInt32) -> [UInt8] in [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        let ispe = try #require(bytes.indices.dropLast(16).first { bytes[$0..<($0 + 4)].elementsEqual("ispe".utf8) && bytes[($0 + 8)..<($0 + 16)].elementsEqual(be(was.0) + be(was.1)) }, "\(name): no ispe of \(was)")
         bytes.replaceSubrange((ispe + 8)..<(ispe + 16), with: be(width) + be(height))
         return bytes
+    }
+
+    /// The same for AV1 (the largest frame of the sequence header, which libheif's encoder writes in the item's data, not
+    /// in `av1C`), and for a grid whose canvas is larger than it declares (libheif allocates the canvas: a grid declared
+    /// 64 × 64 over 16384 × 16320 held 1.6 GB).
+    @Test func anAV1ImageOrAGridLargerThanDeclaredIsRefusedBeforeDecoding() throws {
+        let avif = try declaring(width: 1279, height: 800, in: "formats/photo-8bit.avif", was: (1280, 800))
+        expectFailure(avif, .tooLarge, containing: "image item 1 is coded as 1280 × 800 pixels where its header (ispe) says 1279 × 800")
+        let grid = try declaring(width: 640, height: 400, in: "formats/grid.heic", was: (1280, 800))
+        let lie = try #require(HEIFItems.gridLie(grid))
+        #expect(lie.hasSuffix("makes a canvas of 1280 × 800 pixels where its header (ispe) says 640 × 400"), "\(lie)")
+        expectFailure(grid, .tooLarge, containing: "makes a canvas of 1280 × 800 pixels")
+        for name in ["photo-8bit.avif", "photo-10bit.avif", "nclx-display-p3.avif", "grid.heic"] {
+            let bytes = try Fixture.bytes("formats/\(name)")
+            #expect(HEIFItems.codedSizeLie(bytes) == nil && HEIFItems.gridLie(bytes) == nil, "\(name)")
+        }
     }
 
     /// An HEVC image coded larger than its header (`ispe`) says — a tile declared 64 × 64 over 16384 × 16384 coded

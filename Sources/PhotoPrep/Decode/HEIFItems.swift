@@ -6,13 +6,17 @@
 /// claim more than twice that.
 enum HEIFItems {
     /// The bytes the items' extents add up to within the file (an extent of length 0 runs to the end of the file, or of
-    /// `idat`), or
-    /// nil when the file has no top-level `meta` with an `iloc` this reader understands (libheif then says what is wrong).
-    static func claimedBytes(_ bytes: [UInt8]) -> Int? {
+    /// `idat`), or nil when the file has no top-level `meta` with an `iloc` this reader understands (libheif then says
+    /// what is wrong).
+    static func claimedBytes(_ bytes: [UInt8]) -> Int? { locations(bytes)?.claimed }
+
+    /// `claimedBytes`, and where each item's first extent lies in `bytes` (its data when it has one extent, as a grid's
+    /// description does).
+    static func locations(_ bytes: [UInt8]) -> (claimed: Int, first: [Int: Range<Int>])? {
         guard let meta = box("meta", in: bytes, from: 0, to: bytes.count), meta.count >= 4,  // a FullBox
             let iloc = box("iloc", in: bytes, from: meta.lowerBound + 4, to: meta.upperBound)
         else { return nil }
-        let idat = box("idat", in: bytes, from: meta.lowerBound + 4, to: meta.upperBound)?.count ?? 0
+        let idat = box("idat", in: bytes, from: meta.lowerBound + 4, to: meta.upperBound) ?? 0..<0
         var reader = Reader(bytes: bytes, at: iloc.lowerBound, end: iloc.upperBound)
         guard let version = reader.uint(1), version <= 2, reader.skip(3), let sizes = reader.uint(1), let more = reader.uint(1) else { return nil }
         let (offsetSize, lengthSize, baseSize) = (sizes >> 4, sizes & 15, more >> 4)
@@ -21,25 +25,27 @@ enum HEIFItems {
             return nil
         }
         var claimed = 0
+        var first: [Int: Range<Int>] = [:]
         for _ in 0..<items {
-            guard reader.skip(version < 2 ? 2 : 4) else { return nil }  // item_ID
+            guard let item = reader.uint(version < 2 ? 2 : 4) else { return nil }
             var method = 0
             if version >= 1 {
                 guard let word = reader.uint(2) else { return nil }
                 method = word & 15
             }
             guard reader.skip(2), let base = reader.uint(baseSize), let extents = reader.uint(2) else { return nil }  // data_reference_index
-            let source = method == 1 ? idat : bytes.count
-            for _ in 0..<extents {
+            let (origin, source) = method == 1 ? (idat.lowerBound, idat.count) : (0, bytes.count)
+            for extent in 0..<extents {
                 guard reader.skip(indexSize), let offset = reader.uint(offsetSize), let length = reader.uint(lengthSize) else { return nil }
                 let start = base > Int.max - offset ? Int.max : base + offset
                 // What lies past the end is libheif's to call truncated; what is there counts once for each extent.
                 let available = max(0, source - start)
                 let added = length > 0 ? min(length, available) : available
                 claimed = claimed > Int.max - added ? Int.max : claimed + added
+                if extent == 0, method <= 1, available > 0 { first[item] = (origin + start)..<(origin + start + added) }
             }
         }
-        return claimed
+        return (claimed, first)
     }
 
     /// Refuses a file whose items claim more than twice its size (and 64 KiB), and one with an HEVC image (a grid's
@@ -55,41 +61,121 @@ enum HEIFItems {
                 .limits, .tooLarge,
                 "image item \(lie.item) is coded as \(lie.coded.width) × \(lie.coded.height) pixels where its header (ispe) says \(lie.declared.width) × \(lie.declared.height)")
         }
+        if let lie = gridLie(bytes) { throw PhotoPrepError(.limits, .tooLarge, lie) }
     }
 
-    /// The first HEVC-coded item whose bitstream — the picture size of its `hvcC`'s sequence parameter set, less its
-    /// conformance window — is wider or taller than its `ispe`. libheif sizes everything by `ispe` and the decoder by
+    /// What is wrong with a grid that would have libheif decode far more than it declares: its canvas (the grid's own
+    /// output size, which libheif allocates) larger than its `ispe` — a grid declared 64 × 64 over a 16384 × 16320
+    /// canvas of 64-pixel tiles held 1.6 GB —, or its tiles, each counted as often as it is named, covering more than
+    /// twice the canvas (and a megapixel): a real grid's tiles cover it once, the last row and column overhanging.
+    static func gridLie(_ bytes: [UInt8]) -> String? {
+        guard let meta = box("meta", in: bytes, from: 0, to: bytes.count), meta.count >= 4,
+            let iinf = box("iinf", in: bytes, from: meta.lowerBound + 4, to: meta.upperBound)
+        else { return nil }
+        let grids = itemTypes(bytes, iinf: iinf).filter { $0.value == "grid" }.keys.sorted()
+        guard !grids.isEmpty, let located = locations(bytes) else { return nil }
+        let sizes = properties(bytes)
+        let tiles = box("iref", in: bytes, from: meta.lowerBound + 4, to: meta.upperBound).map { references(bytes, iref: $0, type: "dimg") } ?? [:]
+        for grid in grids {
+            guard let data = located.first[grid], data.count >= 8 else { continue }
+            var reader = Reader(bytes: bytes, at: data.lowerBound, end: data.upperBound)
+            guard reader.skip(1), let flags = reader.uint(1), reader.skip(2), let width = reader.uint(flags & 1 == 1 ? 4 : 2),
+                let height = reader.uint(flags & 1 == 1 ? 4 : 2)
+            else { continue }
+            if let declared = sizes[grid]?.declared, width > declared.width || height > declared.height {
+                return "grid item \(grid) makes a canvas of \(width) × \(height) pixels where its header (ispe) says \(declared.width) × \(declared.height)"
+            }
+            var covered = 0
+            for tile in tiles[grid] ?? [] {
+                guard let size = sizes[tile]?.coded ?? sizes[tile]?.declared else { continue }
+                let area = size.width.multipliedReportingOverflow(by: size.height)
+                covered = area.overflow || covered > Int.max - area.partialValue ? Int.max : covered + area.partialValue
+            }
+            if covered / 2 > width * height + (1 << 20) {
+                return "grid item \(grid) names \((tiles[grid] ?? []).count) tiles of \(covered) pixels in all for a canvas of \(width) × \(height)"
+            }
+        }
+        return nil
+    }
+
+    /// Each item's type (`infe` version 2 and 3), by item id.
+    private static func itemTypes(_ bytes: [UInt8], iinf: Range<Int>) -> [Int: String] {
+        guard iinf.count >= 6 else { return [:] }
+        let start = iinf.lowerBound + 4 + (bytes[iinf.lowerBound] == 0 ? 2 : 4)  // FullBox, entry_count
+        var types: [Int: String] = [:]
+        for entry in children(in: bytes, from: start, to: iinf.upperBound) where entry.type == "infe" {
+            var reader = Reader(bytes: bytes, at: entry.payload.lowerBound, end: entry.payload.upperBound)
+            guard let version = reader.uint(1), version >= 2, reader.skip(3), let item = reader.uint(version == 2 ? 2 : 4), reader.skip(2),
+                reader.at + 4 <= reader.end
+            else { continue }
+            types[item] = String(decoding: bytes[reader.at..<(reader.at + 4)], as: UTF8.self)
+        }
+        return types
+    }
+
+    /// The references of `type` in `iref`: from each item, the items it names, in order and as often as named.
+    private static func references(_ bytes: [UInt8], iref: Range<Int>, type: String) -> [Int: [Int]] {
+        guard iref.count >= 4 else { return [:] }
+        let wide = bytes[iref.lowerBound] == 1
+        var found: [Int: [Int]] = [:]
+        for reference in children(in: bytes, from: iref.lowerBound + 4, to: iref.upperBound) where reference.type == type {
+            var reader = Reader(bytes: bytes, at: reference.payload.lowerBound, end: reference.payload.upperBound)
+            guard let from = reader.uint(wide ? 4 : 2), let count = reader.uint(2) else { continue }
+            for _ in 0..<count {
+                guard let to = reader.uint(wide ? 4 : 2) else { break }
+                found[from, default: []].append(to)
+            }
+        }
+        return found
+    }
+
+    /// The first HEVC- or AV1-coded item whose bitstream — the picture size of its `hvcC`'s sequence parameter set, less its
+    /// conformance window, or the largest frame of its `av1C`'s sequence header — is wider or taller than its `ispe`. libheif sizes everything by `ispe` and the decoder by
     /// the bitstream: a tile declared 64 × 64 over 16384 × 16384 coded pixels was decoded whole (1.6 GB; a grid naming
     /// such tiles took minutes) before any size could be compared.
     static func codedSizeLie(_ bytes: [UInt8]) -> (item: Int, coded: (width: Int, height: Int), declared: (width: Int, height: Int))? {
-        guard let meta = box("meta", in: bytes, from: 0, to: bytes.count), meta.count >= 4,
-            let iprp = box("iprp", in: bytes, from: meta.lowerBound + 4, to: meta.upperBound),
-            let ipco = box("ipco", in: bytes, from: iprp.lowerBound, to: iprp.upperBound),
-            let ipma = box("ipma", in: bytes, from: iprp.lowerBound, to: iprp.upperBound)
-        else { return nil }
-        let properties = children(in: bytes, from: ipco.lowerBound, to: ipco.upperBound)
-        var reader = Reader(bytes: bytes, at: ipma.lowerBound, end: ipma.upperBound)
-        guard let version = reader.uint(1), let flags = reader.uint(3), let entries = reader.uint(4) else { return nil }
-        for _ in 0..<entries {
-            guard let item = reader.uint(version < 1 ? 2 : 4), let associations = reader.uint(1) else { return nil }
-            var coded: (width: Int, height: Int)?
-            var declared: (width: Int, height: Int)?
-            for _ in 0..<associations {
-                guard let entry = reader.uint(flags & 1 == 1 ? 2 : 1) else { return nil }
-                let index = entry & (flags & 1 == 1 ? 0x7FFF : 0x7F)  // 1-based; the top bit says "essential"
-                guard index >= 1, index <= properties.count else { continue }
-                let property = properties[index - 1]
-                if property.type == "hvcC" { coded = HEVCParameters.pictureSize(hvcC: bytes[property.payload]) }
-                if property.type == "ispe", property.payload.count >= 12 {
-                    var size = Reader(bytes: bytes, at: property.payload.lowerBound + 4, end: property.payload.upperBound)
-                    if let width = size.uint(4), let height = size.uint(4) { declared = (width, height) }
-                }
-            }
-            if let coded, let declared, coded.width > declared.width || coded.height > declared.height {
+        for (item, size) in properties(bytes).sorted(by: { $0.key < $1.key }) {
+            if let coded = size.coded, let declared = size.declared, coded.width > declared.width || coded.height > declared.height {
                 return (item, coded, declared)
             }
         }
         return nil
+    }
+
+    /// Each item's declared size (its `ispe`) and, for an HEVC or AV1 image, its coded size (`HEVCParameters`,
+    /// `AV1Parameters`: the largest frame its sequence header allows), through `ipma`.
+    private static func properties(_ bytes: [UInt8]) -> [Int: (declared: (width: Int, height: Int)?, coded: (width: Int, height: Int)?)] {
+        let located = locations(bytes)
+        guard let meta = box("meta", in: bytes, from: 0, to: bytes.count), meta.count >= 4,
+            let iprp = box("iprp", in: bytes, from: meta.lowerBound + 4, to: meta.upperBound),
+            let ipco = box("ipco", in: bytes, from: iprp.lowerBound, to: iprp.upperBound),
+            let ipma = box("ipma", in: bytes, from: iprp.lowerBound, to: iprp.upperBound)
+        else { return [:] }
+        let properties = children(in: bytes, from: ipco.lowerBound, to: ipco.upperBound)
+        var found: [Int: (declared: (width: Int, height: Int)?, coded: (width: Int, height: Int)?)] = [:]
+        var reader = Reader(bytes: bytes, at: ipma.lowerBound, end: ipma.upperBound)
+        guard let version = reader.uint(1), let flags = reader.uint(3), let entries = reader.uint(4) else { return [:] }
+        for _ in 0..<entries {
+            guard let item = reader.uint(version < 1 ? 2 : 4), let associations = reader.uint(1) else { return found }
+            var sizes: (declared: (width: Int, height: Int)?, coded: (width: Int, height: Int)?) = (nil, nil)
+            for _ in 0..<associations {
+                guard let entry = reader.uint(flags & 1 == 1 ? 2 : 1) else { return found }
+                let index = entry & (flags & 1 == 1 ? 0x7FFF : 0x7F)  // 1-based; the top bit says "essential"
+                guard index >= 1, index <= properties.count else { continue }
+                let property = properties[index - 1]
+                if property.type == "hvcC" { sizes.coded = HEVCParameters.pictureSize(hvcC: bytes[property.payload]) }
+                if property.type == "av1C" {
+                    sizes.coded = AV1Parameters.maximumFrameSize(av1C: bytes[property.payload])
+                        ?? located?.first[item].flatMap { AV1Parameters.maximumFrameSize(obus: bytes[$0]) }
+                }
+                if property.type == "ispe", property.payload.count >= 12 {
+                    var size = Reader(bytes: bytes, at: property.payload.lowerBound + 4, end: property.payload.upperBound)
+                    if let width = size.uint(4), let height = size.uint(4) { sizes.declared = (width, height) }
+                }
+            }
+            found[item] = sizes
+        }
+        return found
     }
 
     /// The boxes in `bytes[start..<end]`, in order: their types and payloads.
@@ -138,7 +224,7 @@ enum HEIFItems {
     /// Big-endian fields of 0, 1, 2, 4 or 8 bytes, within `end`.
     private struct Reader {
         let bytes: [UInt8]
-        var at: Int
+        private(set) var at: Int
         let end: Int
 
         mutating func uint(_ size: Int) -> Int? {
