@@ -18,18 +18,21 @@ import Synchronization
 /// the old version.
 final class VerifiedFiles: Sendable {
     static let capacity = 10_000
-    private let known = Mutex<[String: FileIdentity]>([:])  // by SHA-256
+    /// By path: the same photo stored at two keys is two files, each checked once.
+    private let known = Mutex<[String: (sha256: String, identity: FileIdentity)]>([:])
 
     /// The identity of the file at `path` when its bytes are the version `sha256` of `size` bytes; nil otherwise
     /// (missing, another size, other bytes).
     func identity(of path: String, sha256: String, size: Int64) async -> FileIdentity? {
-        if let now = FileIdentity(path: path), known.withLock({ $0[sha256] }) == now { return now }
+        if let now = FileIdentity(path: path), let checked = known.withLock({ $0[path] }), checked.sha256 == sha256, checked.identity == now {
+            return now
+        }
         guard let checked = try? await NIOThreadPool.singleton.runIfActive({ Self.hashed(path, size: size) }), checked.sha256 == sha256 else {
             return nil
         }
         known.withLock { known in
             if known.count >= Self.capacity { known.removeAll(keepingCapacity: true) }
-            known[sha256] = checked.identity
+            known[path] = (sha256, checked.identity)
         }
         return checked.identity
     }
