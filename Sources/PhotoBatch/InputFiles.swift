@@ -68,9 +68,7 @@ package enum InputFiles {
 
     /// nil when nothing is at `path`.
     static func fileID(_ path: String) -> FileID? {
-        var status = stat()
-        guard stat(path, &status) == 0 else { return nil }
-        return fileID(status)
+        FileIdentity(path: path).map { "\($0.device):\($0.inode)" }
     }
 
     static func fileID(_ status: stat) -> FileID { "\(status.st_dev):\(status.st_ino)" }

@@ -51,17 +51,20 @@ enum HEIFItems {
     /// Refuses a file whose items claim more than twice its size (and 64 KiB), and one with an HEVC image (a grid's
     /// tile too) whose bitstream is larger than its declared size (`codedSizeLie`).
     static func check(_ bytes: [UInt8]) throws(PhotoPrepError) {
-        if let claimed = claimedBytes(bytes), claimed > 2 * bytes.count + (64 << 10) {
+        // The boxes read once for all three checks.
+        let located = locations(bytes)
+        if let claimed = located?.claimed, claimed > 2 * bytes.count + (64 << 10) {
             throw PhotoPrepError(
                 .limits, .tooLarge,
                 "its items claim \(claimed > 1 << 40 ? "over a terabyte" : MemoryEstimate.megabytes(claimed)) of data in a file of \(bytes.count) bytes: the same bytes named again and again (a file stores each item's data once)")
         }
-        if let lie = codedSizeLie(bytes) {
+        let sizes = properties(bytes, located: located)
+        if let lie = codedSizeLie(sizes) {
             throw PhotoPrepError(
                 .limits, .tooLarge,
                 "image item \(lie.item) is coded as \(lie.coded.width) × \(lie.coded.height) pixels where its header (ispe) says \(lie.declared.width) × \(lie.declared.height)")
         }
-        if let lie = gridLie(bytes) { throw PhotoPrepError(.limits, .tooLarge, lie) }
+        if let lie = gridLie(bytes, located: located, sizes: sizes) { throw PhotoPrepError(.limits, .tooLarge, lie) }
     }
 
     /// What is wrong with a grid that would have libheif decode far more than it declares: its canvas (the grid's own
@@ -69,12 +72,16 @@ enum HEIFItems {
     /// canvas of 64-pixel tiles held 1.6 GB —, or its tiles, each counted as often as it is named, covering more than
     /// twice the canvas (and a megapixel): a real grid's tiles cover it once, the last row and column overhanging.
     static func gridLie(_ bytes: [UInt8]) -> String? {
+        let located = locations(bytes)
+        return gridLie(bytes, located: located, sizes: properties(bytes, located: located))
+    }
+
+    private static func gridLie(_ bytes: [UInt8], located: (claimed: Int, first: [Int: Range<Int>])?, sizes: [Int: Sizes]) -> String? {
         guard let meta = box("meta", in: bytes, from: 0, to: bytes.count), meta.count >= 4,
             let iinf = box("iinf", in: bytes, from: meta.lowerBound + 4, to: meta.upperBound)
         else { return nil }
         let grids = itemTypes(bytes, iinf: iinf).filter { $0.value == "grid" }.keys.sorted()
-        guard !grids.isEmpty, let located = locations(bytes) else { return nil }
-        let sizes = properties(bytes)
+        guard !grids.isEmpty, let located else { return nil }
         let tiles = box("iref", in: bytes, from: meta.lowerBound + 4, to: meta.upperBound).map { references(bytes, iref: $0, type: "dimg") } ?? [:]
         for grid in grids {
             guard let data = located.first[grid], data.count >= 8 else { continue }
@@ -134,7 +141,11 @@ enum HEIFItems {
     /// the bitstream: a tile declared 64 × 64 over 16384 × 16384 coded pixels was decoded whole (1.6 GB; a grid naming
     /// such tiles took minutes) before any size could be compared.
     static func codedSizeLie(_ bytes: [UInt8]) -> (item: Int, coded: (width: Int, height: Int), declared: (width: Int, height: Int))? {
-        for (item, size) in properties(bytes).sorted(by: { $0.key < $1.key }) {
+        codedSizeLie(properties(bytes, located: locations(bytes)))
+    }
+
+    private static func codedSizeLie(_ sizes: [Int: Sizes]) -> (item: Int, coded: (width: Int, height: Int), declared: (width: Int, height: Int))? {
+        for (item, size) in sizes.sorted(by: { $0.key < $1.key }) {
             if let coded = size.coded, let declared = size.declared, coded.width > declared.width || coded.height > declared.height {
                 return (item, coded, declared)
             }
@@ -144,20 +155,21 @@ enum HEIFItems {
 
     /// Each item's declared size (its `ispe`) and, for an HEVC or AV1 image, its coded size (`HEVCParameters`,
     /// `AV1Parameters`: the largest frame its sequence header allows), through `ipma`.
-    private static func properties(_ bytes: [UInt8]) -> [Int: (declared: (width: Int, height: Int)?, coded: (width: Int, height: Int)?)] {
-        let located = locations(bytes)
+    private typealias Sizes = (declared: (width: Int, height: Int)?, coded: (width: Int, height: Int)?)
+
+    private static func properties(_ bytes: [UInt8], located: (claimed: Int, first: [Int: Range<Int>])?) -> [Int: Sizes] {
         guard let meta = box("meta", in: bytes, from: 0, to: bytes.count), meta.count >= 4,
             let iprp = box("iprp", in: bytes, from: meta.lowerBound + 4, to: meta.upperBound),
             let ipco = box("ipco", in: bytes, from: iprp.lowerBound, to: iprp.upperBound),
             let ipma = box("ipma", in: bytes, from: iprp.lowerBound, to: iprp.upperBound)
         else { return [:] }
         let properties = children(in: bytes, from: ipco.lowerBound, to: ipco.upperBound)
-        var found: [Int: (declared: (width: Int, height: Int)?, coded: (width: Int, height: Int)?)] = [:]
+        var found: [Int: Sizes] = [:]
         var reader = Reader(bytes: bytes, at: ipma.lowerBound, end: ipma.upperBound)
         guard let version = reader.uint(1), let flags = reader.uint(3), let entries = reader.uint(4) else { return [:] }
         for _ in 0..<entries {
             guard let item = reader.uint(version < 1 ? 2 : 4), let associations = reader.uint(1) else { return found }
-            var sizes: (declared: (width: Int, height: Int)?, coded: (width: Int, height: Int)?) = (nil, nil)
+            var sizes: Sizes = (nil, nil)
             for _ in 0..<associations {
                 guard let entry = reader.uint(flags & 1 == 1 ? 2 : 1) else { return found }
                 let index = entry & (flags & 1 == 1 ? 0x7FFF : 0x7F)  // 1-based; the top bit says "essential"

@@ -21,8 +21,6 @@ struct PNGStructure {
     var isOpaqueGrey: Bool { colorType == 0 && !hasTransparencyChunk }
     var hasAlpha: Bool { colorType == 4 || colorType == 6 || hasTransparencyChunk }
 
-    static let uninflatableProfile = "the iCCP profile could not be inflated; it was dropped"
-
     /// `bytes` without the compressed text chunks (`compressedText`), for libpng; `bytes` themselves when there are none.
     func withoutCompressedText(_ bytes: [UInt8]) -> [UInt8] {
         guard !compressedText.isEmpty else { return bytes }
@@ -50,6 +48,7 @@ struct PNGStructure {
             width: be32(16), height: be32(20), bitDepth: Int(bytes[24]), colorType: Int(bytes[25]),
             interlaced: bytes[28] == 1, hasTransparencyChunk: false, animated: false)
         guard result.width > 0, result.height > 0 else { throw corrupt("the PNG declares a zero dimension") }
+        var sawProfile = false
         while i + 8 <= bytes.count {
             let length = be32(i)
             let type = String(decoding: bytes[(i + 4)..<(i + 8)], as: UTF8.self)
@@ -71,11 +70,12 @@ struct PNGStructure {
                 if let nul = data.firstIndex(of: 0), nul + 1 < data.endIndex, data[nul + 1] == 1 {
                     result.compressedText.append((i, dataStart + length + 4))
                 }
-            case "iCCP" where result.iccProfile == nil && !result.warnings.contains(Self.uninflatableProfile):
+            case "iCCP" where !sawProfile:
                 // The first only: a PNG has at most one (each was inflated, up to 16 MB apiece).
+                sawProfile = true
                 if let nul = data.firstIndex(of: 0), nul + 2 <= data.endIndex {
                     result.iccProfile = LibPNGReader.inflate(data[(nul + 2)...])
-                    if result.iccProfile == nil { result.warnings.append(Self.uninflatableProfile) }
+                    if result.iccProfile == nil { result.warnings.append("the iCCP profile could not be inflated; it was dropped") }
                 }
             case "IEND": return result
             default: break
