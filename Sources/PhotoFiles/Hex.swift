@@ -9,9 +9,3 @@
     }
     return text
 }
-
-/// `byteCount` bytes from the system's random generator (`getrandom` on Linux), in hex: unguessable ids and tokens.
-public func randomHex(byteCount: Int) -> String {
-    var generator = SystemRandomNumberGenerator()
-    return hex((0..<byteCount).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
-}

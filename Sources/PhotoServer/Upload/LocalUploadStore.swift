@@ -102,9 +102,7 @@ final class LocalUploadStore: PartialUploadStore {
     func offset(_ id: String) async throws(UploadStoreFailure) -> Int64 {
         if let flushed = durable.withLock({ $0[id] }) { return flushed }
         let path = dataPath(id)
-        return (try? await run { () throws -> Int64 in
-            ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value ?? 0
-        }) ?? 0
+        return (try? await run { FileIdentity(path: path)?.size ?? 0 }) ?? 0
     }
 
     /// The first `count` bytes received.

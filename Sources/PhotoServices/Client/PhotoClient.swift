@@ -1,4 +1,5 @@
 public import Foundation
+import PhotoFiles
 import SQLKit
 import NIOHTTP1
 import PhotoPrep
@@ -227,7 +228,7 @@ public final class PhotoClient: Sendable {
     @discardableResult
     public func setProfilePhoto(_ photo: PhotoInput) async throws(ServiceError) -> String {
         let me = try me()
-        let path = StoragePath.profileImage(userId: me, file: "\(UUID().uuidString.lowercased()).jpg")
+        let path = StoragePath.profileImage(userId: me, file: "\(randomUUID()).jpg")
         return try await jobs.submit(kind: .profile, caller: me, subject: me, path: path, photo: photo)
     }
 
@@ -241,7 +242,7 @@ public final class PhotoClient: Sendable {
     @discardableResult
     public func addAlbumPhoto(album: String, photo: PhotoInput) async throws(ServiceError) -> String {
         let me = try me()
-        let id = UUID().uuidString.lowercased()
+        let id = randomUUID()
         let path = StoragePath.userPhoto(userId: me, album: try StorageRules.validated(album, "album"), file: "\(id).jpg")
         return try await jobs.submit(kind: .album, caller: me, subject: id, path: path, photo: photo)
     }

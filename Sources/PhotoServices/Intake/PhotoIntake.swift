@@ -1,4 +1,5 @@
 public import Foundation
+import PhotoFiles
 public import NIOPosix
 public import PhotoPrep
 public import PhotoUpload
@@ -163,7 +164,7 @@ public struct PhotoIntake: Sendable {
             let updated = try await db.update("albumPhoto").set("url", to: url).set("state", to: PhotoState.done.rawValue)
                 .where("key", .equal, path.key).returning("id").all()
             if updated.isEmpty {
-                let photo = AlbumPhoto(id: UUID().uuidString.lowercased(), userId: user, album: album, key: path.key, url: url, state: .done, createdAt: date)
+                let photo = AlbumPhoto(id: randomUUID(), userId: user, album: album, key: path.key, url: url, state: .done, createdAt: date)
                 try await db.insert(into: "albumPhoto").model(photo).run()
             }
         }

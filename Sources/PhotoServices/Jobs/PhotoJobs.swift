@@ -43,7 +43,7 @@ public final class PhotoJobs: Sendable {
     /// elsewhere says where); nil: the upload's location is the photo's URL.
     let photoURL: (@Sendable (PhotoJob, String) async -> String)?
     /// This runner's id in leases and runs: random, not a process or a host.
-    public let runner = "runner-" + UUID().uuidString.lowercased()
+    public let runner = "runner-" + randomUUID()
     /// How long a claim lasts unless renewed (renewed every third of it while the job runs).
     public let lease: Duration
     private let running = Mutex<[String: Running]>([:])

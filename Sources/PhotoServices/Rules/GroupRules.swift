@@ -1,4 +1,5 @@
 import Foundation
+import PhotoFiles
 
 /// The group-chat rules the app's stories and QA review fixed. Kept here and nowhere else.
 public enum GroupRules {
@@ -35,7 +36,7 @@ public enum GroupRules {
         let name = try normalizedName(name)
         for user in [creator] + participants { _ = try StorageRules.validated(user, "user id") }
         let others = try otherParticipants(creator: creator, participants)
-        guard let id else { return (name, others, UUID().uuidString.lowercased()) }
+        guard let id else { return (name, others, randomUUID()) }
         guard let uuid = UUID(uuidString: id) else { throw .invalidIdentifier("the group id \(id.debugDescription) is not a UUID") }
         return (name, others, uuid.uuidString.lowercased())
     }

@@ -185,7 +185,7 @@ func newJob(
     kind: PhotoJob.Kind, caller: String, subject: String, path: StoragePath, original: [UInt8], staging: URL,
     destination: String?, waitsFor: String? = nil
 ) throws(ServiceError) -> PhotoJob {
-    let id = UUID().uuidString.lowercased()
+    let id = randomUUID()
     let originalPath = staging.appendingPathComponent("\(id).original").path
     // The caller's photo is copied: their file may go away before the job runs.
     // Owner-only: the original may carry GPS and serials until it is prepared (then it is deleted).

@@ -1,4 +1,5 @@
 import Foundation
+import PhotoFiles
 import SQLKit
 import PhotoPrep
 import PhotoUpload
@@ -13,7 +14,7 @@ public struct ProfileService: Sendable {
     /// afterwards. Returns the photo job.
     @discardableResult
     public func setProfilePhoto(caller: String, photo: PhotoInput) async throws(ServiceError) -> String {
-        let id = UUID().uuidString.lowercased()
+        let id = randomUUID()
         let path = StoragePath.profileImage(userId: try StorageRules.validated(caller, "user id"), file: "\(id).jpg")
         return try await enqueue(kind: .profile, caller: caller, subject: caller, path: path, photo: photo)
     }
@@ -33,7 +34,7 @@ public struct ProfileService: Sendable {
 
     /// Adds a photo to one of the caller's albums (`photo` preset, `user_photos/{userId}/{album}/{photoId}.jpg`).
     public func addAlbumPhoto(caller: String, album: String, photo: PhotoInput) async throws(ServiceError) -> (photo: AlbumPhoto, job: String) {
-        let photoId = UUID().uuidString.lowercased()
+        let photoId = randomUUID()
         let path = StoragePath.userPhoto(
             userId: try StorageRules.validated(caller, "user id"), album: try StorageRules.validated(album, "album"), file: "\(photoId).jpg")
         let record = AlbumPhoto(id: photoId, userId: caller, album: album, key: path.key, url: nil, state: .pending, createdAt: Date())

@@ -20,7 +20,7 @@ struct LocalStore: UploadTransport {
     /// and no record to keep. Anything larger starts a partial upload and appends its first chunk.
     func create(length: Int64, firstChunk: [UInt8], request: UploadRequest, sent: @escaping @Sendable (Int) -> Void) async throws(TransportFailure) -> Created {
         try validate(request.key)
-        let id = UUID().uuidString.lowercased()
+        let id = randomUUID()
         if Int64(firstChunk.count) == length {
             let target = root.appendingPathComponent(request.key).path
             try await writing { cancelled in
@@ -52,7 +52,7 @@ struct LocalStore: UploadTransport {
 
     func query(_ location: String, request: UploadRequest) async throws(TransportFailure) -> Acknowledgement {
         let part = partialFolder.appendingPathComponent("\(location).part")
-        if let size = (try? FileManager.default.attributesOfItem(atPath: part.path))?[.size] as? Int64 { return Acknowledgement(offset: size) }
+        if let size = FileIdentity(path: part.path)?.size { return Acknowledgement(offset: size) }
         // Finished already (the rename happened before the acknowledgement was recorded)?
         if let info = try? info(location), FileManager.default.fileExists(atPath: root.appendingPathComponent(info.key).path) {
             return Acknowledgement(offset: info.length)
