@@ -39,7 +39,7 @@ package struct Probe: ParsableCommand {
                 print("""
                     \(file)
                       format       \(p.format.rawValue), \(p.encoding), \(p.colorModel)
-                      size         \(p.width) × \(p.height) (\(cFormat("%.1f", Double(p.width * p.height) / 1e6)) MP), \(p.bytes) bytes
+                      size         \(p.width) × \(p.height) (\(cFormat("%.1f", Double(p.width) * Double(p.height) / 1e6)) MP), \(p.bytes) bytes
                       orientation  \(p.orientation)\(p.orientation == 1 ? " (upright)" : "")
                       colour       \(p.colorProfile.map { "ICC profile, \($0)" } ?? "no ICC profile (sRGB assumed)")
                       metadata     \(metadata.isEmpty ? "none" : metadata.joined(separator: ", "))\(p.animated ? "\n  animation    yes (first frame used)" : "")

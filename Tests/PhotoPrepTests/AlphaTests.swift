@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import PhotoPrep
 
 /// Transparency flattened as browsers, viewers, Pillow and ImageMagick show it: in the sRGB-encoded

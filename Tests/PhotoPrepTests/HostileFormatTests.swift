@@ -109,6 +109,26 @@ import TestSupport
         #expect(ours.pixels == reference.pixels && ours.pixels.count == 16 * 16 * 3)
     }
 
+    /// A PNG header's sizes are four bytes each, and their product overflowed `Int` in the refusal's message: one
+    /// such upload trapped and stopped the server (found by mutating the fixtures). PNG allows 2³¹ − 1 each way: more
+    /// is corrupt; as much is counted without overflow — refused by `prepare`, estimated by `probe`, which reads the
+    /// header before any pixel limit.
+    @Test func pngSizesAtTheFieldsLimitsAreRefusedWithoutOverflow() throws {
+        func png(_ width: UInt32, _ height: UInt32) -> [UInt8] {
+            TestPNG.signature + TestPNG.ihdr(width: width, height: height) + TestPNG.chunk("IDAT", TestPNG.zlibStored([0, 1, 2, 3])) + TestPNG.chunk("IEND", [])
+        }
+        expectFailure(png(4_278_290_080, 4_294_901_760), .corrupt, containing: "the PNG declares 4278290080 × 4294901760 pixels; PNG allows at most 2147483647 each way")
+        expectFailure(png(1, 0x8000_0000), .corrupt, containing: "PNG allows at most 2147483647 each way")
+        let largest = png(0x7FFF_FFFF, 0x7FFF_FFFF)
+        expectFailure(largest, .tooLarge, containing: "2147483647 × 2147483647 = 4611686014132420609 pixels is over the limit of 268402689 pixels")
+        let probe = try PhotoPipeline(options: PrepareOptions(preset: .photo)).probe(largest)
+        #expect(probe.width == 0x7FFF_FFFF && probe.height == 0x7FFF_FFFF)
+        #expect(probe.plan.action.hasPrefix("refuse: 2147483647 × 2147483647"), "\(probe.plan.action)")
+        #expect(PhotoPrepError.tooLarge(width: .max, height: .max, limit: 1).message.contains("= more than 18446744073709551615 pixels"))
+        let estimate = MemoryEstimate(info: try SourceInfo.read(largest, maxPixels: .max), fileBytes: largest.count, scale: 1, target: (2048, 2048))
+        #expect(estimate.bytes == .max && estimate.reason.contains("more than 2⁴⁰"))
+    }
+
     /// libwebp decodes a lossless WebP whole, as ARGB, at any scale, and a lossy one's alpha at full size: the
     /// estimate the memory budget admits photos by counts them (counted as scaled, a 16383² lossless file estimated
     /// at 13 MiB held 1.08 GB).

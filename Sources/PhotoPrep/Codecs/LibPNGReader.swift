@@ -18,7 +18,7 @@ enum LibPNGReader {
                 throw PhotoPrepError(.decode, .corrupt, "libpng: \(message(of: &control))")
             }
             let width = Int(control.width), height = Int(control.height)
-            guard width * height <= maxPixels else {
+            guard width <= maxPixels / max(1, height) else {
                 throw PhotoPrepError.tooLarge(width: width, height: height, limit: maxPixels)
             }
             control.format = grey ? UInt32(PNG_FORMAT_GRAY) : UInt32(PNG_FORMAT_RGB)

@@ -27,6 +27,13 @@ struct MemoryEstimate: Equatable {
     /// its file row by row (`Decoder.decodeJPEG(file:…)`): neither the file nor, when the rows go straight into
     /// the resizer, the decoded image is held.
     init(info: SourceInfo, fileBytes: Int, scale: Int, target: (width: Int, height: Int), streamed: Bool = false, maxBytes: Int = .max) {
+        // Past 2⁴⁰ pixels the sums below would overflow (a PNG may declare 2³¹ − 1 each way; `probe` estimates
+        // before any pixel limit): no machine holds such a photo, and that is the estimate.
+        guard info.width <= (1 << 40) / info.height else {
+            bytes = .max
+            reason = "a photo of \(info.width) × \(info.height) pixels, more than 2⁴⁰"
+            return
+        }
         let decoded: (width: Int, height: Int)
         var channels = 3
         var held = 0

@@ -48,6 +48,10 @@ struct PNGStructure {
             width: be32(16), height: be32(20), bitDepth: Int(bytes[24]), colorType: Int(bytes[25]),
             interlaced: bytes[28] == 1, hasTransparencyChunk: false, animated: false)
         guard result.width > 0, result.height > 0 else { throw corrupt("the PNG declares a zero dimension") }
+        // The PNG specification's limit (a four-byte field, but 2³¹ − 1 at most): anything larger is not a PNG.
+        guard result.width <= Int(Int32.max), result.height <= Int(Int32.max) else {
+            throw corrupt("the PNG declares \(result.width) × \(result.height) pixels; PNG allows at most \(Int32.max) each way")
+        }
         var sawProfile = false
         while i + 8 <= bytes.count {
             let length = be32(i)

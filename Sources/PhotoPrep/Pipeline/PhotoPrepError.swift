@@ -49,10 +49,12 @@ public struct PhotoPrepError: Error, Sendable, Equatable, CustomStringConvertibl
         return "\(prefix)\(stage) failed (\(kind)): \(message)"
     }
 
+    /// Says how large a photo's header claims it is: any two sizes, so the product is counted wide (two 32-bit
+    /// sizes from a hostile header overflow `Int`, which trapped: one upload stopped the server).
     static func tooLarge(width: Int, height: Int, limit: Int) -> PhotoPrepError {
-        PhotoPrepError(
-            .limits, .tooLarge,
-            "\(width) × \(height) = \(width * height) pixels is over the limit of \(limit) pixels")
+        let pixels = width.multipliedFullWidth(by: height)
+        let count = pixels.high == 0 ? "\(pixels.low)" : "more than \(UInt.max)"
+        return PhotoPrepError(.limits, .tooLarge, "\(width) × \(height) = \(count) pixels is over the limit of \(limit) pixels")
     }
 
     func naming(_ file: String?) -> PhotoPrepError {
