@@ -236,8 +236,12 @@ def make_grid(out, width, height, cols, rows, tiles_path):
     for n, tile in enumerate(tiles, 1):
         items.append((n, dict(tile, hidden=True)))
     grid_id = len(tiles) + 1
-    # ImageGrid: version 0, flags 0 (16-bit output size), rows-1, columns-1, output width, height.
-    descriptor = struct.pack(">BBBBHH", 0, 0, rows - 1, cols - 1, width, height)
+    # ImageGrid: version 0, flags 0 (16-bit output size; 1 and 32-bit for a larger one), rows-1, columns-1, output
+    # width, height.
+    if width > 0xFFFF or height > 0xFFFF:
+        descriptor = struct.pack(">BBBBII", 0, 1, rows - 1, cols - 1, width, height)
+    else:
+        descriptor = struct.pack(">BBBBHH", 0, 0, rows - 1, cols - 1, width, height)
     ispe = fullbox("ispe", 0, 0, struct.pack(">II", width, height))
     extra = [(p, e) for p, e in tiles[0]["props"] if prop_type(p) in ("colr", "pixi")]
     items.append((grid_id, dict(type="grid", hidden=False, data=descriptor, in_idat=True,

@@ -129,6 +129,27 @@ import TestSupport
         #expect(estimate.bytes == .max && estimate.reason.contains("more than 2⁴⁰"))
     }
 
+    /// A grid may give its canvas in 32-bit fields: 4294967295 × 4294967295, declared so by its `ispe` too, overflowed
+    /// the check of its tiles' coverage and trapped (the same stop as the PNG above). Counted wide, it is libheif's
+    /// security limit that refuses it.
+    @Test func aGridDeclaringThirtyTwoBitSizesIsRefusedWithoutOverflow() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let hostile = folder.appendingPathComponent("huge-grid.heic").path
+        let made = try await runSupportCommand(
+            "python3", [Fixture.path("heif_boxes.py"), "grid", hostile, "4294967295", "4294967295", "3", "2", Fixture.path("formats/grid.heic")])
+        try #require(made.status == 0, "\(made.stderr)")
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: hostile)))
+        #expect(HEIFItems.gridLie(bytes) == nil, "no lie to see: canvas and ispe agree, and the tiles cover less")
+        expectFailure(bytes, .tooLarge, containing: "Image size 4294967295x4294967295 exceeds the maximum image size 32768x32768")
+        do {
+            let probe = try PhotoPipeline(options: PrepareOptions(preset: .photo)).probe(bytes)
+            Issue.record("probed: \(probe.plan.action)")
+        } catch {
+            #expect(error.kind == .tooLarge && error.message.contains("exceeds the maximum image size"), "\(error)")
+        }
+    }
+
     /// libwebp decodes a lossless WebP whole, as ARGB, at any scale, and a lossy one's alpha at full size: the
     /// estimate the memory budget admits photos by counts them (counted as scaled, a 16383² lossless file estimated
     /// at 13 MiB held 1.08 GB).

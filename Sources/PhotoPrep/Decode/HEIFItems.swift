@@ -98,7 +98,9 @@ enum HEIFItems {
                 let area = size.width.multipliedReportingOverflow(by: size.height)
                 covered = area.overflow || covered > Int.max - area.partialValue ? Int.max : covered + area.partialValue
             }
-            if covered / 2 > width * height + (1 << 20) {
+            // Both sizes are 32-bit fields (`flags` 1): their product is counted wide, saturating (it trapped).
+            let canvas = width.multipliedReportingOverflow(by: height)
+            if !canvas.overflow, covered / 2 > canvas.partialValue + (1 << 20) {
                 return "grid item \(grid) names \((tiles[grid] ?? []).count) tiles of \(covered) pixels in all for a canvas of \(width) × \(height)"
             }
         }
