@@ -17,10 +17,10 @@ public func randomHex(byteCount: Int) -> String {
 /// A random (version 4) UUID in lower case, as the records' ids are written — from the same generator: Foundation's
 /// `UUID()` opens, reads and closes /dev/urandom for each one on Linux.
 public func randomUUID() -> String {
-    var b = randomBytes(16)
-    b[6] = b[6] & 0x0F | 0x40
-    b[8] = b[8] & 0x3F | 0x80
-    let h = hex(b)
-    let u = Array(h.utf8)
-    return [u[0..<8], u[8..<12], u[12..<16], u[16..<20], u[20..<32]].map { String(decoding: $0, as: UTF8.self) }.joined(separator: "-")
+    var bytes = randomBytes(16)
+    bytes[6] = bytes[6] & 0x0F | 0x40  // version 4
+    bytes[8] = bytes[8] & 0x3F | 0x80  // RFC 9562's variant
+    var text = hex(bytes)
+    for at in [20, 16, 12, 8] { text.insert("-", at: text.index(text.startIndex, offsetBy: at)) }
+    return text
 }
