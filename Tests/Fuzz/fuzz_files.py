@@ -4,11 +4,11 @@
 Mutants of every fixture in TestImages/ (edge/, formats/, orientation/, photos/) — bytes flipped, cut short, runs
 repeated, boundary values (0, 0x7FFFFFFF, 0xFFFFFFFF …) written where lengths and sizes live, ISO-BMFF box sizes and
 fields (HEIC, AVIF), PNG chunk fields with their CRCs made right again, chunks repeated, JPEG marker lengths and frame
-sizes, EXIF/XMP/ICC segments, splices of two files — go in batches through three commands: `prepare` (files read row
-by row, as the server reads an upload), `bench --thumbnails 512,128` (bytes in memory, thumbnails as the server makes
-them) and `probe` (every header read before any pixel limit). A batch is a finding when a command dies by a signal
-(a Swift trap is SIGILL: in `photoprep serve` it would stop the server), hangs past 600 s, or peaks over 1.5 GB; its
-mutants and stderr are kept under the work folder. Mutants are fixed by the seed.
+sizes, EXIF/XMP/ICC segments, WebP's RIFF chunk fields, splices of two files — go in batches through three commands:
+`prepare` (files read row by row, as the server reads an upload), `bench --thumbnails 512,128` (bytes in memory,
+thumbnails as the server makes them) and `probe` (every header read before any pixel limit). A batch is a finding
+when a command dies by a signal (a Swift trap is SIGILL: in `photoprep serve` it would stop the server), hangs past
+600 s, or peaks over 1.5 GB; its mutants and stderr are kept under the work folder. Mutants are fixed by the seed.
 
   Tests/Fuzz/fuzz_files.py BINARY SEED BATCHES [PER_BATCH (150)] [WORK (/tmp/photoprep-fuzz)]
   e.g. swift build -c release && Tests/Fuzz/fuzz_files.py .build/release/photoprep 1 100
@@ -58,7 +58,7 @@ def fixcrc(b):  # recompute PNG CRCs so mutants get past the checksum
 VALUES = [0, 1, 2, 0x7F, 0x80, 0xFF, 0x100, 0xFFFF, 0x10000, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 65535, 32768, 16384]
 
 def mutate(name, b):
-    b = bytearray(b); n = len(b); kind = rng.randrange(12)
+    b = bytearray(b); n = len(b); kind = rng.randrange(13)
     if kind == 0:
         for _ in range(rng.randint(1, 32)): b[rng.randrange(n)] = rng.randrange(256)
     elif kind == 1:
@@ -108,6 +108,14 @@ def mutate(name, b):
                 at = rng.randrange(lo, hi - 4); w = rng.choice([1, 2, 4])
                 v = rng.choice(VALUES + [rng.randrange(1 << 32)]); order = rng.choice(["big", "little"])
                 b[at:at + w] = (v & ((1 << (8 * w)) - 1)).to_bytes(w, order)
+    elif kind == 12 and name.endswith(".webp"):  # RIFF chunks: sizes, VP8X's 24-bit canvas, ANMF offsets, VP8/VP8L sizes
+        i, chunks = 12, []
+        while i + 8 <= n:
+            size = struct.unpack("<I", b[i+4:i+8])[0]; chunks.append((i, size)); i += 8 + size + (size & 1)
+        if chunks:
+            at, size = rng.choice(chunks); field = at + rng.choice([4, 8, 12, 14, 16, 18, 20, 22])
+            w = rng.choice([1, 2, 3, 4])
+            if field + w <= n: b[field:field + w] = (rng.choice(VALUES + [rng.randrange(1 << 32)]) & ((1 << (8 * w)) - 1)).to_bytes(w, "little")
     else:
         to, fr = rng.randrange(n), rng.randrange(n); seg = bytes(b[fr:fr + rng.randint(4, 64)]); b[to:to + len(seg)] = seg
     return bytes(b)
