@@ -123,13 +123,13 @@ def mutate(name, b):
 work = f"{WORK}/w{SEED}"; findings = []
 for batch in range(BATCHES):
     shutil.rmtree(work, ignore_errors=True); os.makedirs(work + "/in")
-    names = []
+    paths = []
     for k in range(PER):
         s = rng.choice(seeds); m = mutate(s, data[s]); ext = s.rsplit(".", 1)[1]
-        p = f"{work}/in/m{batch:04d}_{k:03d}.{ext}"; open(p, "wb").write(m); names.append((p, s))
+        p = f"{work}/in/m{batch:04d}_{k:03d}.{ext}"; open(p, "wb").write(m); paths.append(p)
     for cmd in ([BIN, "prepare", work + "/in", "--out", work + "/out", "--preset", "profile", "--jobs", "2", "--quiet", "--force"],
                 [BIN, "bench", "--runs", "1", "--preset", "profile", "--thumbnails", "512,128", work + "/in"],
-                [BIN, "probe", "--json"] + sorted(p for p, _ in names)):
+                [BIN, "probe", "--json"] + paths):
         t0 = time.time()
         try:
             r = subprocess.run(["/usr/bin/time", "-f", "MAXRSS %M"] + cmd, capture_output=True, timeout=600)

@@ -1,20 +1,20 @@
 #!/usr/bin/env python3
 """Hostile requests to a running `photoprep serve`, out of band: tus 1.0 and draft uploads, /v1, media and the page,
 with headers drawn from numbers and strings that break parsers (Int64 bounds, signs, non-ASCII digits, 9 KB values,
-bad base64 metadata, odd ranges and dates), bad or forged tokens (alg none, expired, long subjects) and random or
+bad base64 metadata, odd ranges and dates), bad or forged tokens (alg none, another secret, long subjects) and random or
 half bodies. Prints the statuses seen and every 5xx but 503, then the server's /health.
 
   Tests/Fuzz/fuzz_requests.py HOST PORT JWT_SECRET SEED COUNT
   e.g. (with PHOTOPREP_JWT_SECRET set) photoprep serve --data /tmp/d --port 8080 --writes-per-address 0 \\
          --max-connections-per-address 0 --writes-per-user 0 &  Tests/Fuzz/fuzz_requests.py 127.0.0.1 8080 "$PHOTOPREP_JWT_SECRET" 1 5000
 """
-import base64, hashlib, hmac, http.client, json, os, random, socket, sys, time, collections
+import base64, http.client, json, os, random, socket, sys, collections
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "..", "Benchmarks", "peers"))
+from ingest_load import token  # the HS256 token the ingest benchmark's load client mints
 host, port, secret, seed, n = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 rng = random.Random(seed)
-def tok(sub, **extra):
-    b = lambda d: base64.urlsafe_b64encode(d).rstrip(b"=").decode()
-    h = b(json.dumps({"alg": "HS256", "typ": "JWT"}).encode()); p = b(json.dumps({"sub": sub, "exp": int(time.time()) + 3600, **extra}).encode())
-    return f"{h}.{p}.{b(hmac.new(secret.encode(), f'{h}.{p}'.encode(), hashlib.sha256).digest())}"
+def tok(sub): return token(sub, secret)
 NUMS = ["0", "-1", "1", "9223372036854775807", "9223372036854775808", "-9223372036854775808", "18446744073709551616", "1e9", "0x10",
         " 5", "5 ", "+5", "١٢", "99999999999999999999999999", "", "10485760", "10485761", "5242880", "3.5", "NaN"]
 STRS = ["", " ", "\t", "a" * 9000, "%00", "../../etc/passwd", "..%2F..%2F", "?1", "?0", "?2", "1", "true", "sha1 xxx", "sha256 " + "A" * 44,
@@ -28,9 +28,9 @@ users = ["u1", "u2", "u3"]
 def auth():
     r = rng.random()
     if r < 0.7: return "Bearer " + tok(rng.choice(users))
-    return rng.choice(["", "Bearer", "Bearer x.y.z", "Bearer " + "a" * 10000, "Basic dTE6cA==", "Bearer " + tok("u1", exp=1),
+    return rng.choice(["", "Bearer", "Bearer x.y.z", "Bearer " + "a" * 10000, "Basic dTE6cA==", "Bearer " + token("u1", "not the secret"),
                        "Bearer " + tok("../u1"), "Bearer " + tok("u1" * 200), "Bearer " + tok("u1").replace("HS256", "none")])
-jpeg = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "TestImages", "orientation", "landscape_6.jpg"), "rb").read()
+jpeg = open(os.path.join(here, "..", "..", "TestImages", "orientation", "landscape_6.jpg"), "rb").read()
 locations = []
 statuses = collections.Counter(); five = []
 def send(method, path, headers, body=b""):

@@ -114,9 +114,7 @@ import TestSupport
     /// is corrupt; as much is counted without overflow — refused by `prepare`, estimated by `probe`, which reads the
     /// header before any pixel limit.
     @Test func pngSizesAtTheFieldsLimitsAreRefusedWithoutOverflow() throws {
-        func png(_ width: UInt32, _ height: UInt32) -> [UInt8] {
-            TestPNG.signature + TestPNG.ihdr(width: width, height: height) + TestPNG.chunk("IDAT", TestPNG.zlibStored([0, 1, 2, 3])) + TestPNG.chunk("IEND", [])
-        }
+        func png(_ width: UInt32, _ height: UInt32) -> [UInt8] { TestPNG.declaring(width: width, height: height) }
         expectFailure(png(4_278_290_080, 4_294_901_760), .corrupt, containing: "the PNG declares 4278290080 × 4294901760 pixels; PNG allows at most 2147483647 each way")
         expectFailure(png(1, 0x8000_0000), .corrupt, containing: "PNG allows at most 2147483647 each way")
         let largest = png(0x7FFF_FFFF, 0x7FFF_FFFF)

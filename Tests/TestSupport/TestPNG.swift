@@ -23,6 +23,11 @@ public enum TestPNG {
         chunk("IHDR", be32(width) + be32(height) + [8, 2, 0, 0, 0])
     }
 
+    /// A PNG whose header declares `width` × `height` over four bytes of data: what a hostile header looks like.
+    public static func declaring(width: UInt32, height: UInt32) -> [UInt8] {
+        signature + ihdr(width: width, height: height) + chunk("IDAT", zlibStored([0, 1, 2, 3])) + chunk("IEND", [])
+    }
+
     /// A zlib stream of stored (uncompressed) deflate blocks: enough for a test PNG, no zlib needed.
     public static func zlibStored(_ data: [UInt8]) -> [UInt8] {
         var out: [UInt8] = [0x78, 0x01]

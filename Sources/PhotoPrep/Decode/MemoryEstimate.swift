@@ -29,8 +29,8 @@ struct MemoryEstimate: Equatable {
     init(info: SourceInfo, fileBytes: Int, scale: Int, target: (width: Int, height: Int), streamed: Bool = false, maxBytes: Int = .max) {
         // Past 2⁴⁰ pixels the sums below would overflow (a PNG may declare 2³¹ − 1 each way; `probe` estimates
         // before any pixel limit): no machine holds such a photo, and that is the estimate.
-        let coded = info.heif.map { ($0.codedWidth, $0.codedHeight) } ?? (info.width, info.height)
-        guard info.width <= (1 << 40) / info.height, coded.0 <= (1 << 40) / max(1, coded.1) else {
+        let coded: (width: Int, height: Int) = info.heif.map { ($0.codedWidth, $0.codedHeight) } ?? (info.width, info.height)
+        guard info.width <= (1 << 40) / info.height, coded.width <= (1 << 40) / max(1, coded.height) else {
             bytes = .max
             reason = "a photo of \(info.width) × \(info.height) pixels, more than 2⁴⁰"
             return
