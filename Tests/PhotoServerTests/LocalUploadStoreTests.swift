@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import PhotoFiles
 @testable import PhotoServer
 import Testing
 import TestSupport
@@ -72,6 +73,66 @@ import TestSupport
             // Past offset 0 a missing data file is an error, not a file begun in the middle.
             try FileManager.default.removeItem(atPath: store.dataPath(upload.id))
             await #expect(throws: UploadStoreFailure.self) { try await store.appender(upload.id, at: 300, wholeRequest: false) }
+        }
+    }
+
+    /// A body's buffers are gathered and written a batch at a time, never more than a batch held; nothing counts
+    /// before `sync`, which writes the rest and flushes it.
+    @Test func bodiesAreWrittenABatchAtATimeAndCountOnlyOnceSynced() async throws {
+        try await Self.withStoreFolder { folder, io in
+            let store = try LocalUploadStore(folder: folder, io: io)
+            let upload = Self.upload(length: 400_000)
+            try await store.create(upload)
+            let bytes = testBytes(400_000, seed: 5)
+            let appender = try await store.appender(upload.id, at: 0, wholeRequest: false)
+            for piece in stride(from: 0, to: bytes.count, by: 10_000) { try await appender.write(ByteBuffer(bytes: bytes[piece..<piece + 10_000])) }
+            let written = try #require(FileIdentity(path: store.dataPath(upload.id))?.size)
+            #expect(written >= Int64(FileAppender.batch) && written <= 400_000 - 10_000 && bytes.count - Int(written) <= FileAppender.batch, "\(written)")
+            #expect(try await store.offset(upload.id) == 0)
+            try await appender.sync()
+            #expect(try await store.offset(upload.id) == 400_000)
+            #expect(FileManager.default.contents(atPath: store.dataPath(upload.id)) == Data(bytes))
+        }
+    }
+
+    /// The request that completes an upload writes its bytes out for the photo to be made from them, without making
+    /// them count: while it holds the upload the offset stays where the last flush left it.
+    @Test func bytesWrittenOutForFinishingAreReadableButNotAcknowledged() async throws {
+        try await Self.withStoreFolder { folder, io in
+            let store = try LocalUploadStore(folder: folder, io: io)
+            let upload = Self.upload(length: 1500)
+            try await store.create(upload)
+            let bytes = testBytes(1500, seed: 6)
+            try await Self.write(Array(bytes[..<1000]), to: store, upload.id, at: 0)
+            #expect(store.lock(upload.id))
+            let appender = try await store.appender(upload.id, at: 1000, wholeRequest: false)
+            try await appender.write(ByteBuffer(bytes: bytes[1000...]))
+            try await appender.writeOut()
+            #expect(FileManager.default.contents(atPath: store.dataPath(upload.id)) == Data(bytes))
+            #expect(try await store.offset(upload.id) == 1000)
+            store.unlock(upload.id)
+            #expect(try await store.offset(upload.id) == 1500)  // unlocked: what the file holds (after a crash, what survived)
+        }
+    }
+
+    /// The stored record is written over the old one in place; one shorter than the old is padded with spaces and
+    /// reads back the same.
+    @Test func aStoredRecordShorterThanTheOldOneReadsBackTheSame() async throws {
+        try await Self.withStoreFolder { folder, io in
+            let store = try LocalUploadStore(folder: folder, io: io)
+            var upload = Self.upload(length: 10)
+            upload.metadata["filename"] = String(repeating: "long name ", count: 50)
+            try await store.create(upload)
+            try await Self.write(testBytes(10), to: store, upload.id, at: 0)
+            let info = folder.appendingPathComponent("\(upload.id).info").path
+            let before = try #require(FileIdentity(path: info))
+            var shorter = upload
+            shorter.metadata = [:]
+            guard case .success = try await store.finishing(shorter, { _ in .success("file:///stored/b.jpg") }) else { Issue.record("not stored"); return }
+            let after = try #require(FileIdentity(path: info))
+            #expect(after.size == before.size && after.inode == before.inode)
+            let reread = try #require(try await LocalUploadStore(folder: folder, io: io).upload(upload.id))
+            #expect(reread.state == .stored && reread.url == "file:///stored/b.jpg" && reread.metadata.isEmpty)
         }
     }
 }

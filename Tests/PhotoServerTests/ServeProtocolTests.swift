@@ -92,16 +92,16 @@ import TestSupport
         let u1 = TestTokens.hs256(sub: "u1")
         let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
         let location = try #require(try await Rules.create(seeded.server, key: "user_photos/u1/a/s.jpg", length: jpeg.count, token: u1).header("Location"))
-        let slow = try await Rules.slowPatch(seeded.server, location, body: jpeg, sent: 100_000, token: u1)
-        // HEAD meanwhile reports only what was flushed (nothing yet), not the 100,000 bytes in the file.
-        #expect(seeded.server.receivedBytes(location) == 100_000)
+        let slow = try await Rules.slowPatch(seeded.server, location, body: jpeg, sent: 300_000, token: u1)
+        // HEAD meanwhile reports only what was flushed (nothing yet), not the 300,000 bytes received.
+        #expect(try await Rules.receivedTotal(seeded.server) == 300_000)
         #expect(try await Rules.head(location, token: u1).header("Upload-Offset") == "0")
         let second = try await Rules.patch(location, offset: 0, body: Array(jpeg.prefix(1000)), token: u1)
         #expect(second.status == 423)
         let deleteWhileWriting = try await HTTPExchange.send("DELETE", location, headers: ["Tus-Resumable": "1.0.0", "Authorization": "Bearer \(u1)"])
         #expect(deleteWhileWriting.status == 423)
         // The first writer finishes normally.
-        try slow.send(Array(jpeg[100_000...]))
+        try slow.send(Array(jpeg[300_000...]))
         let answer = try await slow.receive(timeout: 60)
         #expect(answer.hasPrefix("HTTP/1.1 204"), "\(answer)")
         #expect(answer.contains("Upload-Offset: \(jpeg.count)"))

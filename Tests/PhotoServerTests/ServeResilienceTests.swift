@@ -64,7 +64,7 @@ import TestSupport
         let jpeg = try Fixture.bytes("photos/ladybird-2560x1600.jpg")
         let created = try await ServeRulesTests.create(seeded.server, key: "user_photos/u1/a/slow.jpg", length: jpeg.count, token: u1)
         let location = try #require(created.header("Location"))
-        let slow = try await ServeRulesTests.slowPatch(seeded.server, location, body: jpeg, sent: 200_000, token: u1)
+        let slow = try await ServeRulesTests.slowPatch(seeded.server, location, body: jpeg, sent: 300_000, token: u1)
 
         let proxy = try FaultProxy(upstream: seeded.server.port, faults: ["--delay-data", "0.2"])
         let state = try temporaryFolder()
@@ -85,7 +85,7 @@ import TestSupport
         #expect(answer.hasPrefix("HTTP/1.1 204"), "\(answer)")
         let acknowledged = answer.split(separator: "\r\n").first { $0.hasPrefix("Upload-Offset:") }
             .flatMap { Int($0.dropFirst("Upload-Offset:".count).trimmingCharacters(in: .whitespaces)) }
-        #expect((acknowledged ?? 0) >= 200_000)
+        #expect((acknowledged ?? 0) >= 300_000)
 
         try seeded.server.start()
         let head = try await ServeRulesTests.head(location, token: u1)

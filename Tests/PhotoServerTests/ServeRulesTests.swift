@@ -26,11 +26,20 @@ import TestSupport
     /// A PATCH of the whole `body` whose first `sent` bytes are sent now, on a raw connection the caller
     /// finishes (or not); returns once the server holds those bytes.
     static func slowPatch(_ server: PhotoServerProcess, _ location: String, body: [UInt8], sent: Int, token: String) async throws -> RawConnection {
+        let before = try await receivedTotal(server)
         let connection = try patchHead(server, location, declaring: body.count, token: token)
         try connection.send(Array(body.prefix(sent)))
+        // Read by the server: counted as received (written to the file a batch at a time, not yet flushed).
         let deadline = Date().addingTimeInterval(10)
-        while (server.receivedBytes(location) ?? 0) < sent && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        while try await receivedTotal(server) < before + sent && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
         return connection
+    }
+
+    /// The body bytes the server has read, all requests together (`photoprep_received_bytes_total`).
+    static func receivedTotal(_ server: PhotoServerProcess) async throws -> Int {
+        let metrics = try await HTTPExchange.send("GET", "\(server.base)/metrics")
+        let line = metrics.body.split(separator: "\n").first { $0.hasPrefix("photoprep_received_bytes_total ") }
+        return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
     }
 
     /// A raw connection that has sent the head of a PATCH at offset 0 declaring `length` body bytes, and none of them.

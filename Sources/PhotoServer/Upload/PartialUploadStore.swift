@@ -85,7 +85,14 @@ protocol UploadAppender: Sendable {
     func write(_ buffer: ByteBuffer) async throws(UploadStoreFailure)
     /// Makes the written bytes durable; after this they may be acknowledged.
     func sync() async throws(UploadStoreFailure)
+    /// Makes the written bytes readable where `finishing` reads them, durable or not: for the request that brings
+    /// the last byte, whose bytes are not acknowledged before the photo made from them is stored (and durable).
+    func writeOut() async throws(UploadStoreFailure)
     func rollback() async
+}
+
+extension UploadAppender {
+    func writeOut() async throws(UploadStoreFailure) { try await sync() }
 }
 
 struct UploadStoreFailure: Error, CustomStringConvertible {

@@ -174,8 +174,8 @@ struct UploadHandler: Sendable {
 
     // MARK: - Receiving bytes
 
-    /// Streams the body to the end of the upload, never holding more than one buffer, and returns the new
-    /// offset only after `fsync`. The first bytes must sniff as a photo the pipeline decodes (else the
+    /// Streams the body to the end of the upload, holding at most `FileAppender.batch` bytes of it, and returns the
+    /// new offset only after `fsync` — or, for the body that completes the upload, after its photo is stored. The first bytes must sniff as a photo the pipeline decodes (else the
     /// upload is deleted: 415); a body longer than the upload, or one whose checksum does not match, is
     /// cut back to where it started. The last byte triggers `finish`.
     private func receive(_ upload: inout TusUpload, at offset: Int64, _ body: RequestBody, checksum: Tus.Checksum?, log: RequestLogEntry) async throws -> Int64 {
@@ -243,10 +243,18 @@ struct UploadHandler: Sendable {
                     Tus.checksumMismatch, "the body's \(checksum.algorithm.rawValue) checksum does not match Upload-Checksum", reason: "checksum")
             }
         }
-        do { try await appender.sync() } catch { throw refusal(error) }
         let newOffset = offset + appender.count
+        let finishing = UploadLifecycle.received(upload, offset: newOffset, stopping: stopped) == .finish
+        // The bytes that complete the upload are not flushed: nothing is acknowledged until the photo made from
+        // them is stored, durably. Only when it is not are they flushed, before the answer, like any request's.
+        do { try await finishing ? appender.writeOut() : appender.sync() } catch { throw refusal(error) }
         if !sniffed, newOffset == upload.length { try await requirePhoto(head, upload) }
-        if UploadLifecycle.received(upload, offset: newOffset, stopping: stopped) == .finish { try await finish(&upload) }
+        if finishing {
+            do { try await finish(&upload) } catch {
+                do { try await appender.sync() } catch let failure { throw refusal(failure) }
+                throw error
+            }
+        }
         return newOffset
     }
 

@@ -46,7 +46,7 @@ enum UploadLifecycle {
         return upload.state == .stored ? .answer(offset: offset) : .receive(from: offset)
     }
 
-    /// A request body was read and flushed up to `offset`.
+    /// A request body was read up to `offset` (flushed, unless it completes the upload: see `UploadHandler.receive`).
     static func received(_ upload: TusUpload, offset: Int64, stopping: Bool) -> Action {
         offset == upload.length && !stopping ? .finish : .answer(offset: offset)
     }

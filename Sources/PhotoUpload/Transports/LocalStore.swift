@@ -22,7 +22,7 @@ struct LocalStore: UploadTransport {
         try validate(request.key)
         let id = randomUUID()
         if Int64(firstChunk.count) == length {
-            let target = root.appendingPathComponent(request.key).path
+            let target = Path.join(root.path, request.key)
             try await writing { cancelled in
                 do throws(AtomicFile.WriteError) {
                     try AtomicFile.write(firstChunk, to: target, piece: 64 * 1024) { written in
@@ -99,7 +99,7 @@ struct LocalStore: UploadTransport {
     }
 
     func complete(_ location: String, length: Int64, request: UploadRequest) async throws(TransportFailure) -> String {
-        root.appendingPathComponent(request.key).absoluteString
+        root.appending(path: request.key, directoryHint: .notDirectory).absoluteString
     }
 
     func chunkSize(forLength length: Int64) -> Int? { nil }
