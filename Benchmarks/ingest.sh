@@ -33,6 +33,12 @@
 # "--album-thumbnails none"). prepare's --jobs: INGEST_PREPARE_JOBS (default 2, the issue's figure and
 # this machine's cores; elsewhere set it to the cores, as the server's pipeline has one thread each).
 #
+# Nothing a row wrote is deleted before the end (the scratch folder goes on exit; about 0.4 GB a round): on a file
+# system without a journal, ext4 steps over every inode freed in the last 30 s when it allocates one (recently_deleted
+# in find_inode_bit), so a row started right after deleting the row before it paid for that deletion — a server's
+# thousand files cost the next server row about 2 ms of kernel time a photo (perf, 2026-11-28), prepare's hundred
+# the prepare row far less. What a row deletes itself (the server its uploads' data files) it still pays for.
+#
 # Usage:  Benchmarks/ingest.sh [--rounds N (1-10, default 3)] [--count N (default 100)] [--markdown FILE]
 # The binary: $PHOTOPREP (default .build/release/photoprep), built with `swift build -c release` only when
 # PHOTOPREP is unset and the file is missing.
@@ -132,7 +138,6 @@ for i in "${!batch[@]}"; do
 done > "$work/curl.cfg"
 
 run_curl() {  # ROUND
-  rm -rf "$work/received" && mkdir -p "$work/received"
   sync   # start from clean dirty-page state, as the other rows roughly do
   local cpu0; cpu0=$(cpu_seconds "$receiver_pid")
   timeout --foreground 600 "$py" "$peers/ingest_report.py" time "$work/curl.time" -- \
@@ -146,8 +151,7 @@ run_curl() {  # ROUND
 }
 
 run_prepare() {  # ROUND
-  local out="$work/prepare-out"
-  rm -rf "$out"
+  local out="$work/prepare-out-$1"
   sync
   timeout --foreground 900 "$py" "$peers/ingest_report.py" time "$work/prepare.time" -- \
     "$photoprep" prepare "$work/prepare-in" --out "$out" --preset photo --jobs "$jobs" --quiet > "$work/prepare.log" 2>&1 || true
@@ -191,7 +195,6 @@ run_serve() {  # PROTOCOL ROUND: a fresh server, the load, its numbers, the serv
   kill -KILL "$server_pid" 2>/dev/null || true
   wait "$server_pid" 2>/dev/null || true
   server_pid=""
-  rm -rf "$data"
 }
 
 for round in $(seq "$rounds"); do
