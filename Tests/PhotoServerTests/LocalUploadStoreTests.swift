@@ -42,7 +42,7 @@ import TestSupport
             let upload = Self.upload(length: 1000)
             try await store.create(upload)
             try await Self.write(bytes, to: store, upload.id, at: 0)
-            let handed = try await store.finishing(upload) { file in
+            let handed = await store.finishing(upload) { file in
                 FileManager.default.contents(atPath: file) == Data(bytes) ? .success("file:///stored/a.jpg") : .failure(.init(kind: .unprocessable, description: "not the bytes sent"))
             }
             guard case .success("file:///stored/a.jpg") = handed else { Issue.record("\(String(describing: handed))"); return }
@@ -128,7 +128,7 @@ import TestSupport
             let before = try #require(FileIdentity(path: info))
             var shorter = upload
             shorter.metadata = [:]
-            guard case .success = try await store.finishing(shorter, { _ in .success("file:///stored/b.jpg") }) else { Issue.record("not stored"); return }
+            guard case .success = await store.finishing(shorter, { _ in .success("file:///stored/b.jpg") }) else { Issue.record("not stored"); return }
             let after = try #require(FileIdentity(path: info))
             #expect(after.size == before.size && after.inode == before.inode)
             let reread = try #require(try await LocalUploadStore(folder: folder, io: io).upload(upload.id))
