@@ -27,6 +27,13 @@ import TestSupport
         try await io.shutdownGracefully()
     }
 
+    /// A store on `folder` with `upload` created in it.
+    static func store(creating upload: TusUpload, in folder: URL, io: NIOThreadPool) async throws -> LocalUploadStore {
+        let store = try LocalUploadStore(folder: folder, io: io)
+        try await store.create(upload)
+        return store
+    }
+
     static func write(_ bytes: [UInt8], to store: LocalUploadStore, _ id: String, at offset: Int64) async throws {
         let appender = try await store.appender(id, at: offset, wholeRequest: false)
         try await appender.write(ByteBuffer(bytes: bytes))
@@ -37,10 +44,9 @@ import TestSupport
     /// on the folder afterwards reads it so.
     @Test func aFinishedUploadIsRecordedAsStoredWithoutItsBytes() async throws {
         try await Self.withStoreFolder { folder, io in
-            let store = try LocalUploadStore(folder: folder, io: io)
             let bytes = testBytes(1000)
             let upload = Self.upload(length: 1000)
-            try await store.create(upload)
+            let store = try await Self.store(creating: upload, in: folder, io: io)
             try await Self.write(bytes, to: store, upload.id, at: 0)
             let handed = await store.finishing(upload) { file in
                 FileManager.default.contents(atPath: file) == Data(bytes) ? .success("file:///stored/a.jpg") : .failure(.init(kind: .unprocessable, description: "not the bytes sent"))
@@ -80,9 +86,8 @@ import TestSupport
     /// before `sync`, which writes the rest and flushes it.
     @Test func bodiesAreWrittenABatchAtATimeAndCountOnlyOnceSynced() async throws {
         try await Self.withStoreFolder { folder, io in
-            let store = try LocalUploadStore(folder: folder, io: io)
             let upload = Self.upload(length: 400_000)
-            try await store.create(upload)
+            let store = try await Self.store(creating: upload, in: folder, io: io)
             let bytes = testBytes(400_000, seed: 5)
             let appender = try await store.appender(upload.id, at: 0, wholeRequest: false)
             for piece in stride(from: 0, to: bytes.count, by: 10_000) { try await appender.write(ByteBuffer(bytes: bytes[piece..<piece + 10_000])) }
@@ -99,9 +104,8 @@ import TestSupport
     /// them count: while it holds the upload the offset stays where the last flush left it.
     @Test func bytesWrittenOutForFinishingAreReadableButNotAcknowledged() async throws {
         try await Self.withStoreFolder { folder, io in
-            let store = try LocalUploadStore(folder: folder, io: io)
             let upload = Self.upload(length: 1500)
-            try await store.create(upload)
+            let store = try await Self.store(creating: upload, in: folder, io: io)
             let bytes = testBytes(1500, seed: 6)
             try await Self.write(Array(bytes[..<1000]), to: store, upload.id, at: 0)
             #expect(store.lock(upload.id))
@@ -119,10 +123,9 @@ import TestSupport
     /// reads back the same.
     @Test func aStoredRecordShorterThanTheOldOneReadsBackTheSame() async throws {
         try await Self.withStoreFolder { folder, io in
-            let store = try LocalUploadStore(folder: folder, io: io)
             var upload = Self.upload(length: 10)
             upload.metadata["filename"] = String(repeating: "long name ", count: 50)
-            try await store.create(upload)
+            let store = try await Self.store(creating: upload, in: folder, io: io)
             try await Self.write(testBytes(10), to: store, upload.id, at: 0)
             let info = folder.appendingPathComponent("\(upload.id).info").path
             let before = try #require(FileIdentity(path: info))

@@ -69,9 +69,13 @@ final class LocalUploadStore: PartialUploadStore {
             guard fd >= 0 else { throw UploadStoreFailure(description: "\(info): cannot open: \(String(cString: strerror(errno)))") }
             let size = Int(lseek(fd, 0, SEEK_END))
             if size > json.count { json += [UInt8](repeating: 0x20, count: size - json.count) }
-            let written = json.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+            do {
+                try json.withUnsafeBytes { try writeAll($0, to: fd, at: 0, path: info) }
+            } catch {
+                close(fd)
+                throw error
+            }
             close(fd)
-            guard written == json.count else { throw UploadStoreFailure(description: "\(info): cannot write: \(String(cString: strerror(errno)))") }
             unlink(data)
         }
         records.withLock { $0?[upload.id] = upload }

@@ -175,9 +175,10 @@ struct UploadHandler: Sendable {
     // MARK: - Receiving bytes
 
     /// Streams the body to the end of the upload, holding at most `FileAppender.batch` bytes of it, and returns the
-    /// new offset only after `fsync` — or, for the body that completes the upload, after its photo is stored. The first bytes must sniff as a photo the pipeline decodes (else the
-    /// upload is deleted: 415); a body longer than the upload, or one whose checksum does not match, is
-    /// cut back to where it started. The last byte triggers `finish`.
+    /// new offset only after `fsync` — or, for the body that completes the upload, after its photo is stored. The
+    /// first bytes must sniff as a photo the pipeline decodes (else the upload is deleted: 415); a body longer than
+    /// the upload, or one whose checksum does not match, is cut back to where it started. The last byte triggers
+    /// `finish`.
     private func receive(_ upload: inout TusUpload, at offset: Int64, _ body: RequestBody, checksum: Tus.Checksum?, log: RequestLogEntry) async throws -> Int64 {
         let sniffLength = Int(min(Int64(Self.sniffLength), upload.length))
         let known: [UInt8], appender: any UploadAppender
