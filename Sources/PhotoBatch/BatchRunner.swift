@@ -95,6 +95,11 @@ final class BatchRunner: Sendable {
 
     private func size(of file: InputFile) -> Int { Path.size(of: file.path) ?? 0 }
 
+    /// The thumbnails' paths under the output folder (`--thumbnails`), in the pipeline's order.
+    private func thumbnailKeys(of file: InputFile) -> [String] {
+        pipeline.options.thumbnails.map { PrepareSettings.thumbnailOutput(file.relativeOutput, edge: $0) }
+    }
+
     func process(_ file: InputFile) async -> Outcome {
         let start = ContinuousClock.now
         let outputPath = Path.join(outputRoot, file.relativeOutput)
@@ -108,7 +113,8 @@ final class BatchRunner: Sendable {
         }
         outcome.sourceBytes = bytes.count
         let hash = Manifest.sha256(bytes)
-        if reuse, let report = manifest?.upToDateReport(output: file.relativeOutput, outputPath: outputPath, sourceSHA256: hash, settings: settings) {
+        if reuse, let report = manifest?.upToDateReport(output: file.relativeOutput, outputPath: outputPath, sourceSHA256: hash, settings: settings),
+            thumbnailKeys(of: file).allSatisfy({ Path.size(of: Path.join(outputRoot, $0)) != nil }) {
             outcome.status = .unchanged(report)
             return outcome
         }
@@ -125,9 +131,15 @@ final class BatchRunner: Sendable {
         }
         do {
             let photo = try pipeline.prepare(taking: &bytes, file: file.path)
+            // The thumbnails before the photo, on disk and at the destination: a photo that is there has its thumbnails.
+            let thumbnails = photo.thumbnails.map { (key: PrepareSettings.thumbnailOutput(file.relativeOutput, edge: $0.edge), jpeg: $0.jpeg) }
+            for thumbnail in thumbnails { try AtomicFile.write(thumbnail.jpeg, to: Path.join(outputRoot, thumbnail.key)) }
             try AtomicFile.write(photo.jpeg, to: outputPath)
             if let upload {
                 do {
+                    for thumbnail in thumbnails {
+                        _ = try await upload.upload(file: Path.join(outputRoot, thumbnail.key), key: thumbnail.key, metadata: metadata)
+                    }
                     outcome.uploadedTo = try await upload.upload(file: outputPath, key: file.relativeOutput, metadata: metadata)
                 } catch {
                     outcome.status = .failed(reason: "\(file.path): \(error)")

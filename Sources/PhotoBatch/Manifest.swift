@@ -71,6 +71,7 @@ final class Manifest: Sendable {
         return "v1;edge=\(o.maxEdge);bytes=\(o.maxBytes);q=\(o.qualities.lowerBound)-\(o.qualities.upperBound);bg=\(bg);"
             + "meta=\(o.metadata.rawValue);strict=\(o.strict);margin=\(o.shrinkOnLoadMargin);min=\(o.minimumEdge);"
             + "tol=\(o.budgetTolerance);pass=\(o.allowPassThrough);pixels=\(o.maxPixels)"
+            + (o.thumbnails.isEmpty ? "" : ";thumbs=\(o.thumbnails.map(String.init).joined(separator: ","));tq=\(o.thumbnailQuality)")
     }
 }
 

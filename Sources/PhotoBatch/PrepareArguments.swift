@@ -61,6 +61,9 @@ package struct PrepareArguments: ParsableArguments {
     @Flag(help: "Prepare everything again, ignoring what the manifest says is done.")
     var force = defaults.force
 
+    @Option(help: "Also write thumbnails of each output, long edges of 16 to 16384 px as a comma-separated list (e.g. 512 or 128,256; up to 8), to thumbnails/EDGE/ under --out at the same relative path — what `photoprep serve` makes on arrival (album photos 512, avatars 128,256).")
+    var thumbnails: ThumbnailEdges?
+
     @Option(help: "Take share I of N (1-based) of the inputs, by a stable hash of their relative path: N processes on N machines with the same inputs and --upload s3://… prepare the batch once between them; photos already uploaded from the same content and settings are skipped.")
     var shard: Shard?
 
@@ -75,6 +78,7 @@ package struct PrepareArguments: ParsableArguments {
         settings.json = json
         settings.force = force
         settings.shard = shard
+        settings.thumbnails = thumbnails?.edges ?? []
         return settings
     }
 }
@@ -93,6 +97,12 @@ package struct PrepareSettings: Equatable, Sendable {
     var json = false
     var force = false
     var shard: Shard?
+    /// Long edges of the thumbnails written beside each output (`--thumbnails`), none by default.
+    var thumbnails: [Int] = []
+
+    /// Where the thumbnail of `relativeOutput` at `edge` goes, relative to `--out`: the server's layout
+    /// (`StoragePath.thumbnailKey`), so that a prepared folder can be served or uploaded as it is.
+    static func thumbnailOutput(_ relativeOutput: String, edge: Int) -> String { "thumbnails/\(edge)/" + relativeOutput }
 
     func validate() throws {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
@@ -111,10 +121,15 @@ package struct PrepareSettings: Equatable, Sendable {
         } catch {
             throw UsageFailure(message: "\(error)")
         }
+        if !thumbnails.isEmpty, let file = files.first(where: { $0.relativeOutput.lowercased().hasPrefix("thumbnails/") }) {
+            throw UsageFailure(message: "\(file.path): its output \(Path.join(out, file.relativeOutput)) would be among the thumbnails under \(Path.join(out, "thumbnails"))/ (choose another --out)")
+        }
         AtomicFile.removeLeftovers(under: out)
         let manifest = Manifest(folder: out)
+        var options = pipeline.options
+        options.thumbnails = thumbnails
         let runner = BatchRunner(
-            files: files, outputRoot: out, pipeline: PhotoPipeline(options: pipeline.options), manifest: manifest,
+            files: files, outputRoot: out, pipeline: PhotoPipeline(options: options), manifest: manifest,
             reuse: !force, upload: upload)
         let console = Console(mode: Console.mode(json: json, quiet: quiet), total: files.count)
         let interrupts = Interrupts.install("stopping after the photos in hand")
@@ -146,6 +161,22 @@ package enum OutputFolder {
         guard access(path, W_OK) == 0 else {
             throw CommandFailure(message: "\(path): the output folder is not writable: \(String(cString: strerror(errno)))")
         }
+    }
+}
+
+/// `--thumbnails 128,256`: long edges of at least 16 px, each once, in the order given.
+package struct ThumbnailEdges: ExpressibleByArgument, Equatable, Sendable {
+    var edges: [Int]
+
+    package init?(argument: String) {
+        let parts = argument.split(separator: ",", omittingEmptySubsequences: false).map { Int(String($0).trimmed) }
+        guard !parts.isEmpty, parts.count <= 8 else { return nil }
+        var edges: [Int] = []
+        for part in parts {
+            guard let edge = part, (16...16384).contains(edge), !edges.contains(edge) else { return nil }
+            edges.append(edge)
+        }
+        self.edges = edges
     }
 }
 

@@ -61,6 +61,72 @@ import TestSupport
         #expect(forced.stdout.contains("4 prepared, 0 unchanged"))
     }
 
+    /// `--thumbnails`: each output's thumbnails under thumbnails/EDGE/ at its relative path, the output's pixels
+    /// scaled down; a re-run skips them while all are there and makes a missing one again.
+    @Test func thumbnailsAreWrittenBesideTheOutputsAndResumed() throws {
+        let root = try photoFolder(copies: 2)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let inbox = root.appendingPathComponent("inbox").path, out = root.appendingPathComponent("out")
+        let first = try photoprep(["prepare", inbox, "--out", out.path, "--thumbnails", "256,128", "--preset", "photo"])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.contains("2 prepared, 0 unchanged"))
+        #expect(try outputs(in: out) == [
+            "inbox/photo-000.jpg", "inbox/photo-001.jpg",
+            "thumbnails/128/inbox/photo-000.jpg", "thumbnails/128/inbox/photo-001.jpg",
+            "thumbnails/256/inbox/photo-000.jpg", "thumbnails/256/inbox/photo-001.jpg",
+        ])
+        for name in ["photo-000.jpg", "photo-001.jpg"] {
+            let full = try decodeJPEG([UInt8](Data(contentsOf: out.appendingPathComponent("inbox/\(name)"))))
+            for edge in [256, 128] {
+                let thumbnail = try decodeJPEG([UInt8](Data(contentsOf: out.appendingPathComponent("thumbnails/\(edge)/inbox/\(name)"))))
+                #expect(max(thumbnail.width, thumbnail.height) == edge, "\(name) \(edge)")
+                #expect(abs(thumbnail.width * full.height - thumbnail.height * full.width) <= full.width, "\(name) \(edge): the photo's shape")
+                let scaled = Resizer.resize(full, width: thumbnail.width, height: thumbnail.height)
+                #expect(ThumbnailTests.difference(scaled, thumbnail) < 6, "\(name) \(edge): the photo's pixels")
+            }
+        }
+        // The two photos differ: each thumbnail is its own photo's, not the other's.
+        let a = try decodeJPEG([UInt8](Data(contentsOf: out.appendingPathComponent("thumbnails/128/inbox/photo-000.jpg"))))
+        let b = try decodeJPEG([UInt8](Data(contentsOf: out.appendingPathComponent("thumbnails/128/inbox/photo-001.jpg"))))
+        #expect(a.width != b.width || a.height != b.height || ThumbnailTests.difference(a, b) > 20)
+
+        let again = try photoprep(["prepare", inbox, "--out", out.path, "--thumbnails", "256,128", "--preset", "photo"])
+        #expect(again.stdout.contains("0 prepared, 2 unchanged"), "\(again.stdout)")
+        try FileManager.default.removeItem(at: out.appendingPathComponent("thumbnails/128/inbox/photo-001.jpg"))
+        let repaired = try photoprep(["prepare", inbox, "--out", out.path, "--thumbnails", "256,128", "--preset", "photo"])
+        #expect(repaired.stdout.contains("1 prepared, 1 unchanged"), "\(repaired.stdout)")
+        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("thumbnails/128/inbox/photo-001.jpg").path))
+        // Other sizes are other settings: everything again.
+        let other = try photoprep(["prepare", inbox, "--out", out.path, "--thumbnails", "512", "--preset", "photo"])
+        #expect(other.stdout.contains("2 prepared, 0 unchanged"), "\(other.stdout)")
+        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("thumbnails/512/inbox/photo-000.jpg").path))
+
+        // An input folder named thumbnails would write among them: refused, naming the file, nothing written.
+        let thumbnailsFolder = root.appendingPathComponent("thumbnails")
+        try FileManager.default.createDirectory(at: thumbnailsFolder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: inbox + "/photo-000.jpg", toPath: thumbnailsFolder.appendingPathComponent("a.jpg").path)
+        let clash = try photoprep(["prepare", thumbnailsFolder.path, "--out", root.appendingPathComponent("out2").path, "--thumbnails", "128"])
+        #expect(clash.status == 2 && clash.stderr.contains("a.jpg") && clash.stderr.contains("among the thumbnails"), "\(clash.stderr)")
+        #expect(try outputs(in: root.appendingPathComponent("out2")).isEmpty)
+    }
+
+    /// With `--upload`, the thumbnails go to the destination too, at the same keys as under --out.
+    @Test func thumbnailsAreUploadedWithTheirPhoto() throws {
+        let root = try photoFolder(copies: 1)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let out = root.appendingPathComponent("out"), destination = root.appendingPathComponent("bucket")
+        let result = try photoprep([
+            "prepare", root.appendingPathComponent("inbox").path, "--out", out.path, "--thumbnails", "128",
+            "--upload", destination.absoluteString, "--state", root.appendingPathComponent("state").path,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        for key in ["inbox/photo-000.jpg", "thumbnails/128/inbox/photo-000.jpg"] {
+            let uploaded = try Data(contentsOf: destination.appendingPathComponent(key))
+            #expect(uploaded == (try Data(contentsOf: out.appendingPathComponent(key))), "\(key)")
+        }
+        #expect(try decodeJPEG([UInt8](Data(contentsOf: destination.appendingPathComponent("thumbnails/128/inbox/photo-000.jpg")))).width == 128)
+    }
+
     @Test func jsonEventsCarryTheReport() throws {
         let root = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: root) }

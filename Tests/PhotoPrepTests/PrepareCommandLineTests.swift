@@ -23,6 +23,7 @@ import PhotoPrep
             ["prepare", "p", "--out", "o", "--background", "#1a2B3c", "--strip-all", "--shrink-margin", "2.5", "--strict"],
             ["prepare", "p", "--out", "o", "--max-memory", "64MiB", "--decoding-threads", "1", "--max-bytes=1.5MB"],
             ["prepare", "p", "q", "--out", "o", "r", "--background=ffffff", "--max-edge=16"],
+            ["prepare", "p", "--out", "o", "--thumbnails", "256,128", "--preset", "photo"],
         ]
         for line in lines {
             let read = try #require(PrepareCommandLine.read(line), "declined: \(line)")
@@ -36,6 +37,7 @@ import PhotoPrep
         let sizes = try #require(PrepareCommandLine.read(lines[4]))
         #expect(sizes.pipeline.options.maxEdge == 1600 && sizes.pipeline.options.maxBytes == 800_000)
         #expect(sizes.pipeline.options.qualities.upperBound == 90)
+        #expect(try #require(PrepareCommandLine.read(lines[8])).thumbnails == [256, 128])
     }
 
     /// Help, errors, `--upload` and anything unusual stay argument parser's, with its messages.
@@ -61,6 +63,10 @@ import PhotoPrep
             ["prepare", "a.jpg", "--out", "o", "-qj", "2"],
             ["prepare", "a.jpg", "--out", "o", "--", "-b.jpg"],
             ["prepare", "-", "--out", "o"],
+            ["prepare", "a.jpg", "--out", "o", "--thumbnails", "8"],  // below 16 px
+            ["prepare", "a.jpg", "--out", "o", "--thumbnails", "128,128"],
+            ["prepare", "a.jpg", "--out", "o", "--thumbnails", "128,"],
+            ["prepare", "a.jpg", "--out", "o", "--thumbnails", "big"],
         ]
         for line in lines {
             #expect(PrepareCommandLine.read(line) == nil, "read: \(line)")
