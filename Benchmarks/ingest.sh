@@ -20,18 +20,22 @@
 #          photos/s received (nothing decoded), over curl's wall time.
 #   prepare  machine limit 2, the CPU side: `photoprep prepare --jobs 2 --preset photo` (the preset the
 #          server uses for user_photos/, StoragePath.preset) on copies of the same 100 files, fresh --out.
-# Verdict: serve's photos/s against the slower of the two limits in photos/s (the same 100 photos, so
-# that is also its MB/s against curl's when curl is the slower) — met at ≥ 90 %.
+#          Twice: plain, and with `--thumbnails 512` — the server's own work on each photo, which makes the
+#          album photo's 512 px thumbnail on arrival (#28; `--album-thumbnails`, default 512).
+# Verdict: serve's photos/s against the slower of the two limits for the same work — curl, and prepare with
+# the thumbnails the server makes — in photos/s (the same 100 photos, so that is also its MB/s against
+# curl's when curl is the slower) — met at ≥ 90 %. The ratio to plain prepare is printed beside it.
 #
 # Server settings: the defaults, except the two limits that count per client *address*, which 100 users
 # all on 127.0.0.1 would otherwise share, where real clients come from 100 addresses:
 # --writes-per-address 0 (default 600 creations a minute) and --max-connections-per-address 0 (default
 # 128; 100 connections at once come close). The per-user limits (20 unfinished uploads,
 # --writes-per-user 120) do not bind: one upload per user. --max-waiting-photos stays 128 (≥ 100, so no
-# 503 is expected); --pipeline-threads stays one per core; album thumbnails stay on (512 px; prepare
-# makes none, so the server does more work per photo). Extra serve flags: INGEST_SERVE_ARGS (e.g.
-# "--album-thumbnails none"). prepare's --jobs: INGEST_PREPARE_JOBS (default 2, the issue's figure and
-# this machine's cores; elsewhere set it to the cores, as the server's pipeline has one thread each).
+# 503 is expected); --pipeline-threads stays one per core; album thumbnails stay on (512 px). Extra serve
+# flags: INGEST_SERVE_ARGS (e.g. "--album-thumbnails none"; then set INGEST_PREPARE_THUMBNAILS=none, which
+# leaves out the thumbnails row, or to the sizes given, e.g. 256,512). prepare's --jobs: INGEST_PREPARE_JOBS
+# (default 2, the issue's figure and this machine's cores; elsewhere set it to the cores, as the server's
+# pipeline has one thread each).
 #
 # Nothing a row wrote is deleted before the end (the scratch folder goes on exit; about 0.4 GB a round): on a file
 # system without a journal, ext4 steps over every inode freed in the last 30 s when it allocates one (recently_deleted
@@ -62,6 +66,7 @@ done
 [[ "$rounds" =~ ^[0-9]+$ ]] && [ "$rounds" -ge 1 ] && [ "$rounds" -le 10 ] || { echo "--rounds: 1 to 10" >&2; exit 2; }
 [[ "$count" =~ ^[0-9]+$ ]] && [ "$count" -ge 1 ] && [ "$count" -le 1000 ] || { echo "--count: 1 to 1000" >&2; exit 2; }
 jobs=${INGEST_PREPARE_JOBS:-2}
+thumbnails=${INGEST_PREPARE_THUMBNAILS-512}; [ "$thumbnails" = none ] && thumbnails=""
 [[ "$jobs" =~ ^[0-9]+$ ]] && [ "$jobs" -ge 1 ] || { echo "INGEST_PREPARE_JOBS: a whole number of at least 1" >&2; exit 2; }
 
 # --- The binary (never built when PHOTOPREP is given) ---
@@ -150,14 +155,15 @@ run_curl() {  # ROUND
     "receiver_cpu_s=$(minus "$(cpu_seconds "$receiver_pid")" "$cpu0")" "rss_kib=$(peak_kib "$receiver_pid")" "codes=$codes"
 }
 
-run_prepare() {  # ROUND
-  local out="$work/prepare-out-$1"
+run_prepare() {  # ROUND [THUMBNAILS]: plain, or making the thumbnails the server makes (row prepare_thumbs)
+  local row=prepare out="$work/prepare-out-$1" extra=()
+  if [ -n "${2:-}" ]; then row=prepare_thumbs out="$work/prepare-thumbs-out-$1" extra=(--thumbnails "$2"); fi
   sync
-  timeout --foreground 900 "$py" "$peers/ingest_report.py" time "$work/prepare.time" -- \
-    "$photoprep" prepare "$work/prepare-in" --out "$out" --preset photo --jobs "$jobs" --quiet > "$work/prepare.log" 2>&1 || true
-  local ok; ok=$(find "$out" -name '*.jpg' -type f | wc -l)
-  "$py" "$peers/ingest_report.py" record "$results" row=prepare "round=$1" "count=$count" "ok=$ok" "bytes=$batch_bytes" "jobs=$jobs" \
-    @"$work/prepare.time"
+  timeout --foreground 900 "$py" "$peers/ingest_report.py" time "$work/$row.time" -- \
+    "$photoprep" prepare "$work/prepare-in" --out "$out" --preset photo --jobs "$jobs" "${extra[@]}" --quiet > "$work/$row.log" 2>&1 || true
+  local ok; ok=$(find "$out" -path "$out/thumbnails" -prune -o -name '*.jpg' -type f -print | wc -l)
+  "$py" "$peers/ingest_report.py" record "$results" "row=$row" "round=$1" "count=$count" "ok=$ok" "bytes=$batch_bytes" "jobs=$jobs" \
+    "thumbnails=${2:-}" @"$work/$row.time"
 }
 
 run_serve() {  # PROTOCOL ROUND: a fresh server, the load, its numbers, the server stopped
@@ -199,9 +205,10 @@ run_serve() {  # PROTOCOL ROUND: a fresh server, the load, its numbers, the serv
 
 for round in $(seq "$rounds"); do
   order=(tus draft); [ $((round % 2)) -eq 0 ] && order=(draft tus)   # neither protocol always last
-  echo "round $round of $rounds: curl, prepare, ${order[0]}, ${order[1]}" >&2
+  echo "round $round of $rounds: curl, prepare,${thumbnails:+ prepare --thumbnails $thumbnails,} ${order[0]}, ${order[1]}" >&2
   run_curl "$round"
   run_prepare "$round"
+  [ -z "$thumbnails" ] || run_prepare "$round" "$thumbnails"
   run_serve "${order[0]}" "$round"
   run_serve "${order[1]}" "$round"
 done

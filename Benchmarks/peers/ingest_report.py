@@ -13,8 +13,10 @@
                                              with --cores, a warning when prepare kept fewer than 80 %
                                              of them busy (the machine was shared)
 
-Rows of RESULTS: row = tus | draft | curl | prepare, with count, ok, bytes, seconds, and the row's
-extras (rss_kib, cpu figures, latency_s, statuses, failed, stored, server_5xx).
+Rows of RESULTS: row = tus | draft | curl | prepare | prepare_thumbs, with count, ok, bytes, seconds, and
+the row's extras (rss_kib, cpu figures, latency_s, statuses, failed, stored, server_5xx, thumbnails).
+The CPU-side limit the verdict uses is the prepare row that does the server's work: prepare_thumbs (the
+same thumbnails the server makes on arrival) when it was run, else prepare.
 """
 import json
 import os
@@ -57,7 +59,10 @@ def record(results, items):
 
 def table(results, markdown, target, rss_target_mb, cores):
     rows = [json.loads(line) for line in open(results) if line.strip()]
-    by = {name: [r for r in rows if r["row"] == name] for name in ("tus", "draft", "curl", "prepare")}
+    by = {name: [r for r in rows if r["row"] == name] for name in ("tus", "draft", "curl", "prepare", "prepare_thumbs")}
+    # The CPU-side limit for the server's job: prepare making the same thumbnails, when that row ran.
+    work = "prepare_thumbs" if by["prepare_thumbs"] else "prepare"
+    named = {"prepare": "prepare", "prepare_thumbs": "prepare + thumbnails", "curl": "curl"}
 
     def rate(r, what):
         if not r.get("seconds") or not r.get("ok"):
@@ -75,7 +80,7 @@ def table(results, markdown, target, rss_target_mb, cores):
 
     rounds = max((r.get("round", 1) for r in rows), default=0)
     curl_pps, prepare_pps = median("curl", "photos"), median("prepare", "photos")
-    limits = [(v, n) for v, n in ((curl_pps, "curl"), (prepare_pps, "prepare")) if v]
+    limits = [(v, n) for v, n in ((curl_pps, "curl"), (median(work, "photos"), named[work])) if v]
     slower, slower_name = min(limits) if limits else (None, None)
     out = []
     out.append(f"| protocol | what | MB/s | photos/s | × machine limit | peak RSS | verdict |")
@@ -99,13 +104,13 @@ def table(results, markdown, target, rss_target_mb, cores):
         def limit_of(row):
             return lambda n: next((rate(r, "photos") for r in by[row] if r["round"] == n), None)
         def slower_of(n):
-            values = [v for v in (limit_of("curl")(n), limit_of("prepare")(n)) if v]
+            values = [v for v in (limit_of("curl")(n), limit_of(work)(n)) if v]
             return min(values) if values else None
         cells, verdicts = [], []
-        for row in ("prepare", "curl"):
-            value = ratio(limit_of(row))
+        for row in ("prepare_thumbs", "prepare", "curl"):
+            value = ratio(limit_of(row)) if by[row] else None
             if value is not None:
-                cells.append(f"{value:.2f} × {row}")
+                cells.append(f"{value:.2f} × {named[row]}")
         versus = ratio(slower_of)
         if versus is not None:
             verdicts.append(f"{'met' if versus >= target else 'missed'} ({versus:.0%} of the slower limit, {slower_name}; target ≥ {target:.0%})")
@@ -126,33 +131,41 @@ def table(results, markdown, target, rss_target_mb, cores):
                    f"writes + `fsync`), photos/s received | {median('curl', 'mb'):.1f} | {curl_pps:.1f} | reference | "
                    f"{f'{peak:.0f} MB (receiver)' if peak is not None else '—'} | "
                    f"{'the slower limit' if slower_name == 'curl' else 'limit'} |")
-    if by["prepare"]:
-        count = by["prepare"][0]["count"]
-        peak = rss("prepare")
-        jobs = by["prepare"][0].get("jobs", 2)
-        out.append(f"| — | machine limit 2: `photoprep prepare --jobs {jobs} --preset photo`, the same {count} files "
-                   f"(MB/s of input) | {median('prepare', 'mb'):.1f} | {prepare_pps:.1f} | reference | "
-                   f"{f'{peak:.0f} MB' if peak is not None else '—'} | "
-                   f"{'the slower limit' if slower_name == 'prepare' else 'limit'} |")
+    for row in ("prepare_thumbs", "prepare"):
+        if not by[row]:
+            continue
+        count = by[row][0]["count"]
+        peak = rss(row)
+        jobs = by[row][0].get("jobs", 2)
+        thumbnails = f" --thumbnails {by[row][0].get('thumbnails')}" if row == "prepare_thumbs" else ""
+        role = ("the slower limit" if slower_name == named[row] else "limit") if row == work else \
+            "reference only (makes none of the thumbnails the server makes)"
+        out.append(f"| — | machine limit 2{' (the same work)' if row == work else ''}: `photoprep prepare --jobs {jobs} --preset photo{thumbnails}`, "
+                   f"the same {count} files (MB/s of input) | {median(row, 'mb'):.1f} | {median(row, 'photos'):.1f} | reference | "
+                   f"{f'{peak:.0f} MB' if peak is not None else '—'} | {role} |")
     out.append("")
-    out.append(f"Medians of {rounds} round(s), interleaved (curl, prepare, then tus and draft, alternating which goes first); × machine limit: the median of each "
+    out.append(f"Medians of {rounds} round(s), interleaved (curl, prepare{', prepare + thumbnails' if by['prepare_thumbs'] else ''}, then tus and draft, alternating which goes first); × machine limit: the median of each "
                f"round's ratio of photos/s (the same photos in every row, so against curl it is also the ratio of MB/s); "
                f"peak RSS: the largest VmHWM (serve: read from /proc before stopping it; receiver likewise; prepare: "
                f"wait4's ru_maxrss). MB = 10^6 bytes.")
     # CPU per photo: what the rows cost, whatever else the machine was doing meanwhile.
     cost = {}
-    for name, field in (("tus", "server_cpu_s"), ("draft", "server_cpu_s"), ("prepare", "cpu_s")):
+    for name, field in (("tus", "server_cpu_s"), ("draft", "server_cpu_s"), ("prepare", "cpu_s"), ("prepare_thumbs", "cpu_s")):
         values = [r[field] / r["ok"] * 1000 for r in by[name] if r.get(field) and r.get("ok")]
         if values:
             cost[name] = statistics.median(values)
-    if "prepare" in cost and len(cost) > 1:
-        parts = [f"{name} {ms:.0f} ms" for name, ms in cost.items()]
-        ceilings = [f"{name} {cost['prepare'] / ms:.0%}" for name, ms in cost.items() if name != "prepare"]
+    servers = [name for name in ("tus", "draft") if name in cost]
+    if servers and work in cost:
+        parts = [f"{named.get(name, name)} {ms:.1f} ms" for name, ms in cost.items()]
+        ceilings = [f"{name} {cost[work] / cost[name]:.0%}" for name in servers]
+        plain = ""
+        if work != "prepare" and "prepare" in cost:
+            plain = "; against prepare without thumbnails " + ", ".join(f"{name} {cost['prepare'] / cost[name]:.0%}" for name in servers)
         out.append("")
         out.append(f"CPU per photo (medians; the server process' user + system time, prepare's likewise): {', '.join(parts)}. "
-                   f"With every core busy, serve's ceiling against prepare is therefore {', '.join(ceilings)} of prepare's rate.")
-    busy = [r["cpu_s"] / r["seconds"] for r in by["prepare"] if r.get("seconds") and r.get("cpu_s")]
-    usable = min(cores, by["prepare"][0].get("jobs", cores)) if by["prepare"] and cores else 0
+                   f"With every core busy, serve's ceiling against {named[work]} is therefore {', '.join(ceilings)} of its rate{plain}.")
+    busy = [r["cpu_s"] / r["seconds"] for r in by[work] if r.get("seconds") and r.get("cpu_s")]
+    usable = min(cores, by[work][0].get("jobs", cores)) if by[work] and cores else 0
     if busy and usable and statistics.median(busy) < 0.8 * usable:
         out.append("")
         out.append(f"**The machine was shared**: prepare kept only {statistics.median(busy):.2f} of {usable} cores "
@@ -178,7 +191,7 @@ def table(results, markdown, target, rss_target_mb, cores):
             used = (r.get("receiver_cpu_s", 0) + r.get("cpu_s", 0)) / r["seconds"] if r.get("seconds") else 0
             line += (f"; receiver CPU {r.get('receiver_cpu_s')} s, curl CPU {r.get('cpu_s')} s ({used:.2f} cores busy); "
                      f"answers {r.get('codes')}")
-        elif name == "prepare":
+        elif name in ("prepare", "prepare_thumbs"):
             used = r["cpu_s"] / r["seconds"] if r.get("seconds") else 0
             line += f"; CPU {r.get('cpu_s')} s ({used:.2f} cores busy), exit {r.get('rc')}"
         out.append(line)
