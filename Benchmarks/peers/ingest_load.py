@@ -23,7 +23,7 @@ then HEAD, which finishes the upload — at most 20 times; each such answer is c
 
 Prints one JSON object: {"protocol", "count", "ok", "failed": [{"key", "error"}], "bytes" (of the
 uploads that finished), "seconds" (barrier release → last final answer), "mb_per_s" (10^6 bytes),
-"photos_per_s", "latency_s": {"p50", "p90", "max"}, "statuses": {"POST 201": n, ...},
+"photos_per_s", "latency_s": {"min", "p50", "p90", "max"}, "statuses": {"POST 201": n, ...},
 "client_cpu_s"}.
 """
 import argparse
@@ -231,7 +231,8 @@ def main():
         "seconds": round(seconds, 3) if seconds else None,
         "mb_per_s": round(total / 1e6 / seconds, 2) if seconds else 0,
         "photos_per_s": round(len(finished) / seconds, 2) if seconds else 0,
-        "latency_s": {"p50": percentile([r["latency"] for r in finished], 0.5),
+        "latency_s": {"min": percentile([r["latency"] for r in finished], 0.0),
+                      "p50": percentile([r["latency"] for r in finished], 0.5),
                       "p90": percentile([r["latency"] for r in finished], 0.9),
                       "max": percentile([r["latency"] for r in finished], 1.0)},
         "statuses": dict(sorted(statuses.items())),

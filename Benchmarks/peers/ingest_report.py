@@ -183,7 +183,7 @@ def table(results, markdown, target, rss_target_mb, cores):
             used = r["server_cpu_s"] / r["seconds"] if r.get("seconds") else 0
             lat = r.get("latency_s", {})
             line += (f"; server CPU {r.get('server_cpu_s')} s ({used:.2f} cores busy), client CPU {r.get('client_cpu_s')} s; "
-                     f"latency p50 {lat.get('p50')} s, p90 {lat.get('p90')} s, max {lat.get('max')} s; "
+                     f"latency min {lat.get('min')} s (the first photo stored), p50 {lat.get('p50')} s, p90 {lat.get('p90')} s, max {lat.get('max')} s; "
                      f"stored {r.get('stored')}, 5xx {r.get('server_5xx')}; requests {r.get('statuses')}")
             if r.get("failed"):
                 line += f"; failed: {r['failed'][:3]}{' …' if len(r['failed']) > 3 else ''}"
