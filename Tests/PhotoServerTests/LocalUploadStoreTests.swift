@@ -119,6 +119,41 @@ import TestSupport
         }
     }
 
+    /// A created upload's record and folder entries are flushed with its first acknowledged bytes, not on creation
+    /// (bytes only written out, as for the request that completes an upload, flush nothing); a record that cannot be
+    /// flushed keeps the bytes from counting.
+    @Test func theRecordIsFlushedWithTheFirstAcknowledgedBytes() async throws {
+        try await Self.withStoreFolder { folder, io in
+            let upload = Self.upload(length: 3000)
+            let store = try await Self.store(creating: upload, in: folder, io: io)
+            #expect(store.recordIsUnflushed(upload.id))
+            #expect(try await LocalUploadStore(folder: folder, io: io).upload(upload.id)?.length == 3000)  // in the folder all the same
+            let bytes = testBytes(3000, seed: 7)
+            let first = try await store.appender(upload.id, at: 0, wholeRequest: false)
+            try await first.write(ByteBuffer(bytes: bytes[..<1000]))
+            try await first.writeOut()
+            #expect(store.recordIsUnflushed(upload.id))
+            try await first.sync()
+            #expect(!store.recordIsUnflushed(upload.id))
+            #expect(try await store.offset(upload.id) == 1000)
+            try await Self.write(Array(bytes[1000..<2000]), to: store, upload.id, at: 1000)
+            #expect(!store.recordIsUnflushed(upload.id))
+            #expect(try await store.offset(upload.id) == 2000)
+
+            // A record gone from the folder cannot be flushed: the bytes are written but not acknowledged.
+            let lost = Self.upload(length: 1000)
+            try await store.create(lost)
+            try FileManager.default.removeItem(atPath: folder.appendingPathComponent("\(lost.id).info").path)
+            let appender = try await store.appender(lost.id, at: 0, wholeRequest: false)
+            try await appender.write(ByteBuffer(bytes: bytes[..<1000]))
+            await #expect(throws: UploadStoreFailure.self) { try await appender.sync() }
+            #expect(try await store.offset(lost.id) == 0)
+            #expect(store.recordIsUnflushed(lost.id))
+            try await store.delete(lost.id)
+            #expect(!store.recordIsUnflushed(lost.id))
+        }
+    }
+
     /// The stored record is written over the old one in place; one shorter than the old is padded with spaces and
     /// reads back the same.
     @Test func aStoredRecordShorterThanTheOldOneReadsBackTheSame() async throws {
