@@ -143,10 +143,9 @@ public struct PhotoIntake: Sendable {
     ) async throws -> [String] {
         let url = stored.photo.location
         var replaced = try await StoredPhotos.record(key: path.key, stored: stored, at: date, db)
-        if try await Users.find(caller, db) == nil {
-            let name = displayName.flatMap { try? NameRules.displayName($0) } ?? caller
-            try await db.insert(into: "user").model(User(id: caller, displayName: name)).run()
-        }
+        // Added when unknown, in one statement (a known user's row is left as it is).
+        let name = displayName.flatMap { try? NameRules.displayName($0) } ?? caller
+        try await db.insert(into: "user").model(User(id: caller, displayName: name)).ignoringConflicts().run()
         switch path {
         case .groupPhoto(let group):
             guard try await Users.isAdmin(caller, of: group, db) else {

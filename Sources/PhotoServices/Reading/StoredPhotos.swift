@@ -134,11 +134,12 @@ public struct StoredPhotos: Sendable {
         return old.filter { !kept.contains($0) }
     }
 
-    /// Forgets the photo at `key` and its thumbnails; returns the thumbnails' locations (to delete).
+    /// Forgets the photo at `key` and its thumbnails; returns the thumbnails' locations (to delete). Two statements
+    /// (`DELETE … RETURNING`, in SQLite and PostgreSQL alike): each is a trip to the database's thread and back.
     @discardableResult
     static func forget(key: String, _ db: any SQLDatabase) async throws -> [String] {
-        let thumbnails = try await thumbnails(key, db).map(\.location)
-        try await db.delete(from: "storedThumbnail").where("key", .equal, key).run()
+        let thumbnails = try await db.delete(from: "storedThumbnail").where("key", .equal, key).returning("location")
+            .all(decodingColumn: "location", as: String.self)
         try await db.delete(from: "storedPhoto").where("key", .equal, key).run()
         return thumbnails
     }
