@@ -164,7 +164,7 @@ package enum OutputFolder {
     }
 }
 
-/// `--thumbnails 128,256`: long edges of at least 16 px, each once, in the order given.
+/// `--thumbnails 128,256`: up to eight long edges of 16 to 16384 px, each once, in the order given.
 package struct ThumbnailEdges: ExpressibleByArgument, Equatable, Sendable {
     var edges: [Int]
 
