@@ -97,7 +97,7 @@ final class BatchRunner: Sendable {
 
     /// The thumbnails' paths under the output folder (`--thumbnails`), in the pipeline's order.
     private func thumbnailKeys(of file: InputFile) -> [String] {
-        pipeline.options.thumbnails.map { PrepareSettings.thumbnailOutput(file.relativeOutput, edge: $0) }
+        pipeline.options.thumbnails.map { Thumbnail.key(of: file.relativeOutput, edge: $0) }
     }
 
     func process(_ file: InputFile) async -> Outcome {
@@ -132,7 +132,7 @@ final class BatchRunner: Sendable {
         do {
             let photo = try pipeline.prepare(taking: &bytes, file: file.path)
             // The thumbnails before the photo, on disk and at the destination: a photo that is there has its thumbnails.
-            let thumbnails = photo.thumbnails.map { (key: PrepareSettings.thumbnailOutput(file.relativeOutput, edge: $0.edge), jpeg: $0.jpeg) }
+            let thumbnails = photo.thumbnails.map { (key: Thumbnail.key(of: file.relativeOutput, edge: $0.edge), jpeg: $0.jpeg) }
             for thumbnail in thumbnails { try AtomicFile.write(thumbnail.jpeg, to: Path.join(outputRoot, thumbnail.key)) }
             try AtomicFile.write(photo.jpeg, to: outputPath)
             if let upload {

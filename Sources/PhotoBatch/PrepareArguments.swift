@@ -97,12 +97,9 @@ package struct PrepareSettings: Equatable, Sendable {
     var json = false
     var force = false
     var shard: Shard?
-    /// Long edges of the thumbnails written beside each output (`--thumbnails`), none by default.
+    /// Long edges of the thumbnails written beside each output (`--thumbnails`), none by default; each goes under
+    /// `--out` at `Thumbnail.key(of:edge:)` of its output's relative path, the server's layout.
     var thumbnails: [Int] = []
-
-    /// Where the thumbnail of `relativeOutput` at `edge` goes, relative to `--out`: the server's layout
-    /// (`StoragePath.thumbnailKey`), so that a prepared folder can be served or uploaded as it is.
-    static func thumbnailOutput(_ relativeOutput: String, edge: Int) -> String { "thumbnails/\(edge)/" + relativeOutput }
 
     func validate() throws {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
@@ -121,8 +118,8 @@ package struct PrepareSettings: Equatable, Sendable {
         } catch {
             throw UsageFailure(message: "\(error)")
         }
-        if !thumbnails.isEmpty, let file = files.first(where: { $0.relativeOutput.lowercased().hasPrefix("thumbnails/") }) {
-            throw UsageFailure(message: "\(file.path): its output \(Path.join(out, file.relativeOutput)) would be among the thumbnails under \(Path.join(out, "thumbnails"))/ (choose another --out)")
+        if !thumbnails.isEmpty, let file = files.first(where: { $0.relativeOutput.lowercased().hasPrefix(Thumbnail.folder + "/") }) {
+            throw UsageFailure(message: "\(file.path): its output \(Path.join(out, file.relativeOutput)) would be among the thumbnails under \(Path.join(out, Thumbnail.folder))/ (choose another --out)")
         }
         AtomicFile.removeLeftovers(under: out)
         let manifest = Manifest(folder: out)

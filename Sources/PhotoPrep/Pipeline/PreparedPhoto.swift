@@ -13,6 +13,13 @@ public struct Thumbnail: Sendable, Equatable {
     public var width: Int
     public var height: Int
     public var jpeg: [UInt8]
+
+    /// The folder every thumbnail's key starts with.
+    public static let folder = "thumbnails"
+
+    /// Where the thumbnail at `edge` of the photo at `key` goes: `thumbnails/{edge}/{key}` — the server's storage keys
+    /// and the files `prepare --thumbnails` writes under `--out` alike.
+    public static func key(of key: String, edge: Int) -> String { folder + "/" + String(edge) + "/" + key }
 }
 
 /// What `PhotoPipeline.prepare` did to one photo.

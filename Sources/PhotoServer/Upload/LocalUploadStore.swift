@@ -258,7 +258,7 @@ final class FileAppender: UploadAppender {
     private let gathered = Mutex<(buffers: [ByteBuffer], bytes: Int)>(([], 0))
 
     init(
-        fd: Int32, path: String, start: Int64, io: NIOThreadPool, beforeAcknowledging: @escaping @Sendable () throws(UploadStoreFailure) -> Void = {},
+        fd: Int32, path: String, start: Int64, io: NIOThreadPool, beforeAcknowledging: @escaping @Sendable () throws(UploadStoreFailure) -> Void,
         flushed: @escaping @Sendable (Int64) -> Void
     ) {
         self.fd = fd

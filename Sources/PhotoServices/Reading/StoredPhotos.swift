@@ -111,10 +111,6 @@ public struct StoredPhotos: Sendable {
         return Dictionary(grouping: found, by: \.key)
     }
 
-    static func thumbnails(_ key: String, _ db: any SQLDatabase) async throws -> [StoredThumbnail] {
-        try await db.select().columns("*").from("storedThumbnail").where("key", .equal, key).orderBy("edge").all(decoding: StoredThumbnail.self)
-    }
-
     /// Records the photo now stored at `key`, and its thumbnails, with a new token (replacing what was
     /// there); returns the locations of thumbnails it had that the new ones do not overwrite.
     static func record(key: String, stored: StoredObjects, at date: Date, _ db: any SQLDatabase) async throws -> [String] {

@@ -28,7 +28,7 @@ public enum StoragePath: Sendable, Hashable {
     public func thumbnailKey(edge: Int) -> String { Self.thumbnailKey(of: key, edge: edge) }
 
     /// `thumbnailKey(edge:)` of the path whose key is `key`.
-    public static func thumbnailKey(of key: String, edge: Int) -> String { "thumbnails/" + String(edge) + "/" + key }
+    public static func thumbnailKey(of key: String, edge: Int) -> String { Thumbnail.key(of: key, edge: edge) }
 
     /// Uploads there must be strictly smaller than this many bytes.
     public var sizeLimit: Int {
