@@ -16,7 +16,8 @@
 Rows of RESULTS: row = tus | draft | curl | prepare | prepare_thumbs, with count, ok, bytes, seconds, and
 the row's extras (rss_kib, cpu figures, latency_s, statuses, failed, stored, server_5xx, thumbnails).
 The CPU-side limit the verdict uses is the prepare row that does the server's work: prepare_thumbs (the
-same thumbnails the server makes on arrival) when it was run, else prepare.
+same thumbnails the server makes on arrival, the files at the server's storage keys, so the same folders)
+when it was run, else prepare.
 """
 import json
 import os
@@ -62,7 +63,7 @@ def table(results, markdown, target, rss_target_mb, cores):
     by = {name: [r for r in rows if r["row"] == name] for name in ("tus", "draft", "curl", "prepare", "prepare_thumbs")}
     # The CPU-side limit for the server's job: prepare making the same thumbnails, when that row ran.
     work = "prepare_thumbs" if by["prepare_thumbs"] else "prepare"
-    named = {"prepare": "prepare", "prepare_thumbs": "prepare + thumbnails", "curl": "curl"}
+    named = {"prepare": "prepare", "prepare_thumbs": "prepare (same work)", "curl": "curl"}
 
     def rate(r, what):
         if not r.get("seconds") or not r.get("ok"):
@@ -113,7 +114,7 @@ def table(results, markdown, target, rss_target_mb, cores):
                 cells.append(f"{value:.2f} × {named[row]}")
         versus = ratio(slower_of)
         if versus is not None:
-            verdicts.append(f"{'met' if versus >= target else 'missed'} ({versus:.0%} of the slower limit, {slower_name}; target ≥ {target:.0%})")
+            verdicts.append(f"{'met' if versus >= target else 'missed'} ({versus:.1%} of the slower limit, {slower_name}; target ≥ {target:.0%})")
         if peak is not None:
             verdicts.append(f"RSS {'met' if peak < rss_target_mb else 'missed'} (target < {rss_target_mb:g} MB)")
         errors = sum(r.get("server_5xx", 0) for r in by[name])
@@ -138,13 +139,14 @@ def table(results, markdown, target, rss_target_mb, cores):
         peak = rss(row)
         jobs = by[row][0].get("jobs", 2)
         thumbnails = f" --thumbnails {by[row][0].get('thumbnails')}" if row == "prepare_thumbs" else ""
+        files = f"the same {count} files at the server's storage keys (its folders)" if row == "prepare_thumbs" else f"the same {count} files"
         role = ("the slower limit" if slower_name == named[row] else "limit") if row == work else \
-            "reference only (makes none of the thumbnails the server makes)"
+            "reference only (makes none of the thumbnails and folders the server makes)"
         out.append(f"| — | machine limit 2{' (the same work)' if row == work else ''}: `photoprep prepare --jobs {jobs} --preset photo{thumbnails}`, "
-                   f"the same {count} files (MB/s of input) | {median(row, 'mb'):.1f} | {median(row, 'photos'):.1f} | reference | "
+                   f"{files} (MB/s of input) | {median(row, 'mb'):.1f} | {median(row, 'photos'):.1f} | reference | "
                    f"{f'{peak:.0f} MB' if peak is not None else '—'} | {role} |")
     out.append("")
-    out.append(f"Medians of {rounds} round(s), interleaved (curl, prepare{', prepare + thumbnails' if by['prepare_thumbs'] else ''}, then tus and draft, alternating which goes first); × machine limit: the median of each "
+    out.append(f"Medians of {rounds} round(s), interleaved (curl, prepare{', prepare (same work)' if by['prepare_thumbs'] else ''}, then tus and draft, alternating which goes first); × machine limit: the median of each "
                f"round's ratio of photos/s (the same photos in every row, so against curl it is also the ratio of MB/s); "
                f"peak RSS: the largest VmHWM (serve: read from /proc before stopping it; receiver likewise; prepare: "
                f"wait4's ru_maxrss). MB = 10^6 bytes.")
@@ -160,7 +162,7 @@ def table(results, markdown, target, rss_target_mb, cores):
         ceilings = [f"{name} {cost[work] / cost[name]:.0%}" for name in servers]
         plain = ""
         if work != "prepare" and "prepare" in cost:
-            plain = "; against prepare without thumbnails " + ", ".join(f"{name} {cost['prepare'] / cost[name]:.0%}" for name in servers)
+            plain = "; against plain prepare " + ", ".join(f"{name} {cost['prepare'] / cost[name]:.0%}" for name in servers)
         out.append("")
         out.append(f"CPU per photo (medians; the server process' user + system time, prepare's likewise): {', '.join(parts)}. "
                    f"With every core busy, serve's ceiling against {named[work]} is therefore {', '.join(ceilings)} of its rate{plain}.")
