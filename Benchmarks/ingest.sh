@@ -119,13 +119,13 @@ peak_kib() { awk '$1 == "VmHWM:" {print $2}' "/proc/$1/status"; }
 # The batch, once: which file each upload sends (the same list for every row), and copies for prepare.
 batch=()
 for i in $(seq 0 $((count - 1))); do batch+=("${photos[$((i % ${#photos[@]}))]}"); done
-# prepare-in: flat (0.jpg …), the issue's plain limit; prepare-keys: the same files at the server's storage keys
-# (user_photos/bench{i}/bench/{i}.jpg), so that the prepare row doing the server's work also makes its folders.
+# prepare-in: flat (0.jpg …), the issue's plain limit; prepare-keys: the same files, hard links, at the server's storage
+# keys (user_photos/bench{i}/bench/{i}.jpg), so that the prepare row doing the server's work also makes its folders.
 mkdir -p "$work/prepare-in"
 for i in "${!batch[@]}"; do
   cp "${batch[$i]}" "$work/prepare-in/$i.jpg"
   mkdir -p "$work/prepare-keys/user_photos/bench$i/bench"
-  cp "${batch[$i]}" "$work/prepare-keys/user_photos/bench$i/bench/$i.jpg"
+  ln "$work/prepare-in/$i.jpg" "$work/prepare-keys/user_photos/bench$i/bench/$i.jpg"
 done
 batch_bytes=$(cat "${batch[@]}" | wc -c)
 echo "batch: $count uploads of ${#photos[@]} distinct photos (< 10 MiB), $(awk -v b="$batch_bytes" 'BEGIN { printf "%.1f", b / 1e6 }') MB in all;" \

@@ -80,7 +80,7 @@ def table(results, markdown, target, rss_target_mb, cores):
         return max(values) * 1024 / 1e6 if values else None
 
     rounds = max((r.get("round", 1) for r in rows), default=0)
-    curl_pps, prepare_pps = median("curl", "photos"), median("prepare", "photos")
+    curl_pps = median("curl", "photos")
     limits = [(v, n) for v, n in ((curl_pps, "curl"), (median(work, "photos"), named[work])) if v]
     slower, slower_name = min(limits) if limits else (None, None)
     out = []
