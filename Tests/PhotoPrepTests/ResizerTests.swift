@@ -61,6 +61,24 @@ enum ReferenceResizer {
         }
     }
 
+    /// Hard black and white bands ring past 0 and 255 under Lanczos3's negative lobes, in both passes: the SIMD
+    /// passes clamp those samples exactly as the reference does.
+    @Test(arguments: [(61, 37), (90, 50), (23, 90)])
+    func ringingIsClampedAsTheReferenceClampsIt(outW: Int, outH: Int) {
+        let width = 96, height = 96
+        var pixels = [UInt8](repeating: 0, count: width * height * 3)
+        for y in 0..<height {
+            for x in 0..<width where (y / 5 + x / 7) % 2 == 0 {
+                pixels[(y * width + x) * 3] = 255
+                pixels[(y * width + x) * 3 + 2] = 255
+            }
+        }
+        let bands = PixelImage(width: width, height: height, channels: 3, pixels: pixels)
+        let resized = Resizer.resize(bands, width: outW, height: outH)
+        #expect(resized == ReferenceResizer.resize(bands, width: outW, height: outH))
+        #expect(resized.pixels.contains(0) && resized.pixels.contains(255))
+    }
+
     @Test func flatImagesStayFlat() {
         let flat = PixelImage(width: 301, height: 203, channels: 3, pixels: [UInt8](repeating: 77, count: 301 * 203 * 3))
         let small = Resizer.resize(flat, width: 64, height: 43)

@@ -289,9 +289,14 @@ public enum Resizer {
                 let v = UnsafeRawPointer(rows[k] + x).loadUnaligned(as: SIMD16<UInt8>.self)
                 acc &+= SIMD16<Int32>(truncatingIfNeeded: v) &* weights[base + k]
             }
-            let shifted = (acc &>> Lanczos3Filter.precisionBits).clamped(
-                lowerBound: SIMD16(repeating: 0), upperBound: SIMD16(repeating: 255))
-            UnsafeMutableRawPointer(out + x).storeBytes(of: SIMD16<UInt8>(truncatingIfNeeded: shifted), as: SIMD16<UInt8>.self)
+            // Clamped to 0...255 with shifts and masks, which stay vector instructions in place: `clamped(lowerBound:upperBound:)`
+            // calls the standard library's `pointwiseMin` and `pointwiseMax` out of line, and `replace(with:where:)` compiles
+            // to a loop over the lanes. `v & ~(v >> 31)` is max(v, 0); 255 + min(v - 255, 0) is min(v, 255).
+            let shifted = acc &>> Lanczos3Filter.precisionBits
+            let low = shifted & ~(shifted &>> 31)
+            let over = low &- 255
+            let clamped = (over & (over &>> 31)) &+ 255
+            UnsafeMutableRawPointer(out + x).storeBytes(of: SIMD16<UInt8>(truncatingIfNeeded: clamped), as: SIMD16<UInt8>.self)
             x += 16
         }
         while x < stride {
