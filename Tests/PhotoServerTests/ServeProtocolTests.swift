@@ -65,6 +65,9 @@ import TestSupport
         #expect(try await Rules.head(location, token: u1).header("Upload-Offset") == String(jpeg.count))
         let atEnd = try await Rules.patch(location, offset: jpeg.count, body: [], token: u1)
         #expect(atEnd.status == 204 && atEnd.header("Upload-Offset") == String(jpeg.count), "\(atEnd.status)")
+        // One with a body: nothing fits after the last byte — 413 before a byte of it is read.
+        let past = try await Rules.patch(location, offset: jpeg.count, body: Array(jpeg.prefix(1000)), token: u1)
+        #expect(past.status == 413 && past.header("Upload-Offset") == String(jpeg.count), "\(past.status) \(past.body)")
         #expect(try await Rules.patch(location, offset: 300_000, body: rest, token: u1).status == 409)
         #expect(seeded.server.stored("user_photos/u1/a/storm.jpg") != nil)
 

@@ -119,8 +119,11 @@ public final class PhotoServerProcess: @unchecked Sendable {
 public enum TestTokens {
     public static let secret = "photoprep-test-secret-0123456789abcdef"
 
-    public static func hs256(sub: String, expires: Date = Date().addingTimeInterval(3600), secret: String = secret, claims: [String: Any] = [:]) -> String {
-        let header = ["alg": "HS256", "typ": "JWT"]
+    /// An HS256 signature over `header` (the right one unless a test forges another) and the claims.
+    public static func hs256(
+        sub: String, expires: Date = Date().addingTimeInterval(3600), secret: String = secret, claims: [String: Any] = [:],
+        header: [String: Any] = ["alg": "HS256", "typ": "JWT"]
+    ) -> String {
         let signingInput = encode(header) + "." + encode(payload(sub: sub, expires: expires, claims: claims))
         let mac = HMAC<SHA256>.authenticationCode(for: Data(signingInput.utf8), using: SymmetricKey(data: Data(secret.utf8)))
         return signingInput + "." + base64url(Data(mac))

@@ -48,6 +48,10 @@ public struct Authenticator: Sendable {
     let requireAuthTime: Bool
     /// Clock skew allowed on `exp` and `nbf`.
     let leeway: TimeInterval
+    /// The `alg` a token's header may name: HS256 for the shared secret, the public-key algorithms for JWKS keys.
+    /// jwt-kit verifies with the key it finds whatever the header says (an HS256 signature under `"alg": "none"`
+    /// verified), so the header is checked first.
+    let algorithms: Set<String>
 
     public init(
         keys: [Keys], issuer: String? = nil, audience: String? = nil, requireAuthTime: Bool = false, leeway: TimeInterval = 30,
@@ -78,7 +82,16 @@ public struct Authenticator: Sendable {
         self.audience = audience
         self.requireAuthTime = requireAuthTime
         self.leeway = leeway
+        algorithms = keys.reduce(into: []) { algorithms, source in
+            switch source {
+            case .sharedSecret: algorithms.insert("HS256")
+            case .jwks, .jwksFile, .jwksURL, .openIDProvider: algorithms.formUnion(Self.publicKeyAlgorithms)
+            }
+        }
     }
+
+    /// The algorithms of JWKS keys that jwt-kit verifies (each key also holds to its own `alg`, when it names one).
+    static let publicKeyAlgorithms: Set<String> = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
 
     public init(keys: Keys, issuer: String? = nil, audience: String? = nil, leeway: TimeInterval = 30) async throws {
         try await self.init(keys: [keys], issuer: issuer, audience: audience, leeway: leeway)
@@ -113,13 +126,20 @@ public struct Authenticator: Sendable {
         let parts = authorization.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw Failure(description: "the Authorization header is not a Bearer token") }
         let token = String(parts[1])
+        guard let header = Self.header(ofJWT: token) else { throw Failure(description: "the token is not a JWT") }
+        guard let algorithm = header["alg"] as? String, algorithms.contains(algorithm) else {
+            throw Failure(description: "the token's algorithm is not one this server accepts (\(algorithms.sorted().joined(separator: ", ")))")
+        }
+        // RFC 7515 §4.1.11: extensions named critical must be understood, and this server understands none.
+        guard header["crit"] == nil else { throw Failure(description: "the token names critical header parameters this server does not know") }
         let claims: Claims
         do {
             claims = try await keySet(for: token).verify(token, as: Claims.self)
         } catch let failure as Failure {
             throw failure
         } catch {
-            throw Failure(description: "the token does not verify: \(error)")
+            // Not jwt-kit's error itself: its description names types of the libraries and addresses in this process.
+            throw Failure(description: "the token does not verify: it is malformed, or not signed by a key this server accepts")
         }
         guard claims.exp.value.addingTimeInterval(leeway) > now else { throw Failure(description: "the token expired at \(claims.exp.value)") }
         if let nbf = claims.nbf, nbf.value.addingTimeInterval(-leeway) > now { throw Failure(description: "the token is not valid before \(nbf.value)") }
@@ -156,10 +176,13 @@ public struct Authenticator: Sendable {
 
     /// The `kid` of a JWT's header, read before verifying (to pick the keys).
     static func keyID(ofJWT token: String) -> String? {
-        guard let header = token.split(separator: ".", maxSplits: 1).first, let data = Data(base64URL: header),
-            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-        else { return nil }
-        return object["kid"] as? String
+        header(ofJWT: token)?["kid"] as? String
+    }
+
+    /// A JWT's header, decoded but not verified (nil when it is not a JSON object).
+    static func header(ofJWT token: String) -> [String: Any]? {
+        guard let header = token.split(separator: ".", maxSplits: 1).first, let data = Data(base64URL: header) else { return nil }
+        return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
     }
 
     /// The claims photoprep reads. Checked here rather than in `verify(using:)` so that the failure

@@ -113,6 +113,14 @@ struct UploadHandler: Sendable {
             refused.held = held
             throw refused
         case .answer(let held):
+            // The upload is stored: a body has nowhere to go, and is refused before a byte of it is read (else a client
+            // could stream gigabytes into a finished upload, every one read and dropped). An empty one asks the offset.
+            let declared = Tus.number(request.headers[.contentLength])
+            if declared.map({ $0 > 0 }) ?? (request.headers[.transferEncoding] != nil) {
+                var refused = refusal(.contentTooLarge, "the upload is complete: no byte fits after its \(held) bytes", reason: "size")
+                refused.held = held
+                throw refused
+            }
             return (current ?? visible, held)
         case .receive(let from):
             guard var upload = current else { throw Self.noSuchUpload(metrics) }
