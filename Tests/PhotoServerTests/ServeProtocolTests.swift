@@ -80,6 +80,27 @@ import TestSupport
         #expect(seeded.server.receivedBytes(other) == nil)
     }
 
+    /// A client that asks for a go-ahead before sending its body (`Expect: 100-continue`, curl's default for large
+    /// bodies) gets `100 Continue` as soon as the PATCH is accepted, then the final answer after the body.
+    @Test func expectContinueIsAnsweredBeforeTheBody() async throws {
+        let seeded = try await SeededServer.start()
+        let u1 = TestTokens.hs256(sub: "u1")
+        let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
+        let location = try #require(try await Rules.create(seeded.server, key: "user_photos/u1/a/c.jpg", length: jpeg.count, token: u1).header("Location"))
+        let connection = try RawConnection(port: seeded.server.port)
+        try connection.send(
+            "PATCH \(location.dropFirst(seeded.server.base.count)) HTTP/1.1\r\nHost: 127.0.0.1:\(seeded.server.port)\r\nTus-Resumable: 1.0.0\r\n"
+                + "Authorization: Bearer \(u1)\r\nUpload-Offset: 0\r\nContent-Type: application/offset+octet-stream\r\n"
+                + "Content-Length: \(jpeg.count)\r\nExpect: 100-continue\r\n\r\n")
+        // Nothing of the body sent: what arrives is the go-ahead, and only it.
+        let interim = String(decoding: try await connection.receiveAll(idle: 2), as: UTF8.self)
+        #expect(interim.hasPrefix("HTTP/1.1 100 Continue\r\n") && !interim.contains("204"), "\(interim)")
+        try connection.send(jpeg)
+        let answer = try await connection.receive(timeout: 60)
+        #expect(answer.hasPrefix("HTTP/1.1 204"), "\(answer)")
+        #expect(seeded.server.stored("user_photos/u1/a/c.jpg") != nil)
+    }
+
     /// Behind a proxy, upload locations are built on the public URL, not on what the server listens on.
     @Test func locationsUseThePublicURL() async throws {
         let seeded = try await SeededServer.start(environment: ["PHOTOPREP_PUBLIC_URL": "https://uploads.example.com/"])

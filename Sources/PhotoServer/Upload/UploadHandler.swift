@@ -129,6 +129,11 @@ struct UploadHandler: Sendable {
                     .contentTooLarge, "the body's \(declared) bytes do not fit: \(upload.length - from) of the upload's \(upload.length) are left",
                     reason: "size")
             }
+            // A client waiting for a go-ahead before its body (`Expect: 100-continue`: curl's default for large bodies)
+            // gets it now that the request is accepted; without it, each upload stalled until the client gave up waiting.
+            if request.headers[.expect]?.lowercased() == "100-continue" {
+                try? await CurrentConnection.sendInterim(HTTPResponse(status: .continue))
+            }
             let offset = try await receive(&upload, at: from, request.body, checksum: checksum, log: log)
             return (upload, offset)
         }
