@@ -39,6 +39,21 @@ import TestSupport
         #expect(try await h.services.users.add(id: id, displayName: "x").id == id)
     }
 
+    /// Lengths count characters; one character under thousands of combining marks is still one, so a character may
+    /// have at most 16 scalars — a family emoji (7) or a subdivision flag (7) passes, a 120 KB "a" does not.
+    @Test func aCharacterOfThousandsOfCombiningMarksIsRefused() async throws {
+        let h = try await Harness()
+        let heavy = "a" + String(repeating: "\u{301}", count: 60_000)
+        await #expect(throws: ServiceError.self) { try await h.services.users.add(id: "u9", displayName: heavy) }
+        await #expect(throws: ServiceError.self) { try await h.services.groups.createGroup(creator: "u1", name: heavy, participants: ["u2", "u3"]) }
+        #expect(try await h.services.users.user("u9") == nil)
+        #expect(try await h.count("chatGroup") == 0)
+        let flag = "🏴\u{E0067}\u{E0062}\u{E0065}\u{E006E}\u{E0067}\u{E007F}", family = "👨\u{200D}👩\u{200D}👧\u{200D}👦"
+        let accented = "e" + String(repeating: "\u{301}", count: 15)
+        #expect(try await h.services.users.add(id: "u9", displayName: flag + family + accented).displayName == flag + family + accented)
+        #expect(try await h.services.groups.createGroup(creator: "u1", name: flag + family, participants: ["u2", "u3"]).group.name == flag + family)
+    }
+
     @Test func aGroupNameOfOnlyInvisibleCharactersIsEmpty() async throws {
         let h = try await Harness()
         await #expect(throws: ServiceError.groupNameEmpty) { try await h.services.groups.createGroup(creator: "u1", name: "\u{202E}", participants: ["u2", "u3"]) }

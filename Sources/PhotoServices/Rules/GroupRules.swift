@@ -14,6 +14,7 @@ public enum GroupRules {
     public static func normalizedName(_ name: String) throws(ServiceError) -> String {
         guard let cleaned = NameRules.cleaned(name) else { throw .groupNameEmpty }
         guard cleaned.count <= maxNameLength else { throw .groupNameTooLong(cleaned.count) }
+        try NameRules.checkCharacters(cleaned, "the group name")
         return cleaned
     }
 

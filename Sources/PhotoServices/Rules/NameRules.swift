@@ -12,6 +12,10 @@ import Foundation
 /// | `"👨‍👩‍👧"` | kept (the zero-width joiners inside an emoji sequence stay) |
 public enum NameRules {
     public static let maxDisplayNameLength = 100
+    /// The most Unicode scalars one character (a grapheme cluster) of a name may have: a family emoji has 7, a
+    /// subdivision flag 7, a letter with its accents a few. Lengths count characters, so without this bound one
+    /// "character" — a letter under 60,000 combining marks — made a 120 KB name that every member then downloads.
+    public static let maxScalarsPerCharacter = 16
 
     /// `name` without control characters (C0, C1, DEL) or format characters (bidirectional controls
     /// U+202A–U+202E and U+2066–U+2069, U+200B, U+FEFF …; U+200D and emoji tag characters stay), trimmed
@@ -38,6 +42,13 @@ public enum NameRules {
         guard cleaned.count <= maxDisplayNameLength else {
             throw .invalidName("the display name has \(cleaned.count) characters; at most \(maxDisplayNameLength) are allowed")
         }
+        try checkCharacters(cleaned, "the display name")
         return cleaned
+    }
+
+    /// Refuses a name with a character of more than `maxScalarsPerCharacter` Unicode scalars.
+    static func checkCharacters(_ name: String, _ what: String) throws(ServiceError) {
+        guard let heavy = name.first(where: { $0.unicodeScalars.count > maxScalarsPerCharacter }) else { return }
+        throw .invalidName("\(what) has a character of \(heavy.unicodeScalars.count) Unicode scalars; at most \(maxScalarsPerCharacter) are allowed")
     }
 }
