@@ -14,6 +14,11 @@ Standard library only (ctypes for Little CMS in `icc`). Used by make-format-fixt
       item ID 1, the primary ID 2, so the depth item is listed first
   heif_boxes.py icc DIR
       writes DIR/display-p3.icc and DIR/srgb.icc made by Little CMS (liblcms2.so.2)
+  heif_boxes.py loop IN.heic OUT.heic KIND
+      a hostile file: the coded image of IN.heic (item 1, hidden) under derived items that make a loop or a deep
+      chain — KIND "grid" (a 1x1 grid that is its own tile), "iden" (an 'iden' item of itself), "cycle" (two 1x1
+      grids, each the other's tile), "alpha" (the image its own alpha, by 'auxl'), or "chainN" (N 'iden' items, each
+      of the next, the last of the image: a legal file N levels deep)
   heif_boxes.py overlapping IN.heic OUT.heic N REGION EXTENTS
       a hostile file: the primary image of IN.heic plus N Exif items describing it, each made of EXTENTS
       extents over the same REGION bytes (zeros after a TIFF header), so that the items claim
@@ -352,6 +357,42 @@ def make_overlapping(src_path, out, n, region, extents):
         f.write(ftyp + meta(start) + box("mdat", prim["data"] + exif + b"\0" * (region - len(exif))))
 
 
+def make_loop(src_path, out, kind):
+    src = parse(src_path)
+    image = coded_images(src)[0]
+    ispe = next(p for p, _ in image["props"] if prop_type(p) == "ispe")
+    width, height = struct.unpack(">II", ispe[12:20])
+    extra = [(p, e) for p, e in image["props"] if prop_type(p) in ("colr", "pixi")]
+
+    def grid():
+        return dict(type="grid", hidden=False, data=struct.pack(">BBBBHH", 0, 0, 0, 0, width, height), in_idat=True,
+                    props=[(ispe, False)] + extra)
+
+    def iden():
+        return dict(type="iden", hidden=False, data=b"", props=[(ispe, False)] + extra)
+
+    items, refs, primary = [(1, dict(image, hidden=True))], [], 2
+    if kind == "grid":
+        items.append((2, grid()))
+        refs = [("dimg", 2, [2])]
+    elif kind == "iden":
+        items.append((2, iden()))
+        refs = [("dimg", 2, [2])]
+    elif kind == "cycle":
+        items += [(2, grid()), (3, dict(grid(), hidden=True))]
+        refs = [("dimg", 2, [3]), ("dimg", 3, [2])]
+    elif kind == "alpha":
+        items = [(1, dict(image, hidden=False))]
+        refs, primary = [("auxl", 1, [1])], 1
+    elif kind.startswith("chain"):
+        n = int(kind[5:])
+        items += [(i, dict(iden(), hidden=i != 2)) for i in range(2, n + 2)]
+        refs = [("dimg", i, [i + 1 if i < n + 1 else 1]) for i in range(2, n + 2)]
+    else:
+        raise SystemExit(f"loop: unknown kind {kind}")
+    write(out, src["brands"], primary, items, refs)
+
+
 def main(argv):
     cmd = argv[1]
     if cmd == "grid":
@@ -361,6 +402,8 @@ def main(argv):
         make_irot(argv[2], argv[3], int(argv[4]))
     elif cmd == "depth":
         make_depth(argv[2], argv[3], argv[4])
+    elif cmd == "loop":
+        make_loop(argv[2], argv[3], argv[4])
     elif cmd == "overlapping":
         make_overlapping(argv[2], argv[3], int(argv[4]), int(argv[5]), int(argv[6]))
     elif cmd == "icc":

@@ -148,6 +148,40 @@ import TestSupport
         }
     }
 
+    /// Images made of images: a grid that is its own tile, an `iden` of itself, two grids each the other's tile, an image
+    /// that is its own alpha — libheif 1.15 follows each loop without end (a file under a megabyte made thousands of
+    /// threads, then crashed the process) — and a chain of `iden` items deeper than four levels: refused from the boxes,
+    /// before libheif reads them, by `prepare` and `probe` alike. Chains of two and four levels are real files and decode.
+    @Test(arguments: [("grid", "made of itself"), ("iden", "made of itself"), ("cycle", "made of itself"), ("alpha", "made of itself"),
+        ("chain5", "more than 4 levels deep"), ("chain100", "more than 4 levels deep")])
+    func heifImagesMadeOfThemselvesAreRefused(kind: String, words: String) async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let hostile = folder.appendingPathComponent("\(kind).heic").path
+        let made = try await runSupportCommand("python3", [Fixture.path("heif_boxes.py"), "loop", Fixture.path("formats/photo.heic"), hostile, kind])
+        try #require(made.status == 0, "\(made.stderr)")
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: hostile)))
+        expectFailure(bytes, .corrupt, containing: words)
+        do {
+            let probe = try PhotoPipeline(options: PrepareOptions(preset: .photo)).probe(bytes)
+            Issue.record("probed: \(probe.plan.action)")
+        } catch {
+            #expect(error.kind == .corrupt && error.message.contains(words), "\(error)")
+        }
+    }
+
+    @Test(arguments: ["chain2", "chain4"])
+    func heifImagesMadeOfImagesWithinFourLevelsDecode(kind: String) async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("\(kind).heic").path
+        let made = try await runSupportCommand("python3", [Fixture.path("heif_boxes.py"), "loop", Fixture.path("formats/photo.heic"), file, kind])
+        try #require(made.status == 0, "\(made.stderr)")
+        let original = try PhotoPipeline(options: PrepareOptions(preset: .photo)).prepare(try Fixture.bytes("formats/photo.heic"))
+        let prepared = try PhotoPipeline(options: PrepareOptions(preset: .photo)).prepare(try [UInt8](Data(contentsOf: URL(fileURLWithPath: file))))
+        #expect(prepared.report.outputWidth == original.report.outputWidth && prepared.report.outputHeight == original.report.outputHeight)
+    }
+
     /// libwebp decodes a lossless WebP whole, as ARGB, at any scale, and a lossy one's alpha at full size: the
     /// estimate the memory budget admits photos by counts them (counted as scaled, a 16383² lossless file estimated
     /// at 13 MiB held 1.08 GB).

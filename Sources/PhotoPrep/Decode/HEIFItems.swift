@@ -65,6 +65,47 @@ enum HEIFItems {
                 "image item \(lie.item) is coded as \(lie.coded.width) × \(lie.coded.height) pixels where its header (ispe) says \(lie.declared.width) × \(lie.declared.height)")
         }
         if let lie = gridLie(bytes, located: located, sizes: sizes) { throw PhotoPrepError(.limits, .tooLarge, lie) }
+        if let loop = derivationLoop(bytes) { throw PhotoPrepError(.decode, .corrupt, loop) }
+    }
+
+    /// How deep images may be made of images: a grid of tiles is 1, an `iden` (or overlay) of a grid 2.
+    static let maxDerivationDepth = 4
+
+    /// What is wrong with the way the file's images are made of one another, if anything: an image that is, through
+    /// `dimg` (a grid's tiles, an `iden`'s or an overlay's input) or `auxl` (its alpha or depth image) references, made of
+    /// itself — libheif follows such a loop without end (a 1 × 1 grid that is its own tile: thousands of threads, then a
+    /// crash) — or made through more than `maxDerivationDepth` levels.
+    static func derivationLoop(_ bytes: [UInt8]) -> String? {
+        guard let meta = box("meta", in: bytes, from: 0, to: bytes.count), meta.count >= 4,
+            let iref = box("iref", in: bytes, from: meta.lowerBound + 4, to: meta.upperBound)
+        else { return nil }
+        // What decoding each item needs: a derived image its inputs, an image its auxiliary images.
+        var needs = references(bytes, iref: iref, type: "dimg")
+        for (auxiliary, masters) in references(bytes, iref: iref, type: "auxl") {
+            for master in masters { needs[master, default: []].append(auxiliary) }
+        }
+        // Depth-first, each item's depth (the levels of images below it) kept once known: linear in the references, and
+        // never deeper than the limit (a chain of 100,000 `iden` items is refused at its fifth level, not walked).
+        var depth: [Int: Int] = [:]
+        var onPath: Set<Int> = []
+        func visit(_ item: Int, level: Int) -> String? {
+            if depth[item] != nil { return nil }
+            guard level <= maxDerivationDepth else { return "" }  // too deep: said of the item the walk started from
+            guard onPath.insert(item).inserted else { return "image item \(item) is made of itself (its references loop back to it)" }
+            var deepest = 0
+            for input in needs[item] ?? [] {
+                if let problem = visit(input, level: level + 1) { return problem }
+                deepest = max(deepest, depth[input]! + 1)
+            }
+            onPath.remove(item)
+            depth[item] = deepest
+            return level + deepest > maxDerivationDepth ? "" : nil
+        }
+        for item in needs.keys.sorted() {
+            guard let problem = visit(item, level: 0) else { continue }
+            return problem.isEmpty ? "image item \(item) is made of images made of images more than \(maxDerivationDepth) levels deep" : problem
+        }
+        return nil
     }
 
     /// What is wrong with a grid that would have libheif decode far more than it declares: its canvas (the grid's own
