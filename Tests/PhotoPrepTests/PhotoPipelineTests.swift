@@ -97,6 +97,38 @@ import TestSupport
         #expect(photo.jpeg.count < source.count)
     }
 
+    /// A photo that is passed through keeps its ICC profile only when it is one: APP2 `ICC_PROFILE` segments holding
+    /// 400 KB of HTML, a real profile whose header claims another size, or a profile's chunks numbered twice go with the
+    /// other metadata, with a warning, the pixels untouched — the real profile beside them stays byte for byte.
+    @Test func aPassedThroughPhotoKeepsOnlyARealICCProfile() throws {
+        let source = try Fixture.bytes("edge/progressive.jpg")
+        let profile = try #require(try JPEGStructure.parse(try Fixture.bytes("edge/with-icc-and-gps.jpg")).iccProfile)
+        func with(_ segments: [UInt8]) -> [UInt8] { source.withUnsafeBytes { JPEGSegments.inserting(segments, into: $0) } }
+        func chunk(_ data: ArraySlice<UInt8>, _ sequence: UInt8, of count: UInt8) -> [UInt8] {
+            let length = 2 + 14 + data.count
+            return [0xFF, 0xE2, UInt8(length >> 8), UInt8(length & 0xFF)] + Array("ICC_PROFILE\0".utf8) + [sequence, count] + data
+        }
+        var lying = profile
+        lying[3] &+= 1  // the header's size, one more than the profile
+        let html = Array(String(repeating: "<script>alert(1)</script>", count: 16_000).utf8)
+        let cases: [(String, [UInt8])] = [
+            ("400 KB of HTML", try #require(JPEGSegments.iccSegments(html))),
+            ("a size that is not its own", try #require(JPEGSegments.iccSegments(lying))),
+            ("chunks numbered 1 of 2 twice", chunk(profile[..<(profile.count / 2)], 1, of: 2) + chunk(profile[(profile.count / 2)...], 1, of: 2)),
+        ]
+        for (what, segments) in cases {
+            let photo = try PhotoPipeline(preset: .group).prepare(with(segments))
+            #expect(photo.report.action == .metadataStripped, "\(what)")
+            #expect(try JPEGStructure.parse(photo.jpeg).iccProfile == nil && !photo.report.keptColorProfile, "\(what)")
+            #expect(!photo.jpeg.contains(0xE2) || !String(decoding: photo.jpeg, as: UTF8.self).contains("ICC_PROFILE"), "\(what)")
+            #expect(photo.report.warnings.contains { $0.contains("ICC profile") && $0.contains("dropped") }, "\(what): \(photo.report.warnings)")
+            #expect(try decodeJPEG(photo.jpeg) == decodeJPEG(source), "\(what): pixels untouched")
+        }
+        let real = with(try #require(JPEGSegments.iccSegments(profile)))
+        let kept = try PhotoPipeline(preset: .group).prepare(real)
+        #expect(kept.report.action == .passedThrough && kept.jpeg == real && kept.report.warnings.isEmpty)
+    }
+
     @Test func reencodedOutputKeepsTheICCProfileUnlessStrippingAll() throws {
         let source = try Fixture.bytes("edge/with-icc-and-gps.jpg")
         let profile = try JPEGStructure.parse(source).iccProfile

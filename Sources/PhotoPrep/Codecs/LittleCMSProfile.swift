@@ -1,7 +1,16 @@
 internal import CLCMS2
 
-/// ICC profiles made by Little CMS (`cmsCreateRGBProfile`, `cmsSaveProfileToMem`): the only code calling lcms2.
+/// ICC profiles made by Little CMS (`cmsCreateRGBProfile`, `cmsSaveProfileToMem`), and profiles checked by it: the only code
+/// calling lcms2.
 enum LittleCMSProfile {
+    /// Whether Little CMS reads `profile` as an ICC profile (its header and tag directory).
+    static func opens(_ profile: [UInt8]) -> Bool {
+        let handle = profile.withUnsafeBytes { cmsOpenProfileFromMem($0.baseAddress, cmsUInt32Number($0.count)) }
+        guard let handle else { return false }
+        cmsCloseProfile(handle)
+        return true
+    }
+
     /// An RGB matrix/TRC profile (ICC v4) for the primaries and white point given as CIE xy chromaticities
     /// and one tone curve, an ICC parametric curve (`type` 1: Y = X^g; 4: Y = (aX + b)^g for X ≥ d, else
     /// cX — `parameters` [g] or [g, a, b, c, d]). Nil when lcms2 refuses the description.

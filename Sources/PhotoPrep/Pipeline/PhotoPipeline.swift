@@ -92,8 +92,9 @@ public struct PhotoPipeline: Sendable {
             outputWidth: 0, outputHeight: 0, outputBytes: 0, action: .reencoded, quality: nil, encodes: 0,
             decodeScale: 1, keptColorProfile: false, warnings: info.warnings, timings: .init())
 
-        if options.allowPassThrough, !bytes.isEmpty, let (jpeg, action, checked) = lossless(bytes, info: info, orientation: orientation) {
+        if options.allowPassThrough, !bytes.isEmpty, let (jpeg, action, checked, warning) = lossless(bytes, info: info, orientation: orientation) {
             report.action = action
+            if let warning { report.warnings.append(warning) }
             let upright = try JPEGStructure.parse(jpeg)
             report.outputWidth = upright.width
             report.outputHeight = upright.height
@@ -191,7 +192,7 @@ public struct PhotoPipeline: Sendable {
     /// returned (`checked`), so that a photo passed through is decoded once, not twice.
     func lossless(
         _ bytes: [UInt8], info: SourceInfo, orientation: Orientation
-    ) -> (jpeg: [UInt8], action: PrepareReport.Action, checked: PixelImage?)? {
+    ) -> (jpeg: [UInt8], action: PrepareReport.Action, checked: PixelImage?, warning: String?)? {
         guard let structure = info.jpeg, structure.wellFormed,
             max(info.width, info.height) <= options.maxEdge,
             !structure.arithmetic, structure.components == 1 || structure.components == 3,
@@ -200,7 +201,11 @@ public struct PhotoPipeline: Sendable {
         // Only a file that decodes without a warning is kept; checked after the size where the size is known first,
         // as for a progressive photo even a 1/8 decode reads every scan (41 ms of a 2 MP photo's 103).
         func decodesCleanly(scale: Int = 8) -> PixelImage? { try? Decoder.decodeJPEG(bytes, info: info, scale: scale, strict: true).image }
-        let keepICC = options.metadata == .colorProfileOnly
+        // The profile is kept when it may be (`profileProblem`); otherwise its segments go with the other metadata — also
+        // when the segments make no profile (their chunks numbered inconsistently: `JPEGStructure` said so).
+        let problem = options.metadata == .colorProfileOnly
+            ? info.iccProfile.flatMap { profileProblem($0, channels: structure.components == 1 ? 1 : 3) } : nil
+        let keepICC = options.metadata == .colorProfileOnly && info.iccProfile != nil && problem == nil
         if orientation == .up {
             // Passed through only when the file holds nothing but what we keep.
             let rebuilt = JPEGSegments.rebuilt(bytes, structure: structure, keepICC: keepICC)
@@ -208,14 +213,14 @@ public struct PhotoPipeline: Sendable {
             let plan = thumbnailPlan(info, fileBytes: bytes.count)
             guard let checked = decodesCleanly(scale: plan?.scale ?? 8) else { return nil }
             let whole = rebuilt.count == bytes.count
-            return (whole ? bytes : rebuilt, whole ? .passedThrough : .metadataStripped, plan == nil ? nil : checked)
+            return (whole ? bytes : rebuilt, whole ? .passedThrough : .metadataStripped, plan == nil ? nil : checked, problem)
         }
         guard decodesCleanly() != nil, let transformer = try? TurboJPEGTransformer(),
             let upright = transformer.upright(bytes, orientation: orientation)
         else { return nil }
         let profile = keepICC ? info.iccProfile.flatMap(JPEGSegments.iccSegments) ?? [] : []
         let jpeg = upright.withUnsafeBytes { JPEGSegments.inserting(profile, into: $0) }
-        return jpeg.count < options.maxBytes ? (jpeg, .losslesslyOriented, nil) : nil
+        return jpeg.count < options.maxBytes ? (jpeg, .losslesslyOriented, nil, problem) : nil
     }
 
     /// Refuses a photo whose decode, as planned, would hold more than `options.maxMemory` (`MemoryEstimate`).
@@ -227,20 +232,33 @@ public struct PhotoPipeline: Sendable {
         }
     }
 
-    /// The APP2 segments for the source's ICC profile, when the policy keeps it and it describes the
-    /// output's colour space (a CMYK profile does not describe converted RGB pixels).
+    /// The APP2 segments for the source's ICC profile, when the policy keeps it and it may be kept (`profileProblem`).
     private func colorProfileSegments(_ profile: [UInt8]?, channels: Int, warnings: inout [String]) -> [UInt8] {
         guard options.metadata == .colorProfileOnly, let profile else { return [] }
-        let expected = channels == 1 ? "GRAY" : "RGB "
-        guard let space = JPEGSegments.iccColorSpace(profile), space == expected else {
-            warnings.append("the ICC profile (\(JPEGSegments.iccColorSpace(profile) ?? "unreadable")) does not describe the \(channels == 1 ? "grey" : "RGB") output; it was dropped")
+        if let problem = profileProblem(profile, channels: channels) {
+            warnings.append(problem)
             return []
+        }
+        return JPEGSegments.iccSegments(profile) ?? []
+    }
+
+    /// Why `profile` may not go out with a photo of `channels` channels, if it may not: it must be an ICC profile —
+    /// its header's size its own, the `acsp` signature, read by Little CMS — describing the output's colour space (a
+    /// CMYK profile does not describe converted RGB pixels), and small enough for the byte budget. Anything else in
+    /// an APP2 `ICC_PROFILE` segment (400 KB of HTML passed through byte for byte) is somebody's payload.
+    func profileProblem(_ profile: [UInt8], channels: Int) -> String? {
+        let expected = channels == 1 ? "GRAY" : "RGB "
+        let declared = profile.count >= 4 ? profile[0..<4].reduce(0) { $0 << 8 | Int($1) } : -1
+        guard profile.count >= 132, declared == profile.count, profile[36..<40].elementsEqual("acsp".utf8), LittleCMSProfile.opens(profile) else {
+            return "the ICC profile (\(profile.count) bytes) is not a valid profile; it was dropped"
+        }
+        guard let space = JPEGSegments.iccColorSpace(profile), space == expected else {
+            return "the ICC profile (\(JPEGSegments.iccColorSpace(profile) ?? "?")) does not describe the \(channels == 1 ? "grey" : "RGB") output; it was dropped"
         }
         guard let segments = JPEGSegments.iccSegments(profile), segments.count <= options.maxBytes / 4 else {
-            warnings.append("the ICC profile (\(profile.count) bytes) is too large for the byte budget; it was dropped")
-            return []
+            return "the ICC profile (\(profile.count) bytes) is too large for the byte budget; it was dropped"
         }
-        return segments
+        return nil
     }
 }
 

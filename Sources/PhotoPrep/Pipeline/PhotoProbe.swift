@@ -122,7 +122,7 @@ extension PhotoPipeline {
         }
         if let refusal {
             probe.plan.action = "refuse: \(refusal)"
-        } else if options.allowPassThrough, let (_, action, _) = lossless(bytes, info: info, orientation: orientation) {
+        } else if options.allowPassThrough, let (_, action, _, _) = lossless(bytes, info: info, orientation: orientation) {
             probe.plan.action = switch action {
             case .passedThrough: "pass through"
             case .metadataStripped: "strip metadata"
