@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import PhotoPrep
 import TestSupport
@@ -127,6 +128,34 @@ import TestSupport
         let real = with(try #require(JPEGSegments.iccSegments(profile)))
         let kept = try PhotoPipeline(preset: .group).prepare(real)
         #expect(kept.report.action == .passedThrough && kept.jpeg == real && kept.report.warnings.isEmpty)
+    }
+
+    /// A FIFO named like a photo is refused as not a regular file, at once: opening it for reading waited for a writer
+    /// that never came (a batch hung on it). A writer comes here five seconds later, so that a regression fails this test
+    /// instead of hanging it: the answer must come before the writer does.
+    @Test func aFIFONamedLikeAPhotoIsRefusedWithoutWaiting() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fifo = folder.appendingPathComponent("x.jpg").path
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let writerCame = Atomic<Bool>(false)
+        let writer = Thread {
+            Thread.sleep(forTimeInterval: 5)
+            writerCame.store(true, ordering: .sequentiallyConsistent)
+            let fd = open(fifo, O_WRONLY | O_NONBLOCK)
+            if fd >= 0 { close(fd) }
+        }
+        writer.start()
+        let pipeline = PhotoPipeline(options: PrepareOptions(preset: .photo))
+        #expect(pipeline.header(contentsOf: fifo) == nil)
+        do {
+            _ = try pipeline.prepare(contentsOf: fifo)
+            Issue.record("a FIFO was prepared")
+        } catch {
+            #expect(error.message.contains("not a regular file") && error.file == fifo, "\(error)")
+        }
+        let waited = writerCame.load(ordering: .sequentiallyConsistent)
+        #expect(!waited, "the answer waited for a writer")
     }
 
     @Test func reencodedOutputKeepsTheICCProfileUnlessStrippingAll() throws {

@@ -17,8 +17,13 @@ final class LibJPEGRowReader {
 
     /// Opens `path` and starts decoding at 1/`denominator` scale, as grey or RGB rows.
     init(path: String, denominator: Int, grey: Bool, strict: Bool) throws(PhotoPrepError) {
-        file = open(path, O_RDONLY | O_CLOEXEC)
+        file = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)  // a FIFO put in the file's place never blocks the open
         guard file >= 0 else { throw PhotoPrepError(.read, .io, "cannot open: \(String(cString: strerror(errno)))") }
+        var status = stat()
+        guard fstat(file, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+            close(file)
+            throw PhotoPrepError(.read, .io, "not a regular file")
+        }
         var reason = [CChar](repeating: 0, count: 256)
         guard let stream = photoprep_jpeg_open(file, Int32(denominator), grey ? PHOTOPREP_JPEG_GREY : PHOTOPREP_JPEG_RGB, strict ? 1 : 0, &reason, reason.count) else {
             close(file)

@@ -273,7 +273,9 @@ package enum FileBytes {
         func failure(_ what: String) -> PhotoPrepError {
             PhotoPrepError(.read, .io, "\(what): \(String(cString: strerror(errno)))", file: path)
         }
-        let fd = open(path, O_RDONLY)
+        // Without blocking: opening a FIFO for reading waits for a writer, forever (a batch hung on one named x.jpg);
+        // it is refused below as not a regular file. A regular file's reads ignore the flag.
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw failure("cannot open") }
         defer { close(fd) }
         var status = stat()

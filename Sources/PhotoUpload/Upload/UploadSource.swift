@@ -14,12 +14,16 @@ public enum UploadSource: Sendable {
         case .bytes(let bytes):
             return OpenSource(length: Int64(bytes.count), sha256: hashing ? hex(SHA256.hash(data: bytes)) : nil, storage: .bytes(bytes))
         case .file(let path):
-            let fd = Foundation.open(path, O_RDONLY)
+            let fd = Foundation.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)  // a FIFO never blocks the open: refused below
             guard fd >= 0 else { throw UploadError(.io, "\(path): cannot open: \(String(cString: strerror(errno)))") }
             var status = stat()
             guard fstat(fd, &status) == 0 else {
                 close(fd)
                 throw UploadError(.io, "\(path): cannot stat: \(String(cString: strerror(errno)))")
+            }
+            guard (status.st_mode & S_IFMT) == S_IFREG else {
+                close(fd)
+                throw UploadError(.io, "\(path): not a regular file")
             }
             let length = Int64(status.st_size)
             guard hashing else { return OpenSource(length: length, sha256: nil, storage: .file(fd, path)) }
