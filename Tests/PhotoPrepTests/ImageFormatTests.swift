@@ -24,6 +24,21 @@ import TestSupport
         #expect(error?.description.contains(file) == true, "the error names the file")
     }
 
+    /// A supported format cut off or damaged in its first bytes is a photo that failed (corrupt), never a file skipped
+    /// as another format: a JPEG's start marker alone or followed by no marker, a WebP's header alone or without an image
+    /// chunk, an ISO media file cut before its brand.
+    @Test(arguments: [
+        ([0xFF, 0xD8], "truncated"), ([0xFF, 0xD8, 0, 0, 0, 0], "no marker after its start"),
+        (Array("RIFF".utf8) + [4, 0, 0, 0] + Array("WEBP".utf8), "truncated"),
+        (Array("RIFF".utf8) + [8, 0, 0, 0] + Array("WEBPXXXX".utf8), "no VP8"),
+        ([0, 0, 0, 24] + Array("ftyp".utf8), "truncated"),
+    ] as [([UInt8], String)])
+    func aDamagedStartIsCorruptNotAnotherFormat(bytes: [UInt8], words: String) throws {
+        let error = #expect(throws: PhotoPrepError.self) { try PhotoPipeline(preset: .group).prepare(bytes) }
+        #expect(error?.kind == .corrupt && error?.stage == .sniff, "\(String(describing: error))")
+        #expect(error?.message.contains(words) == true, "\(error?.message ?? "")")
+    }
+
     @Test func describesOtherISOMediaAndUnknownBinary() throws {
         let heic: [UInt8] = [0, 0, 0, 24] + Array("ftypheic".utf8) + [0, 0, 0, 0]
         #expect(try ImageFormat.sniff(heic) == .heif)

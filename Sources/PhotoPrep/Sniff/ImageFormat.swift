@@ -23,7 +23,24 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
             if brands.isAVIF { return .avif }
             if brands.isHEIF { return .heif }
         }
+        // A photo of a supported format that is damaged or cut off this early is a photo that failed, not a file to skip.
+        if let damage = damage(bytes) { throw PhotoPrepError(.sniff, .corrupt, damage) }
         throw PhotoPrepError(.sniff, .unsupportedFormat, "\(describe(bytes)); only JPEG, PNG, HEIC/HEIF, AVIF and WebP are supported")
+    }
+
+    /// What is wrong with bytes that start as a supported format but are not one: a JPEG's start marker with no
+    /// marker after it, a WebP's header with no image chunk, an ISO media file cut off before its brand.
+    static func damage(_ bytes: [UInt8]) -> String? {
+        if bytes.starts(with: [0xFF, 0xD8]) {
+            return bytes.count <= 3 ? "a JPEG cut off after its start marker (SOI): truncated" : "a damaged JPEG: no marker after its start (SOI)"
+        }
+        if bytes.count >= 12, bytes[0..<4].elementsEqual("RIFF".utf8), bytes[8..<12].elementsEqual("WEBP".utf8) {
+            return bytes.count < 16 ? "a WebP cut off after its header: truncated" : "a damaged WebP: no VP8, VP8L or VP8X chunk first"
+        }
+        if bytes.count >= 8, bytes.count < 12, bytes[4..<8].elementsEqual("ftyp".utf8) {
+            return "an ISO media file (HEIF, AVIF) cut off before its brand: truncated"
+        }
+        return nil
     }
 
     /// The MIME type of the format (`image/heic` for HEVC-coded HEIF, as iOS labels it).
@@ -70,7 +87,6 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
         }
         if bytes.isEmpty { return "the file is empty" }
         if ascii(0..<4) == "GIF8" { return "found a GIF image" }
-        if ascii(0..<4) == "RIFF" && ascii(8..<12) == "WEBP" { return "found a damaged WebP (no VP8, VP8L or VP8X chunk first)" }
         if ascii(4..<8) == "ftyp" { return "found an ISO media file of brand \(ascii(8..<12).debugDescription), not a HEIF image (a video?)" }
         if bytes.starts(with: [0x49, 0x49, 0x2A, 0x00]) || bytes.starts(with: [0x4D, 0x4D, 0x00, 0x2A]) {
             return "found a TIFF image"
@@ -80,7 +96,6 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
         if bytes.starts(with: [0xFF, 0x0A]) || bytes.starts(with: [0x00, 0x00, 0x00, 0x0C, 0x4A, 0x58, 0x4C, 0x20]) {
             return "found a JPEG XL image"
         }
-        if bytes.starts(with: [0xFF, 0xD8]) { return "found a damaged JPEG (no marker after SOI)" }
         let head = bytes.prefix(512)
         let printable = head.allSatisfy { $0 == 0x09 || $0 == 0x0A || $0 == 0x0D || ($0 >= 0x20 && $0 != 0x7F) }
         if printable && String(validating: head, as: UTF8.self) != nil {
