@@ -121,6 +121,21 @@ import TestSupport
         let conflict = try await HTTPExchange.send(
             "PATCH", location, headers: u1.merging(["Upload-Offset": "5", "Upload-Complete": "?0"]) { $1 }, body: Array(jpeg[5..<1000]))
         #expect(conflict.status == 409 && conflict.header("Upload-Offset") == "100000" && conflict.header("Upload-Complete") == "?0")
+        // An append that says another length: 400, nothing of it kept.
+        let otherLength = try await HTTPExchange.send(
+            "PATCH", location, headers: u1.merging(["Upload-Offset": "100000", "Upload-Complete": "?0", "Upload-Length": "4000"]) { $1 },
+            body: Array(jpeg[100_000..<101_000]))
+        #expect(otherLength.status == 400, "\(otherLength.status) \(otherLength.body)")
+        #expect(server.receivedBytes(location) == 100_000)
+        // A creation declaring more digits than any length has: 413, as too large, not 400 as no number.
+        let huge = try await HTTPExchange.send(
+            "POST", "\(server.base)/uploads/user_photos/u1/trip/huge.jpg", headers: u1.merging(["Upload-Complete": "?0", "Upload-Length": "9223372036854775807"]) { $1 })
+        #expect(huge.status == 413, "\(huge.status) \(huge.body)")
+        let hugeTus = try await HTTPExchange.send(
+            "POST", server.endpoint,
+            headers: ["Authorization": u1["Authorization"]!, "Tus-Resumable": "1.0.0", "Upload-Length": "1000000000000000000",
+                "Upload-Metadata": "key " + Data("user_photos/u1/trip/huge.jpg".utf8).base64EncodedString()])
+        #expect(hugeTus.status == 413, "\(hugeTus.status) \(hugeTus.body)")
 
         let cancelled = try await HTTPExchange.send("DELETE", location, headers: u1)
         #expect(cancelled.status == 204 && cancelled.header("Upload-Draft-Interop-Version") == "5")

@@ -71,6 +71,7 @@ struct ResumableUploadRoutes: Sendable {
             throw protocolError("the path /uploads/{key} names no storage key")
         }
         let contentLength = Self.integer(request.headers[.contentLength])
+        if Tus.isHugeNumber(request.headers[HTTPField.Name("Upload-Length")!]) { throw TusRoutes.tooLong(uploads) }
         var length = Self.integer(request.headers[HTTPField.Name("Upload-Length")!])
         if complete, let contentLength {
             if let declared = length, declared != contentLength {
@@ -119,6 +120,14 @@ struct ResumableUploadRoutes: Sendable {
             throw uploads.refusal(.unsupportedMediaType, "appends must be \(Self.partialUpload) (interop version 6)", reason: "protocol")
         }
         let id = context.parameters.get("id") ?? ""
+        // An append may say the upload's length again; it must be the length given at its creation (400 otherwise, as
+        // the draft has it), checked before a byte of the body is read.
+        if let declared = request.headers[HTTPField.Name("Upload-Length")!] {
+            let (upload, _) = try await uploads.offset(of: id, caller: caller)
+            guard Self.integer(declared) == upload.length else {
+                throw protocolError("Upload-Length \(declared.prefix(24)) is not the upload's length, \(upload.length) bytes")
+            }
+        }
         return try await appendBody(request, context, caller: caller, id: id, offset: offset, version: version, creation: false)
     }
 

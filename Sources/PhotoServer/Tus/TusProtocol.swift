@@ -45,6 +45,13 @@ enum Tus {
     }
 
     /// A non-negative decimal (offsets, lengths); nil for anything else (signs, spaces, overflow).
+    /// Whether `text` is a whole number too large for `number` (more than 18 digits): a length no upload can have.
+    static func isHugeNumber(_ text: String?) -> Bool {
+        guard let text else { return false }
+        let digits = text.trimmingCharacters(in: .whitespaces)
+        return digits.utf8.count > 15 && digits.utf8.allSatisfy { (0x30...0x39).contains($0) }
+    }
+
     static func number(_ text: String?) -> Int64? {
         guard let text, !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
         return Int64(text)

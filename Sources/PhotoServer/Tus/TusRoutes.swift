@@ -39,7 +39,10 @@ struct TusRoutes: Sendable {
         if request.headers[Tus.uploadDeferLength] != nil {
             throw protocolError("Upload-Defer-Length is not supported: send Upload-Length")
         }
-        guard let length = Tus.number(request.headers[Tus.uploadLength]) else { throw protocolError("Upload-Length is missing or not a number") }
+        guard let length = Tus.number(request.headers[Tus.uploadLength]) else {
+            if Tus.isHugeNumber(request.headers[Tus.uploadLength]) { throw Self.tooLong(uploads) }
+            throw protocolError("Upload-Length is missing or not a number")
+        }
         guard let metadata = Tus.metadata(request.headers[Tus.uploadMetadata]) else { throw protocolError("Upload-Metadata is malformed") }
         guard let key = metadata["key"], !key.isEmpty else { throw protocolError("Upload-Metadata has no key (the storage path, base64)") }
         let checksum = try parseChecksum(request)
@@ -128,6 +131,11 @@ struct TusRoutes: Sendable {
             case .unsupported(let name): throw protocolError("checksum algorithm \(name) is not supported (\(Tus.checksumAlgorithms))")
             }
         }
+    }
+
+    /// 413 for an `Upload-Length` of more digits than any upload's length has.
+    static func tooLong(_ uploads: UploadHandler) -> UploadRefusal {
+        uploads.refusal(.contentTooLarge, "Upload-Length is larger than any upload may be (10 MiB at most)", reason: "size")
     }
 
     private func protocolError(_ message: String) -> UploadRefusal {
