@@ -266,6 +266,8 @@ import TestSupport
         #expect(try await Self.fetch(second).status == 404)
         #expect(try await Self.fetch(regenerated).status == 200)
         #expect(try await ServeAPITests.call(server, "DELETE", "/v1/me/photo", token: owner).status == 204)
+        // A token asked for with no picture: 409, as for a group without its photo.
+        #expect(try await ServeAPITests.call(server, "POST", "/v1/me/photo/token", token: owner).status == 409)
         #expect(try await Self.fetch(regenerated).status == 404)
         #expect(server.storedKeys.filter { $0.contains("profile_images/u3/") }.isEmpty, "the picture and its thumbnails are deleted: \(server.storedKeys)")
     }

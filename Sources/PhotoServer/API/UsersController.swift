@@ -47,7 +47,8 @@ struct UsersController: Sendable {
     @Sendable func regenerateToken(_ request: Request, context: ServerContext) async throws -> PhotoBody {
         let caller = try context.caller()
         let user = try await known(caller)
-        guard let key = user.profilePhotoKey else { throw Problem(.notFound, "not-found", "no profile picture") }
+        // As for a group's photo: asked before there is one, 409 (the README's rule), not 404 (the route exists).
+        guard let key = user.profilePhotoKey else { throw ServiceError.invalidState("there is no profile picture for \(caller.id) yet") }
         _ = try await photos.regenerateToken(caller: caller.id, try StoragePath(key: key))
         return try await links.photo(PhotoBody(state: "ready", url: user.profilePhotoURL, error: nil, acknowledgedBytes: nil, totalBytes: nil), key: key, request)
     }

@@ -15,10 +15,12 @@ struct CrossOrigin: RouterMiddleware {
     /// With origins allowed, every answer says it depends on `Origin` (`Vary`), those without CORS headers too:
     /// a browser must not reuse an answer kept for an `<img>` or another origin for an allowed origin's script.
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard !allowed.isEmpty else { return try await next(request, context) }
         let origin = request.headers[.origin]
+        let preflight = origin != nil && request.method == .options && request.headers[.accessControlRequestMethod] != nil
+        // With no origin allowed, only a preflight is answered here: 403, as for any origin not allowed.
+        guard !allowed.isEmpty || preflight else { return try await next(request, context) }
         let permitted = origin.map { allowed.contains("*") || allowed.contains($0) } ?? false
-        if let origin, request.method == .options, request.headers[.accessControlRequestMethod] != nil {
+        if let origin, preflight {
             guard permitted else { return Response(status: .forbidden, headers: [.vary: "Origin"]) }
             var headers = allow(origin)
             headers[.accessControlAllowMethods] = "GET, HEAD, POST, PATCH, PUT, DELETE, OPTIONS"
