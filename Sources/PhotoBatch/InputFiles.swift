@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import PhotoFiles
+import PhotoPrep
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -43,11 +44,23 @@ package enum InputFiles {
                 throw CommandFailure(message: "\(input): --out \(outputRoot) would write the outputs into this folder, over its originals (choose another folder)")
             }
             var found: [InputFile] = []
+            var problem: String?
             walk(root, relative: "", excluding: excluded, walked: &walked) { path, id, relative in
                 if seen.insert(id).inserted { found.append(InputFile(path: path, relativeOutput: Path.name(of: root) + "/" + outputName(relative))) }
             } undecodable: { folder, count in
                 skipped(folder, "\(count) entr\(count == 1 ? "y" : "ies") whose name is not valid UTF-8 (rename to include)")
+            } unreadable: { folder, reason in
+                problem = problem ?? "\(folder): cannot read this folder of the input (\(reason)); nothing was prepared"
+            } output: { folder in
+                // --out inside this input folder is not read — so it must hold nothing of the input: only what runs
+                // into it write (the mirror of this folder, the thumbnails, hidden files such as the manifest).
+                let own = Set([Path.name(of: root), Thumbnail.folder])
+                let others = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { !$0.hasPrefix(".") && !own.contains($0) }.sorted()
+                if let first = others.first {
+                    problem = problem ?? "\(folder): --out lies inside the input folder \(input) and holds \(others.count) entr\(others.count == 1 ? "y" : "ies") of its own (\(first)…), which would be left out of the run (choose an --out outside the inputs)"
+                }
             }
+            if let problem { throw CommandFailure(message: problem) }
             files += found.sorted { $0.path < $1.path }
         }
         let named = disambiguated(files)
@@ -75,13 +88,23 @@ package enum InputFiles {
 
     /// Visits the regular files under `folder` (hidden entries skipped), each with its `FileID`. Symbolic
     /// links are followed, to files and to folders; a folder already `walked` is not walked again, so a link
-    /// cannot make the walk loop. The output folder (`excluded`), when it lies inside, is not entered.
+    /// cannot make the walk loop. The output folder (`excluded`), when it lies inside, is not entered: `output` hears
+    /// of it. A folder that cannot be listed is told to `unreadable` (never passed over in silence).
     static func walk(
         _ folder: String, relative: String, excluding excluded: FileID?, walked: inout Set<FileID>,
-        file: (_ path: String, _ id: FileID, _ relative: String) -> Void, undecodable: (_ folder: String, _ count: Int) -> Void
+        file: (_ path: String, _ id: FileID, _ relative: String) -> Void, undecodable: (_ folder: String, _ count: Int) -> Void,
+        unreadable: (_ folder: String, _ reason: String) -> Void, output: (_ folder: String) -> Void
     ) {
-        guard let id = fileID(folder), id != excluded, walked.insert(id).inserted else { return }
-        guard let dir = opendir(folder) else { return }
+        guard let id = fileID(folder) else { return }
+        if id == excluded {
+            output(folder)
+            return
+        }
+        guard walked.insert(id).inserted else { return }
+        guard let dir = opendir(folder) else {
+            unreadable(folder, String(cString: strerror(errno)))
+            return
+        }
         var names: [String] = []
         var count = 0
         while let entry = readdir(dir) {
@@ -98,7 +121,8 @@ package enum InputFiles {
             var status = stat()
             guard stat(path, &status) == 0 else { continue }
             switch status.st_mode & S_IFMT {
-            case S_IFDIR: walk(path, relative: inner, excluding: excluded, walked: &walked, file: file, undecodable: undecodable)
+            case S_IFDIR:
+                walk(path, relative: inner, excluding: excluded, walked: &walked, file: file, undecodable: undecodable, unreadable: unreadable, output: output)
             case S_IFREG: file(path, fileID(status), inner)
             default: break
             }

@@ -276,6 +276,58 @@ import TestSupport
         }
     }
 
+    /// An `--out` inside an input folder is not read, so it may hold nothing of the input: one with a photo of its own
+    /// is refused before anything is written (that photo was left out in silence, exit 0); one holding only what runs
+    /// into it wrote is taken, run after run.
+    @Test func anOutFolderInsideTheInputMayHoldOnlyItsOutputs() throws {
+        let root = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let album = root.appendingPathComponent("album"), out = album.appendingPathComponent("2024")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Fixture.path("photos/storm-1920x1280.jpg"), toPath: album.appendingPathComponent("a.jpg").path)
+        try FileManager.default.copyItem(atPath: Fixture.path("orientation/landscape_3.jpg"), toPath: out.appendingPathComponent("b.jpg").path)
+        let refused = try photoprep(["prepare", album.path, "--out", out.path])
+        #expect(refused.status == 2 && refused.stderr.contains("holds 1 entry of its own (b.jpg"), "\(refused.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path) == ["b.jpg"], "nothing written")
+        try FileManager.default.removeItem(at: out.appendingPathComponent("b.jpg"))
+        for run in ["first", "second"] {
+            let result = try photoprep(["prepare", album.path, "--out", out.path, "--thumbnails", "128"])
+            #expect(result.status == 0, "\(run): \(result.stdout)\(result.stderr)")
+        }
+        #expect(try outputs(in: out) == ["album/a.jpg", "thumbnails/128/album/a.jpg"])
+    }
+
+    /// A folder of the input that cannot be listed stops the run before anything is written, naming it (it was passed
+    /// over in silence, exit 0). Run as an unprivileged user when the tests run as root, who can list any folder.
+    @Test func anUnreadableFolderOfTheInputIsAnError() async throws {
+        let root = try temporaryFolder()
+        defer {
+            chmod(root.appendingPathComponent("in/locked").path, 0o755)
+            try? FileManager.default.removeItem(at: root)
+        }
+        let input = root.appendingPathComponent("in"), locked = input.appendingPathComponent("locked")
+        try FileManager.default.createDirectory(at: locked, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Fixture.path("photos/storm-1920x1280.jpg"), toPath: input.appendingPathComponent("ok.jpg").path)
+        try FileManager.default.copyItem(atPath: Fixture.path("photos/storm-1920x1280.jpg"), toPath: locked.appendingPathComponent("x.jpg").path)
+        let out = root.appendingPathComponent("out")
+        let result: CommandResult
+        if getuid() == 0 {
+            let binary = root.appendingPathComponent("photoprep").path
+            try FileManager.default.copyItem(atPath: photoprepBinary.path, toPath: binary)
+            chmod(root.path, 0o755)
+            _ = try await runSupportCommand("chown", ["-R", "65534:65534", root.path])
+            chmod(locked.path, 0)
+            result = try await runSupportCommand(
+                "setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", binary, "prepare", input.path, "--out", out.path])
+        } else {
+            chmod(locked.path, 0)
+            result = try photoprep(["prepare", input.path, "--out", out.path])
+        }
+        #expect(result.status == 2 && result.stderr.contains("\(locked.path): cannot read this folder"), "\(result.stdout)\(result.stderr)")
+        let written = FileManager.default.fileExists(atPath: out.path) ? try outputs(in: out) : []
+        #expect(written.isEmpty)
+    }
+
     /// A file named twice, or reached through a link, is one input; a linked folder is walked (once, however
     /// the links loop); hidden entries are skipped.
     @Test func eachFileOnceLinkedFoldersFollowed() throws {
