@@ -44,8 +44,14 @@ public enum AtomicFile {
         _ bytes: [UInt8], to path: String, permissions: Int = 0o644, flush: Bool = true, piece: Int = .max, written: (Int) -> Bool = { _ in true }
     ) throws(WriteError) {
         let folder = Path.folder(of: path)
-        let temporary = Path.join(
-            folder, ".\(Path.name(of: path)).\(getpid()).\(UInt32.random(in: 0...UInt32.max))\(temporarySuffix)")
+        // The target's name, cut to 64 bytes (whole characters) in the temporary one: any name the folder takes has room
+        // for the 33 bytes added (a 226-byte name made a temporary one over the 255 a name may have).
+        var short = ""
+        for character in Path.name(of: path) {
+            guard short.utf8.count + character.utf8.count <= 64 else { break }
+            short.append(character)
+        }
+        let temporary = Path.join(folder, ".\(short).\(getpid()).\(UInt32.random(in: 0...UInt32.max))\(temporarySuffix)")
         var fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode_t(permissions))
         if fd < 0 && errno == ENOENT {  // the folder is missing: made only then, not tried part by part before every file
             if let reason = Path.makeFolders(folder, mode: permissions & 0o077 == 0 ? 0o700 : 0o777) {
@@ -53,7 +59,8 @@ public enum AtomicFile {
             }
             fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode_t(permissions))
         }
-        guard fd >= 0 else { throw WriteError(message: "\(temporary): cannot create: \(String(cString: strerror(errno)))", code: errno) }
+        // Named by the file being written: its temporary file is ours, not the user's.
+        guard fd >= 0 else { throw WriteError(message: "\(path): cannot create: \(String(cString: strerror(errno)))", code: errno) }
         var ok = true, stopped = false
         bytes.withUnsafeBytes { buffer in
             var done = 0
@@ -65,12 +72,18 @@ public enum AtomicFile {
                 if !written(done) { stopped = true; break }
             }
         }
-        let error = String(cString: strerror(errno))
+        var error = String(cString: strerror(errno))
         ok = ok && !stopped && (!flush || fsync(fd) == 0)
         close(fd)
-        guard ok, rename(temporary, path) == 0 else {
+        guard ok else {
             unlink(temporary)
             throw WriteError(message: stopped ? "\(path): stopped" : "\(path): cannot write: \(error)", stopped: stopped)
+        }
+        guard rename(temporary, path) == 0 else {
+            let code = errno
+            error = String(cString: strerror(code))
+            unlink(temporary)
+            throw WriteError(message: "\(path): cannot create: \(error)", code: code)
         }
     }
 

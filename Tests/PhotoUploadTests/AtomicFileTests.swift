@@ -27,6 +27,27 @@ import TestSupport
         #expect(left.isEmpty)
     }
 
+    /// Any name the folder takes can be written, however long: the temporary file's name is cut (a 226-byte name made
+    /// one of 259, over the 255 a name may have, and the error named that temporary file). A name too long for the
+    /// folder itself is refused naming the file asked for.
+    @Test func longNamesAreWrittenAndTheErrorNamesTheFile() throws {
+        let root = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        for name in [String(repeating: "p", count: 251) + ".jpg", String(repeating: "é", count: 125) + ".jpg"] {
+            let path = root.appendingPathComponent(name).path
+            try AtomicFile.write([1, 2], to: path)
+            #expect(FileManager.default.contents(atPath: path) == Data([1, 2]), "\(name.utf8.count) bytes")
+        }
+        let tooLong = root.appendingPathComponent(String(repeating: "q", count: 252) + ".jpg").path
+        do {
+            try AtomicFile.write([1], to: tooLong)
+            Issue.record("a 256-byte name was written")
+        } catch {
+            #expect(error.message.hasPrefix(tooLong + ": cannot create") && error.lasts, "\(error.message)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root.path).filter { $0.hasSuffix(AtomicFile.temporarySuffix) }.isEmpty)
+    }
+
     @Test func aFileWhereAFolderShouldBeIsAClearError() throws {
         let root = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: root) }
