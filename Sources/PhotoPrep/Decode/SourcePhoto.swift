@@ -42,7 +42,7 @@ struct SourceInfo {
                 throw PhotoPrepError(.decode, .unsupportedFeature, "\(structure.precision)-bit JPEG is not supported (only 8-bit samples)")
             }
             if checkFeatures && structure.coding == .lossless {
-                throw PhotoPrepError(.decode, .unsupportedFeature, "lossless JPEG (SOF3) is not supported")
+                throw PhotoPrepError(.decode, .unsupportedFeature, "lossless JPEG (SOF3, SOF7, SOF11 or SOF15) is not supported")
             }
             guard structure.width > 0, structure.height > 0 else {
                 throw PhotoPrepError(.decode, .corrupt, "the JPEG frame header declares a zero dimension")
