@@ -273,7 +273,17 @@ import TestSupport
             #expect(added == 200 && Set((addedBody["members"] as? [[String: Any]] ?? []).compactMap { $0["userId"] as? String }) == ["u1", "u2", "u4", "u5"])
             #expect(try await change(u2, add: ["u6"]).0 == 403)  // a member, not an admin
             #expect(try await change(u9, add: ["u6"]).0 == 404)  // not a member
-            #expect(try await change(u1, add: ["nobody"]).0 == 422)
+            let (unknown, unknownBody) = try await change(u1, add: ["nobody"])
+            #expect(unknown == 422 && unknownBody["field"] as? String == "add", "the request's field, not the rule's: \(unknownBody)")
+            // A body of the wrong shape: 400 naming the field in the API's words, not Swift's decoder's.
+            for (json, words) in [(["add": NSNull()] as [String: Any], "\"add\" is null"), (["add": "u2"], "\"add\" has the wrong type")] {
+                let (status, body, _) = try await Self.call(seeded.api, "POST", "/v1/groups/\(g)/members", token: u1, json: json)
+                let detail = body["detail"] as? String ?? ""
+                #expect(status == 400 && detail.contains(words) && !detail.contains("DecodingError") && !detail.contains("Array<"), "\(detail)")
+            }
+            let heavy = "a" + String(repeating: "\u{301}", count: 100)
+            let (renamed, renamedBody, _) = try await Self.call(seeded.api, "PATCH", "/v1/groups/\(g)", token: u1, json: ["name": heavy])
+            #expect(renamed == 422 && renamedBody["field"] as? String == "name", "\(renamedBody)")
             #expect(try await change(u1, remove: ["u1"]).0 == 409)  // the last admin
             #expect(try await change(u1, add: (6...256).map { "u\($0)" }).0 == 200)  // 4 + 251 = 255 members
             let (over, overBody) = try await change(u1, add: ["u257", "u258"])
@@ -313,6 +323,10 @@ import TestSupport
         #expect(try await Self.call(seeded.server, "DELETE", "/v1/albums/trip/photos/\(photoId)", token: u1).status == 204)
         #expect(seeded.server.stored("user_photos/u1/trip/a.jpg") == nil && seeded.server.stored("user_photos/u1/trip/b.jpg") != nil)
         #expect((try await Self.call(seeded.server, "GET", "/v1/albums/trip/photos", token: u1).body["photos"] as? [Any])?.count == 1)
+        // A name no album can have: 422, not an empty album.
+        for album in ["%2e%2e", "trip%2Fsub", "trip%00", "%2A"] {
+            #expect(try await Self.call(seeded.server, "GET", "/v1/albums/\(album)/photos", token: u1).status == 422, "\(album)")
+        }
     }
 
     /// schemathesis (PyPI) generates requests from `/openapi.yaml` — examples, coverage, fuzzing and

@@ -19,7 +19,23 @@ struct APIRequestDecoder: RequestDecoder {
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
         } catch {
-            throw Problem(.badRequest, "malformed-body", "the body is not the JSON this operation takes: \(error)")
+            throw Problem(.badRequest, "malformed-body", "the body is not the JSON this operation takes: \(Self.reason(error))")
+        }
+    }
+
+    /// Why the body did not decode, in the API's terms: the field and what is wrong with it — not the decoder's
+    /// own description, which names Swift's types (`DecodingError.typeMismatch`, `Array<Any>`).
+    static func reason(_ error: any Error) -> String {
+        func field(_ path: [any CodingKey], _ key: (any CodingKey)? = nil) -> String {
+            let names = (path + (key.map { [$0] } ?? [])).map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+            return names.isEmpty ? "the body" : "\"\(names.joined(separator: "."))\""
+        }
+        switch error as? DecodingError {
+        case .keyNotFound(let key, let context)?: return "\(field(context.codingPath, key)) is missing"
+        case .valueNotFound(_, let context)?: return "\(field(context.codingPath)) is null"
+        case .typeMismatch(_, let context)?: return "\(field(context.codingPath)) has the wrong type"
+        case .dataCorrupted(let context)?: return context.codingPath.isEmpty ? "it is not valid JSON" : "\(field(context.codingPath)) is not valid"
+        default: return "it cannot be read"
         }
     }
 }

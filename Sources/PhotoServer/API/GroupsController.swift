@@ -75,7 +75,15 @@ struct GroupsController: Sendable {
     @Sendable func changeMembers(_ request: Request, context: ServerContext) async throws -> GroupBody {
         let (group, _) = try await memberGroup(context)
         let body = try await request.decode(as: ChangeMembers.self, context: context)
-        let members = try await groups.changeMembers(caller: try context.caller().id, groupId: group.id, add: body.add ?? [], remove: body.remove ?? [])
+        let members: [GroupMember]
+        do {
+            members = try await groups.changeMembers(caller: try context.caller().id, groupId: group.id, add: body.add ?? [], remove: body.remove ?? [])
+        } catch let error as ServiceError {
+            // The rules speak of participants; this request's field for them is `add`.
+            var problem = Problem(error)
+            if problem.field == "participants" { problem.field = "add" }
+            throw problem
+        }
         guard let changed = try await groups.group(group.id) else { throw Problem(.notFound, "not-found", "no such group") }
         return try await links.group(changed, members: members, request)
     }

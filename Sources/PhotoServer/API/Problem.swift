@@ -34,7 +34,7 @@ struct Problem: HTTPResponseError, Encodable {
     /// missing things 404.
     init(_ error: ServiceError) {
         switch error {
-        case .groupNameEmpty, .groupNameTooLong: self.init(.unprocessableContent, "group-name", error.description, field: "name")
+        case .groupNameEmpty, .groupNameTooLong, .groupNameInvalid: self.init(.unprocessableContent, "group-name", error.description, field: "name")
         case .tooFewParticipants: self.init(.unprocessableContent, "too-few-participants", error.description, field: "participants")
         case .tooManyMembers: self.init(.unprocessableContent, "too-many-members", error.description, field: "participants")
         case .unknownUsers: self.init(.unprocessableContent, "unknown-users", error.description, field: "participants")

@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import PhotoServices
 
@@ -102,8 +103,16 @@ struct AlbumsController: Sendable {
 
     @Sendable func photos(_ request: Request, context: ServerContext) async throws -> AlbumPage {
         let caller = try context.caller()
+        // A name no album can have is a rule violation (422, as the OpenAPI document says), not an empty album.
+        let album = try Self.album(context)
         guard try await users.user(caller.id) != nil else { return AlbumPage(photos: []) }
-        return AlbumPage(photos: try await links.album(try await profiles.albumPhotos(caller: caller.id, album: context.parameter("album")), request))
+        return AlbumPage(photos: try await links.album(try await profiles.albumPhotos(caller: caller.id, album: album), request))
+    }
+
+    /// The path's album name, percent-decoded (`%7C` is `|`), as a storage path allows it (422 otherwise).
+    static func album(_ context: ServerContext) throws(ServiceError) -> String {
+        let raw = context.parameter("album")
+        return try StorageRules.validated(raw.removingPercentEncoding ?? raw, "album")
     }
 
     /// Deletes one of the caller's album photos (404 for anyone else's, or one in another album).
@@ -111,7 +120,7 @@ struct AlbumsController: Sendable {
         let caller = try context.caller()
         let photo = context.parameter("photo")
         guard try await users.user(caller.id) != nil,
-            try await profiles.albumPhotos(caller: caller.id, album: context.parameter("album")).contains(where: { $0.id == photo })
+            try await profiles.albumPhotos(caller: caller.id, album: try Self.album(context)).contains(where: { $0.id == photo })
         else { throw Problem(.notFound, "not-found", "no such photo") }
         try await profiles.deleteAlbumPhoto(caller: caller.id, photoId: photo)
         return .noContent

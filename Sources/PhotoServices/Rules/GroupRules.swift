@@ -14,7 +14,7 @@ public enum GroupRules {
     public static func normalizedName(_ name: String) throws(ServiceError) -> String {
         guard let cleaned = NameRules.cleaned(name) else { throw .groupNameEmpty }
         guard cleaned.count <= maxNameLength else { throw .groupNameTooLong(cleaned.count) }
-        try NameRules.checkCharacters(cleaned, "the group name")
+        try NameRules.checkCharacters(cleaned, "the group name", refusal: ServiceError.groupNameInvalid)
         return cleaned
     }
 

@@ -46,9 +46,9 @@ public enum NameRules {
         return cleaned
     }
 
-    /// Refuses a name with a character of more than `maxScalarsPerCharacter` Unicode scalars.
-    static func checkCharacters(_ name: String, _ what: String) throws(ServiceError) {
+    /// Refuses a name with a character of more than `maxScalarsPerCharacter` Unicode scalars, as `refusal` words it.
+    static func checkCharacters(_ name: String, _ what: String, refusal: (String) -> ServiceError = ServiceError.invalidName) throws(ServiceError) {
         guard let heavy = name.first(where: { $0.unicodeScalars.count > maxScalarsPerCharacter }) else { return }
-        throw .invalidName("\(what) has a character of \(heavy.unicodeScalars.count) Unicode scalars; at most \(maxScalarsPerCharacter) are allowed")
+        throw refusal("\(what) has a character of \(heavy.unicodeScalars.count) Unicode scalars; at most \(maxScalarsPerCharacter) are allowed")
     }
 }

@@ -9,6 +9,8 @@ public enum ServiceError: Error, Sendable, Equatable, CustomStringConvertible {
     case groupNameEmpty
     /// The group name is longer than `GroupRules.maxNameLength` characters.
     case groupNameTooLong(Int)
+    /// The group name has a character no name may have (`NameRules.checkCharacters`).
+    case groupNameInvalid(String)
     /// Fewer than `GroupRules.minOtherParticipants` participants besides the creator.
     case tooFewParticipants(Int)
     /// More than `GroupRules.maxMembers` members, the creator included.
@@ -37,6 +39,7 @@ public enum ServiceError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unknownUsers(let ids): "unknown user\(ids.count == 1 ? "" : "s"): \(ids.joined(separator: ", "))"
         case .groupNameEmpty: "the group name is empty"
         case .groupNameTooLong(let n): "the group name has \(n) characters; at most \(GroupRules.maxNameLength) are allowed"
+        case .groupNameInvalid(let detail): detail
         case .tooFewParticipants(let n): "a group needs at least \(GroupRules.minOtherParticipants) participants besides the creator; got \(n)"
         case .tooManyMembers(let n): "a group has at most \(GroupRules.maxMembers) members; this one would have \(n)"
         case .invalidIdentifier(let detail): "invalid identifier: \(detail)"
