@@ -197,6 +197,19 @@ import TestSupport
             let first = try await Self.call(seeded.api, "POST", "/v1/groups", token: u1, json: body, headers: ["Idempotency-Key": "create-1"])
             let again = try await Self.call(seeded.api, "POST", "/v1/groups", token: u1, json: body, headers: ["Idempotency-Key": "create-1"])
             #expect(first.status == 201 && again.status == 201 && first.exchange.body == again.exchange.body)
+            // The same creation with its participants in another order (and the creator among them) is the same creation;
+            // another name or other participants under the same key is another creation: 409, not the first group.
+            let reordered: [String: Any] = ["name": "Once", "participants": ["u3", "u1", "u2", "u3"]]
+            let same = try await Self.call(seeded.api, "POST", "/v1/groups", token: u1, json: reordered, headers: ["Idempotency-Key": "create-1"])
+            #expect(same.status == 201 && same.body["id"] as? String == first.body["id"] as? String)
+            for changed in [["name": "Other", "participants": ["u2", "u3"]], ["name": "Once", "participants": ["u2", "u5"]]] as [[String: Any]] {
+                let conflict = try await Self.call(seeded.api, "POST", "/v1/groups", token: u1, json: changed, headers: ["Idempotency-Key": "create-1"])
+                #expect(conflict.status == 409, "\(changed): \(conflict.status) \(conflict.body)")
+            }
+            // A group renamed since: the creation sent again (its answer lost) still gets it.
+            let firstId = try #require(first.body["id"] as? String)
+            #expect(try await Self.call(seeded.api, "PATCH", "/v1/groups/\(firstId)", token: u1, json: ["name": "Renamed"]).status == 200)
+            #expect(try await Self.call(seeded.api, "POST", "/v1/groups", token: u1, json: body, headers: ["Idempotency-Key": "create-1"]).status == 201)
             // The same key from another user is another group.
             let other = try await Self.call(seeded.api, "POST", "/v1/groups", token: u2, json: ["name": "Once", "participants": ["u1", "u3"]],
                                             headers: ["Idempotency-Key": "create-1"])
@@ -211,7 +224,7 @@ import TestSupport
             let stolen: [String: Any] = ["name": "Once", "participants": ["u1", "u3"], "id": id]
             #expect(try await Self.call(seeded.api, "POST", "/v1/groups", token: u2, json: stolen).status == 403)
             let database = try await seeded.database()
-            #expect(try await database.count("chatGroup", where: "name", "Once") == 3)
+            #expect(try await database.count("chatGroup", where: "name", "Once") == 2)
             #expect(try await database.count("message", where: "groupId", id.lowercased()) == 1)
     
         }

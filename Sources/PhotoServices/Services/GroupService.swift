@@ -1,4 +1,5 @@
 public import Foundation
+import Crypto
 import PhotoFiles
 import SQLKit
 import PhotoPrep
@@ -29,8 +30,17 @@ public struct GroupService: Sendable {
         creator: String, name: String, participants: [String], photo: PhotoInput? = nil, id: String? = nil
     ) async throws(ServiceError) -> Created {
         let (name, others, groupId) = try GroupRules.creation(creator: creator, name: name, participants: participants, id: id)
+        let digest = Self.creationDigest(name: name, others: others)
         if id != nil, let existing = try await group(groupId) {
             guard existing.createdBy == creator else { throw .notAllowed("group \(groupId) exists and was created by someone else") }
+            // The same creation sent again gets the group; another one under its id is refused, not answered with a
+            // group that is not what was asked for (groups made before their creation was recorded: no check).
+            let recorded = try await database.read { db in
+                try await db.select().column("digest").from("groupCreation").where("groupId", .equal, groupId).first(decodingColumn: "digest", as: String.self)
+            }
+            if let recorded, recorded != digest {
+                throw .invalidState("group \(groupId) was created with another name or other participants: a new group needs a new id (or Idempotency-Key)")
+            }
             return Created(group: existing, members: try await members(of: groupId), photoJob: nil)
         }
         let original = try photo?.load()
@@ -49,6 +59,7 @@ public struct GroupService: Sendable {
                     id: groupId, name: name, createdBy: creator, photoURL: nil, photoState: job == nil ? .none : .pending, photoError: nil,
                     createdAt: now, updatedAt: now)
                 try await db.insert(into: "chatGroup").model(group).run()
+                try await db.insert(into: "groupCreation").columns("groupId", "digest").values(SQLBind(groupId), SQLBind(digest)).run()
                 let members = [GroupMember(groupId: groupId, userId: creator, isAdmin: true)]
                     + others.map { GroupMember(groupId: groupId, userId: $0, isAdmin: false) }
                 try await db.insert(into: "groupMember").models(members).run()
@@ -69,6 +80,12 @@ public struct GroupService: Sendable {
         }
         if let job { jobs.start(job.id) }
         return created
+    }
+
+    /// A creation's name and other participants (in any order), as the digest `groupCreation` keeps.
+    static func creationDigest(name: String, others: [String]) -> String {
+        let text = ([name] + others.sorted()).joined(separator: "\u{0}")
+        return hex(SHA256.hash(data: Data(text.utf8)))
     }
 
     /// Replaces the group's photo; only its admins may.

@@ -18,6 +18,7 @@ enum Schema {
     static let services = [
         Migration(name: "services v1: users, groups, messages, notifications, album photos", shippedAs: legacyV1, run: servicesV1),
         Migration(name: "services v2: stored photos' versions and download tokens", shippedAs: "", run: servicesV2),
+        Migration(name: "services v3: each group's creation, to tell a resent creation from another", shippedAs: "", run: servicesV3),
     ]
     /// The photo jobs (embedded services and clients alike), their runs, and replaced objects still to delete.
     static let jobs = [
@@ -128,6 +129,15 @@ enum Schema {
             .column("sha256", type: .text, .notNull)
             .column("size", type: .bigint, .notNull)
             .primaryKey("key", "edge")
+            .run()
+    }
+
+    private static func servicesV3(_ db: any SQLDatabase) async throws {
+        // What a group was created with (its name and other participants, as a digest): a creation sent again with
+        // the group's id (or Idempotency-Key) is answered with the group only when it is that creation.
+        try await db.create(table: "groupCreation")
+            .column("groupId", type: .text, .primaryKey(autoIncrement: false), .references("chatGroup", "id", onDelete: .cascade))
+            .column("digest", type: .text, .notNull)
             .run()
     }
 
