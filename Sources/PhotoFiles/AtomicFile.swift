@@ -72,7 +72,7 @@ public enum AtomicFile {
                 if !written(done) { stopped = true; break }
             }
         }
-        var error = String(cString: strerror(errno))
+        let error = String(cString: strerror(errno))
         ok = ok && !stopped && (!flush || fsync(fd) == 0)
         close(fd)
         guard ok else {
@@ -81,9 +81,8 @@ public enum AtomicFile {
         }
         guard rename(temporary, path) == 0 else {
             let code = errno
-            error = String(cString: strerror(code))
             unlink(temporary)
-            throw WriteError(message: "\(path): cannot create: \(error)", code: code)
+            throw WriteError(message: "\(path): cannot create: \(String(cString: strerror(code)))", code: code)
         }
     }
 

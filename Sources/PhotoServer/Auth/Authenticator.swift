@@ -134,7 +134,7 @@ public struct Authenticator: Sendable {
         guard header["crit"] == nil else { throw Failure(description: "the token names critical header parameters this server does not know") }
         let claims: Claims
         do {
-            claims = try await keySet(for: token).verify(token, as: Claims.self)
+            claims = try await keySet(keyID: header["kid"] as? String).verify(token, as: Claims.self)
         } catch let failure as Failure {
             throw failure
         } catch {
@@ -163,23 +163,19 @@ public struct Authenticator: Sendable {
         try await local.load()
     }
 
-    /// The keys that verify `token`: an identity provider's when one has its key id (fetched again, at
+    /// The keys that verify a token whose header names `keyID`: an identity provider's when one has its key id (fetched again, at
     /// most once a minute, when none has it: a rotation), else the secret and the JWKS files.
-    private func keySet(for token: String) async throws(Failure) -> JWTKeyCollection {
+    private func keySet(keyID: String?) async throws(Failure) -> JWTKeyCollection {
         let (keys, keyIDs) = local.current
-        guard !remote.isEmpty, let keyID = Self.keyID(ofJWT: token), !keyIDs.contains(keyID) else { return keys }
+        guard !remote.isEmpty, let keyID, !keyIDs.contains(keyID) else { return keys }
         if let set = remote.first(where: { $0.has(keyID) }), let found = set.keys { return found }
         for set in remote { await set.refresh(forUnknown: keyID) }
         if let set = remote.first(where: { $0.has(keyID) }), let found = set.keys { return found }
         throw Failure(description: "no key \(keyID) among the identity provider's keys")
     }
 
-    /// The `kid` of a JWT's header, read before verifying (to pick the keys).
-    static func keyID(ofJWT token: String) -> String? {
-        header(ofJWT: token)?["kid"] as? String
-    }
-
-    /// A JWT's header, decoded but not verified (nil when it is not a JSON object).
+    /// A JWT's header, decoded but not verified (nil when it is not a JSON object): its `alg`, and its `kid` to pick
+    /// the keys, read once before verifying.
     static func header(ofJWT token: String) -> [String: Any]? {
         guard let header = token.split(separator: ".", maxSplits: 1).first, let data = Data(base64URL: header) else { return nil }
         return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]

@@ -71,8 +71,8 @@ struct ResumableUploadRoutes: Sendable {
             throw protocolError("the path /uploads/{key} names no storage key")
         }
         let contentLength = Self.integer(request.headers[.contentLength])
-        if Tus.isHugeNumber(request.headers[HTTPField.Name("Upload-Length")!]) { throw TusRoutes.tooLong(uploads) }
-        var length = Self.integer(request.headers[HTTPField.Name("Upload-Length")!])
+        if Tus.isHugeNumber(request.headers[Tus.uploadLength]) { throw TusRoutes.tooLong(uploads) }
+        var length = Self.integer(request.headers[Tus.uploadLength])
         if complete, let contentLength {
             if let declared = length, declared != contentLength {
                 throw protocolError("Upload-Length \(declared) does not match the complete body's \(contentLength) bytes")
@@ -108,7 +108,7 @@ struct ResumableUploadRoutes: Sendable {
         let id = context.parameters.get("id") ?? ""
         let (upload, offset) = try await uploads.offset(of: id, caller: caller)
         var response = answer(status: .noContent, offset: offset, complete: offset == upload.length, version: version)
-        response.headers[HTTPField.Name("Upload-Length")!] = String(upload.length)
+        response.headers[Tus.uploadLength] = String(upload.length)
         response.headers[.cacheControl] = "no-store"
         return response
     }
@@ -121,14 +121,9 @@ struct ResumableUploadRoutes: Sendable {
         }
         let id = context.parameters.get("id") ?? ""
         // An append may say the upload's length again; it must be the length given at its creation (400 otherwise, as
-        // the draft has it), checked before a byte of the body is read.
-        if let declared = request.headers[HTTPField.Name("Upload-Length")!] {
-            let (upload, _) = try await uploads.offset(of: id, caller: caller)
-            guard Self.integer(declared) == upload.length else {
-                throw protocolError("Upload-Length \(declared.prefix(24)) is not the upload's length, \(upload.length) bytes")
-            }
-        }
-        return try await appendBody(request, context, caller: caller, id: id, offset: offset, version: version, creation: false)
+        // the draft has it), checked with the upload under its lock, before a byte of the body is read.
+        let stated = request.headers[Tus.uploadLength].map { Self.integer($0) ?? -1 }
+        return try await appendBody(request, context, caller: caller, id: id, offset: offset, version: version, creation: false, statedLength: stated)
     }
 
     /// `DELETE /resumable/{id}`: the upload and its bytes go.
@@ -144,9 +139,10 @@ struct ResumableUploadRoutes: Sendable {
     /// exactly at its length. A creation answers 201 (with the upload's URL); an append 204, or 200 when
     /// it completed the upload.
     private func appendBody(
-        _ request: Request, _ context: ServerContext, caller: Caller, id: String, offset: Int64, version: Int, creation: Bool
+        _ request: Request, _ context: ServerContext, caller: Caller, id: String, offset: Int64, version: Int, creation: Bool, statedLength: Int64? = nil
     ) async throws -> Response {
-        let (upload, reached) = try await uploads.append(to: id, caller: caller, at: offset, request: request, checksum: nil, log: context.log)
+        let (upload, reached) = try await uploads.append(
+            to: id, caller: caller, at: offset, request: request, checksum: nil, log: context.log, statedLength: statedLength)
         let complete = upload.state == .stored
         if Self.completeness(request.headers, version: version) == true, !complete {
             throw protocolError("the request said it completes the upload, but the server holds \(reached) of \(upload.length) bytes")

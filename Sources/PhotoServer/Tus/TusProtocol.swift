@@ -45,7 +45,8 @@ enum Tus {
     }
 
     /// A non-negative decimal (offsets, lengths); nil for anything else (signs, spaces, overflow).
-    /// Whether `text` is a whole number too large for `number` (more than 18 digits): a length no upload can have.
+    /// Whether `text` is a whole number of more digits than any upload's length has (16 or more: the draft's parser
+    /// takes 15, `number` 18; the largest upload, 10 MiB, has 8) — too large (413), where anything else unreadable is 400.
     static func isHugeNumber(_ text: String?) -> Bool {
         guard let text else { return false }
         let digits = text.trimmingCharacters(in: .whitespaces)

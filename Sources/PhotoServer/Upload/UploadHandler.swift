@@ -91,9 +91,11 @@ struct UploadHandler: Sendable {
     /// error when the client went away (what arrived is kept, flushed, for a resume).
     /// A body declaring more bytes (`Content-Length`) than the upload has left is refused (413) before any
     /// of it is read.
-    func append(to id: String, caller: Caller, at claimed: Int64, request: Request, checksum: Tus.Checksum?, log: RequestLogEntry) async throws
-        -> (upload: TusUpload, offset: Int64)
-    {
+    /// `statedLength`: the length the request says the upload has (the draft lets an append say it again; -1 when it is
+    /// not a number), refused (400) before any of the body is read unless it is the upload's.
+    func append(
+        to id: String, caller: Caller, at claimed: Int64, request: Request, checksum: Tus.Checksum?, log: RequestLogEntry, statedLength: Int64? = nil
+    ) async throws -> (upload: TusUpload, offset: Int64) {
         let visible = try await owned(id, by: caller)
         guard store.lock(visible.id) else { throw refusal(Self.locked, "another request is writing to this upload", reason: "locked") }
         defer { store.unlock(visible.id) }
@@ -104,6 +106,9 @@ struct UploadHandler: Sendable {
             durable = try await store.offset(visible.id)
         } catch {
             throw refusal(error)
+        }
+        if let statedLength, let current, statedLength != current.length {
+            throw refusal(.badRequest, "Upload-Length is not the upload's length, \(current.length) bytes", reason: "protocol")
         }
         switch UploadLifecycle.append(current, caller: caller.id, held: durable, claimed: claimed, now: Date()) {
         case .notFound, .finish:
