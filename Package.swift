@@ -86,13 +86,15 @@ let package = Package(
         .target(name: "CHeif"),
         /// libjpeg-turbo's libjpeg API (libjpeg62-turbo-dev), for decoding a JPEG row by row from its file.
         .target(name: "CJPEGStream", linkerSettings: [.linkedLibrary("jpeg")]),
+        /// JPEGs written with libjpeg's API: optimised Huffman tables, progressive scans, 4:4:4 (`JPEGWriter`).
+        .target(name: "CJPEGWrite", linkerSettings: [.linkedLibrary("jpeg")]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CLCMS2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         /// glibc's malloc.h (malloc_trim), for the server's pipeline threads.
         .systemLibrary(name: "CMalloc"),
         .target(
             name: "PhotoPrep",
-            dependencies: ["CTurboJPEG", "CJPEGStream", "CPNG", "CHeif", "CWebP", "CLCMS2", "CMalloc"],
+            dependencies: ["CTurboJPEG", "CJPEGStream", "CJPEGWrite", "CPNG", "CHeif", "CWebP", "CLCMS2", "CMalloc"],
             swiftSettings: swiftSettings + simdSettings + optimisedInDebug
         ),
         /// Files written atomically, paths, bounded concurrency: what the batch, the uploader, the services and the server share.

@@ -7,7 +7,8 @@
 #                                    Enough to build and run the command (SQLite is built in).
 #   scripts/install-deps.sh --test   also the servers the tests start on 127.0.0.1 — PostgreSQL 15 (Debian's
 #                                    postgresql; the tests make their own throwaway cluster); tus: resumable-upload,
-#                                    tuspyserver under uvicorn; S3: moto; the tus client tuspy; schemathesis; Playwright (driving
+#                                    tuspyserver under uvicorn; S3: moto; the tus client tuspy; schemathesis; ssimulacra2 (the
+#                                    independent metric the quality tests compare with); Playwright (driving
 #                                    Debian's chromium, never a browser of its own) — from PyPI into the project's own
 #                                    virtual environment .venv/ (git-ignored). The system Python is never
 #                                    touched: Debian's python3 refuses `pip install` (PEP 668). The tests put
@@ -45,7 +46,7 @@ $test_servers || exit 0
 
 # The test servers, pinned, in .venv/ made by Debian's own python3 (not whatever python3 is first on PATH).
 venv=.venv
-requirements=(resumable-upload==0.3.0 tuspyserver==4.4.3 uvicorn "moto[server]==5.1.22" tuspy==1.1.0 schemathesis==4.32.5 playwright==1.65.2)
+requirements=(resumable-upload==0.3.0 tuspyserver==4.4.3 uvicorn "moto[server]==5.1.22" tuspy==1.1.0 schemathesis==4.32.5 playwright==1.65.2 ssimulacra2==0.3.0)
 stamp="$venv/.photoprep-requirements"
 if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "${requirements[*]}" ]; then
   rm -rf "$venv"

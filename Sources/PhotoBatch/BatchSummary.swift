@@ -23,6 +23,7 @@ struct BatchSummary: Codable {
     var bytesIn = 0
     var bytesOut = 0
     var medianQuality: Int?
+    var medianScore: Double?
     var medianSecondsPerPhoto: Double?
     var slowest: String?
     var slowestSeconds: Double?
@@ -32,7 +33,7 @@ struct BatchSummary: Codable {
         self.total = total
         self.wallSeconds = wallSeconds
         self.interrupted = interrupted
-        var qualities: [Int] = [], times: [Double] = []
+        var qualities: [Int] = [], scores: [Double] = [], times: [Double] = []
         for outcome in outcomes {
             switch outcome.status {
             case .prepared(let r):
@@ -40,6 +41,7 @@ struct BatchSummary: Codable {
                 bytesIn += r.sourceBytes
                 bytesOut += r.outputBytes
                 if let q = r.quality { qualities.append(q) }
+                if let score = r.score { scores.append(score) }
                 times.append(outcome.seconds)
                 if outcome.seconds > (slowestSeconds ?? -1) {
                     slowest = outcome.input
@@ -58,6 +60,7 @@ struct BatchSummary: Codable {
         }
         remaining = total - outcomes.count
         medianQuality = qualities.isEmpty ? nil : qualities.sorted()[qualities.count / 2]
+        medianScore = scores.isEmpty ? nil : median(scores)
         medianSecondsPerPhoto = times.isEmpty ? nil : median(times)
     }
 
@@ -70,6 +73,7 @@ struct BatchSummary: Codable {
         }
         if let medianSecondsPerPhoto {
             let quality = medianQuality.map { "median quality \($0), " } ?? ""
+                + (medianScore.map { "median SSIMULACRA2 \(cFormat("%.1f", $0)), " } ?? "")
             lines.append("\(quality)median \(cFormat("%.0f", medianSecondsPerPhoto * 1000)) ms per photo; slowest \(slowest ?? "") (\(cFormat("%.0f", (slowestSeconds ?? 0) * 1000)) ms)")
         }
         return lines.joined(separator: "\n")
@@ -91,6 +95,7 @@ struct ReportRow: Codable {
     var outputHeight: Int?
     var outputBytes: Int?
     var quality: Int?
+    var score: Double?
     var encodes: Int?
     var seconds: Double
     var warning: String?
@@ -111,6 +116,7 @@ struct ReportRow: Codable {
             outputHeight = r.outputHeight
             outputBytes = r.outputBytes
             quality = r.quality
+            score = r.score
             encodes = r.encodes
             warning = r.warnings.isEmpty ? nil : r.warnings.joined(separator: "; ")
         case .present(let url):
@@ -125,7 +131,7 @@ struct ReportRow: Codable {
         }
     }
 
-    static let csvHeader = "status,source,output,source_format,source_width,source_height,source_bytes,output_width,output_height,output_bytes,quality,encodes,seconds,warning,error"
+    static let csvHeader = "status,source,output,source_format,source_width,source_height,source_bytes,output_width,output_height,output_bytes,quality,score,encodes,seconds,warning,error"
 
     var csv: String {
         func field(_ value: (any CustomStringConvertible)?) -> String {
@@ -135,7 +141,7 @@ struct ReportRow: Codable {
         }
         let values: [(any CustomStringConvertible)?] = [
             status, source, output, sourceFormat, sourceWidth, sourceHeight, sourceBytes, outputWidth, outputHeight,
-            outputBytes, quality, encodes, cFormat("%.4f", seconds), warning, error,
+            outputBytes, quality, score, encodes, cFormat("%.4f", seconds), warning, error,
         ]
         return values.map(field).joined(separator: ",")
     }

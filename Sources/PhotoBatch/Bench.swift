@@ -32,12 +32,22 @@ package struct Bench: ParsableCommand {
     @Flag(help: "Time each stage separately: decode at every scale, resize, one encode, the budget search.")
     var stages = false
 
+    @Option(help: ArgumentHelp(
+        "Score what shrink-on-load costs at each of these margins (comma-separated, e.g. 1,1.5,2,3): SSIMULACRA2 of the photo decoded at the DCT scale the margin allows and resized, against the photo decoded whole and resized with Lanczos3, and the time of the decode and resize.",
+        valueName: "margins"))
+    var fidelity: String?
+
+    @Flag(help: "Per photo, one JSON object: its score and bytes (baseline and progressive) at qualities 30 to 100, at 4:2:0 and 4:4:4, resized as prepare resizes it (what the quality target is calibrated on).")
+    var curve = false
+
     @Option(help: "Also make thumbnails of these long edges (comma-separated, e.g. 128,256), as photoprep serve does on arrival.")
     var thumbnails: String?
 
     package func run() throws {
         let files = try InputFiles.expand(inputs, excluding: "/nonexistent")
         if stages { return try runStages(files) }
+        if curve { return try runCurve(files) }
+        if let fidelity { return try runFidelity(files, margins: fidelity.split(separator: ",").compactMap { Double($0) }) }
         var options = pipeline.options
         options.thumbnails = thumbnails.map { $0.split(separator: ",").compactMap { Int($0.filter { $0 != " " }) } } ?? []
         let preparer = PhotoPipeline(options: options)
@@ -94,6 +104,43 @@ package struct Bench: ParsableCommand {
                 let timings = try StageTimings.measure([UInt8](data), options: pipeline.options, runs: runs)
                 print(Path.name(of: file.path))
                 for (stage, seconds) in timings { print("  \(stage + String(repeating: " ", count: max(0, 40 - stage.count))) \(cFormat("%8.2f ms", seconds * 1000))") }
+            } catch {
+                StandardStream.error.write("\(Path.name(of: file.path)): \(error)\n")
+            }
+        }
+    }
+
+    func runCurve(_ files: [InputFile]) throws {
+        struct Line: Encodable {
+            var file: String
+            var width: Int
+            var height: Int
+            var points: [QualityCurve.Point]
+        }
+        for file in files {
+            guard let data = FileManager.default.contents(atPath: file.path) else { continue }
+            do {
+                let curve = try QualityCurve.measure([UInt8](data), options: pipeline.options, qualities: Array(stride(from: 30, through: 100, by: 2)))
+                printJSONLine(Line(file: Path.name(of: file.path), width: curve.width, height: curve.height, points: curve.points))
+            } catch {
+                StandardStream.error.write("\(Path.name(of: file.path)): \(error)\n")
+            }
+        }
+    }
+
+    func runFidelity(_ files: [InputFile], margins: [Double]) throws {
+        print("photoprep bench --fidelity: long edge ≤ \(pipeline.options.maxEdge) px; per margin: DCT scale, SSIMULACRA2 against the whole decode's Lanczos3 resize, ms to decode and resize")
+        print(([("photo", 28)] + margins.map { ("margin \(cFormat("%g", $0))", 22) }).map { text, width in
+            text.count >= width ? text : String(repeating: " ", count: width - text.count) + text
+        }.joined(separator: " "))
+        for file in files {
+            guard let data = FileManager.default.contents(atPath: file.path) else { continue }
+            do {
+                let rows = try ResizeFidelity.measure([UInt8](data), options: pipeline.options, margins: margins)
+                let cells = rows.map { cFormat("1/%d %6.2f %6.1f ms", $0.scale, $0.score, $0.seconds * 1000) }
+                print(([String(Path.name(of: file.path).prefix(28))] + cells).map { text in
+                    String(repeating: " ", count: max(0, (text == cells.first || cells.contains(text) ? 22 : 28) - text.count)) + text
+                }.joined(separator: " "))
             } catch {
                 StandardStream.error.write("\(Path.name(of: file.path)): \(error)\n")
             }

@@ -98,7 +98,9 @@ final class Console: Sendable {
     func line(for outcome: Outcome) -> String {
         switch outcome.status {
         case .prepared(let r):
-            let how = r.quality.map { "Q\($0), \(r.encodes) encode\(r.encodes == 1 ? "" : "s")" } ?? r.action.rawValue
+            let how = r.quality.map {
+                "Q\($0)" + (r.score.map { " SSIMULACRA2 \(cFormat("%.1f", $0))" } ?? "") + ", \(r.encodes) encode\(r.encodes == 1 ? "" : "s")"
+            } ?? r.action.rawValue
             let warning = r.warnings.isEmpty ? "" : "  warning: " + r.warnings.joined(separator: "; ")
             return "\(outcome.input) → \(outcome.output)  \(r.sourceWidth)×\(r.sourceHeight) \(kib(r.sourceBytes)) → "
                 + "\(r.outputWidth)×\(r.outputHeight) \(kib(r.outputBytes))  \(how), \(cFormat("%.0f ms", outcome.seconds * 1000))\(warning)"

@@ -68,10 +68,10 @@ final class Manifest: Sendable {
     /// Everything that changes the output, as one string.
     static func settingsKey(_ o: PrepareOptions) -> String {
         let bg = hex([o.background.red, o.background.green, o.background.blue])
-        return "v1;edge=\(o.maxEdge);bytes=\(o.maxBytes);q=\(o.qualities.lowerBound)-\(o.qualities.upperBound);bg=\(bg);"
+        return "v2;edge=\(o.maxEdge);bytes=\(o.maxBytes);target=\(o.quality.key);q=\(o.qualities.lowerBound)-\(o.qualities.upperBound);bg=\(bg);"
             + "meta=\(o.metadata.rawValue);strict=\(o.strict);margin=\(o.shrinkOnLoadMargin);min=\(o.minimumEdge);"
-            + "tol=\(o.budgetTolerance);pass=\(o.allowPassThrough);pixels=\(o.maxPixels)"
-            + (o.thumbnails.isEmpty ? "" : ";thumbs=\(o.thumbnails.map(String.init).joined(separator: ","));tq=\(o.thumbnailQuality)")
+            + "tol=\(o.budgetTolerance);pass=\(o.allowPassThrough);pixels=\(o.maxPixels);progressive=\(o.progressive)"
+            + (o.thumbnails.isEmpty ? "" : ";thumbs=\(o.thumbnails.map(String.init).joined(separator: ","))")
     }
 }
 
@@ -92,6 +92,11 @@ extension Manifest.Entry {
             .number("outputWidth", r.outputWidth).number("outputHeight", r.outputHeight).number("outputBytes", r.outputBytes)
             .string("action", r.action.rawValue)
         if let quality = r.quality { written = written.number("quality", quality) }
+        if let score = r.score { written = written.number("score", score) }
+        if let target = r.target { written = written.string("target", target) }
+        if let missed = r.missedTarget { written = written.bool("missedTarget", missed) }
+        if let chroma = r.chroma { written = written.string("chroma", chroma) }
+        if let progressive = r.progressive { written = written.bool("progressive", progressive) }
         written = written.number("encodes", r.encodes).number("decodeScale", r.decodeScale)
             .bool("keptColorProfile", r.keptColorProfile).strings("warnings", r.warnings).object("timings", timings)
         return JSONObject()

@@ -7,7 +7,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-package import PhotoPrep
+public import PhotoPrep
 
 /// The pipeline's settings as plain values, with their defaults: what `PipelineOptions` parses and what
 /// `PrepareCommandLine` reads.
@@ -15,6 +15,7 @@ package struct PipelineSettings: Equatable, Sendable {
     var preset: PrepareOptions.Preset = .group
     var maxEdge: Int?
     var maxBytes: ByteSize?
+    var quality: QualityTarget = PrepareOptions(preset: .group).quality
     var maxQuality = 100
     var background = HexColor(color: .white)
     var stripAll = false
@@ -36,6 +37,7 @@ package struct PipelineSettings: Equatable, Sendable {
         var options = PrepareOptions(preset: preset)
         if let maxEdge { options.maxEdge = maxEdge }
         if let maxBytes { options.maxBytes = maxBytes.bytes }
+        options.quality = quality
         options.qualities = min(options.qualities.lowerBound, maxQuality)...maxQuality
         options.metadata = stripAll ? .none : .colorProfileOnly
         options.strict = strict
@@ -61,7 +63,12 @@ package struct PipelineOptions: ParsableArguments {
     @Option(help: "Byte budget, e.g. 500KiB, 5MiB, 800KB (overrides the preset's). The output is strictly smaller.")
     var maxBytes: ByteSize?
 
-    @Option(help: "Highest JPEG quality the budget search may choose.")
+    @Option(help: ArgumentHelp(
+        "What the JPEG quality is chosen for: good (SSIMULACRA2 75), high (85: looks the same in a flip test), visually-lossless (90), score:N, a fixed libjpeg quality 1-100, or max (the highest under the byte budget). The byte budget always wins.",
+        valueName: "target"))
+    var quality: QualityTarget = defaults.quality
+
+    @Option(help: "Highest JPEG quality the encoder may choose.")
     var maxQuality: Int = defaults.maxQuality
 
     @Option(help: "Colour that transparency is flattened onto, as RRGGBB.")
@@ -89,6 +96,7 @@ package struct PipelineOptions: ParsableArguments {
         settings.preset = preset
         settings.maxEdge = maxEdge
         settings.maxBytes = maxBytes
+        settings.quality = quality
         settings.maxQuality = maxQuality
         settings.background = background
         settings.stripAll = stripAll
@@ -103,6 +111,11 @@ package struct PipelineOptions: ParsableArguments {
 }
 
 extension PrepareOptions.Preset: ExpressibleByArgument {}
+
+extension QualityTarget: ExpressibleByArgument {
+    public init?(argument: String) { self.init(argument) }
+    public var defaultValueDescription: String { description }
+}
 
 /// A byte count written as `500KiB`, `5MiB`, `800KB`, `1.5MB` or plain bytes.
 package struct ByteSize: ExpressibleByArgument, Equatable, Sendable {

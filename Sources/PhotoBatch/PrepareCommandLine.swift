@@ -68,6 +68,7 @@ package enum PrepareCommandLine {
             Option(name: "--preset", kind: .value { read(PrepareOptions.Preset(rawValue: $1), into: &$0.pipeline.preset) }),
             Option(name: "--max-edge", kind: .value { read(Int($1), into: &$0.pipeline.maxEdge) }),
             Option(name: "--max-bytes", kind: .value { read(ByteSize(argument: $1), into: &$0.pipeline.maxBytes) }),
+            Option(name: "--quality", kind: .value { read(QualityTarget($1), into: &$0.pipeline.quality) }),
             Option(name: "--max-quality", kind: .value { read(Int($1), into: &$0.pipeline.maxQuality) }),
             Option(name: "--background", kind: .value { read(HexColor(argument: $1), into: &$0.pipeline.background) }),
             Option(name: "--strip-all", kind: .flag { $0.pipeline.stripAll = true }),

@@ -8,7 +8,7 @@ import PhotoBatch
 @main
 struct Photoprep: AsyncParsableCommand {
     static let configuration = Root.configuration(subcommands: [
-        Prepare.self, Probe.self, Upload.self, Presign.self, Bench.self,
+        Prepare.self, Probe.self, Score.self, Upload.self, Presign.self, Bench.self,
         GroupCommand.self, ProfileCommand.self, UserCommand.self, SyncCommand.self, Serve.self,
     ])
 

@@ -7,7 +7,9 @@ import TestSupport
 /// image, between progressive scans, in a JFIF thumbnail. Each file is built here from the committed
 /// photos; the output must keep none of it and show the same pixels.
 @Suite struct HostileJPEGTests {
-    let pipeline = PhotoPipeline(preset: .group)
+    /// Filling the budget (`--quality max`): a fitting JPEG takes the lossless path, where anything hidden in it could
+    /// slip through (a score target re-encodes most of these, which keeps nothing but pixels).
+    let pipeline = PhotoPipeline(options: { var o = PrepareOptions(preset: .group); o.quality = .max; return o }())
 
     /// A clean JPEG that `prepare` passes through unchanged (no metadata, within size and budget).
     func cleanJPEG() throws -> [UInt8] {
@@ -68,6 +70,7 @@ import TestSupport
         let zip = Array("PK\u{3}\u{4}motion-photo.mp4 GPS 48.8584N".utf8)
         var options = PrepareOptions(preset: .group)
         options.metadata = .none
+        options.quality = .max
         for pipeline in [self.pipeline, PhotoPipeline(options: options)] {
             let photo = try pipeline.prepare(gps + zip)
             #expect(photo.report.action == .metadataStripped)

@@ -11,7 +11,9 @@ import PhotoPrep
     func entries() throws -> [Manifest.Entry] {
         let pipeline = PhotoPipeline(preset: .profile)
         let reencoded = try pipeline.prepare(contentsOf: Fixture.path("photos/storm-1920x1280.jpg")).report
-        var passed = try PhotoPipeline(preset: .photo).prepare(contentsOf: Fixture.path("orientation/landscape_1.jpg")).report
+        var filling = PrepareOptions(preset: .photo)
+        filling.quality = .max
+        var passed = try PhotoPipeline(options: filling).prepare(contentsOf: Fixture.path("orientation/landscape_1.jpg")).report
         #expect(reencoded.quality != nil && passed.quality == nil, "one entry with a quality, one without")
         passed.warnings = ["Premature end of JPEG file", "quote \" backslash \\ tab \t newline \n bell \u{7} nul \u{0}", "é 照片 🙂 \u{2028}"]
         passed.timings.decode = 1e-7

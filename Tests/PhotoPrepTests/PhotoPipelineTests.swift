@@ -5,6 +5,13 @@ import Testing
 import TestSupport
 
 @Suite struct PhotoPipelineTests {
+    /// The pipeline filling the budget (`--quality max`): the highest quality that fits, a fitting JPEG kept as it is.
+    static func filling(_ preset: PrepareOptions.Preset) -> PhotoPipeline {
+        var options = PrepareOptions(preset: preset)
+        options.quality = .max
+        return PhotoPipeline(options: options)
+    }
+
     static let everyPreparableFixture = [
         "photos/storm-1920x1280.jpg", "photos/ladybird-2560x1600.jpg", "edge/progressive.jpg", "edge/arithmetic.jpg",
         "edge/grey.jpg", "edge/cmyk-photo.jpg", "edge/cmyk-patches.jpg", "edge/truncated.jpg", "edge/with-icc-and-gps.jpg",
@@ -30,7 +37,7 @@ import TestSupport
     }
 
     @Test func bindingBudgetPicksTheLargestFittingQuality() throws {
-        let pipeline = PhotoPipeline(preset: .group)
+        let pipeline = Self.filling(.group)
         let photo = try pipeline.prepare(contentsOf: Fixture.path("photos/ladybird-2560x1600.jpg"))
         let r = photo.report
         #expect(r.outputWidth == 2048 && r.outputHeight == 1280)
@@ -43,14 +50,14 @@ import TestSupport
         let info = try SourceInfo.read(bytes, maxPixels: .max)
         let decoded = try Decoder.decode(bytes, info: info, target: (2048, 1280), options: pipeline.options)
         let resized = Resizer.resize(decoded.image, width: 2048, height: 1280)
-        let higher = try TurboJPEGCompressor().encode(resized, quality: quality + 1) { $0.count }
+        let higher = try JPEGWriter.encode(resized, quality: quality + 1, settings: .init()) { $0.count }
         #expect(higher >= 512_000 || Double(photo.jpeg.count) >= 0.95 * 512_000)
         // And the output is a faithful copy of the photo.
         #expect(lumaPSNR(try decodeJPEG(photo.jpeg), resized) > 35)
     }
 
     @Test func unbindingBudgetCostsOneEncode() throws {
-        let photo = try PhotoPipeline(preset: .photo).prepare(contentsOf: Fixture.path("photos/ladybird-2560x1600.jpg"))
+        let photo = try Self.filling(.photo).prepare(contentsOf: Fixture.path("photos/ladybird-2560x1600.jpg"))
         #expect(photo.report.encodes == 1)
         #expect(photo.report.quality == 100)
     }
@@ -66,9 +73,10 @@ import TestSupport
     }
 
     @Test func tightBudgetShrinksTheDimensions() throws {
-        let options = PrepareOptions(maxEdge: 2048, maxBytes: 40_000)
+        let options = PrepareOptions(maxEdge: 2048, maxBytes: 25_000)
         let photo = try PhotoPipeline(options: options).prepare(contentsOf: Fixture.path("photos/storm-1920x1280.jpg"))
-        #expect(photo.jpeg.count < 40_000)
+        #expect(photo.jpeg.count < 25_000)
+        #expect(photo.report.missedTarget == true)
         #expect(photo.report.outputWidth < 1920)
         let aspect = Double(photo.report.outputWidth) / Double(photo.report.outputHeight)
         #expect(abs(aspect - 1.5) < 0.01)
@@ -77,7 +85,7 @@ import TestSupport
 
     @Test func fittingJPEGWithoutMetadataPassesThroughUntouched() throws {
         let source = try Fixture.bytes("edge/progressive.jpg")
-        let photo = try PhotoPipeline(preset: .group).prepare(source)
+        let photo = try Self.filling(.group).prepare(source)
         #expect(photo.report.action == .passedThrough)
         #expect(photo.jpeg == source)
         #expect(photo.report.encodes == 0)
@@ -87,7 +95,7 @@ import TestSupport
         let source = try Fixture.bytes("edge/with-icc-and-gps.jpg")
         let sourceStructure = try JPEGStructure.parse(source)
         #expect(sourceStructure.exif != nil && sourceStructure.iccProfile != nil)
-        let photo = try PhotoPipeline(preset: .group).prepare(source)
+        let photo = try Self.filling(.group).prepare(source)
         #expect(photo.report.action == .metadataStripped)
         #expect(photo.report.sourceHasGPS)
         let output = try JPEGStructure.parse(photo.jpeg)
@@ -118,7 +126,7 @@ import TestSupport
             ("chunks numbered 1 of 2 twice", chunk(profile[..<(profile.count / 2)], 1, of: 2) + chunk(profile[(profile.count / 2)...], 1, of: 2)),
         ]
         for (what, segments) in cases {
-            let photo = try PhotoPipeline(preset: .group).prepare(with(segments))
+            let photo = try Self.filling(.group).prepare(with(segments))
             #expect(photo.report.action == .metadataStripped, "\(what)")
             #expect(try JPEGStructure.parse(photo.jpeg).iccProfile == nil && !photo.report.keptColorProfile, "\(what)")
             #expect(!photo.jpeg.contains(0xE2) || !String(decoding: photo.jpeg, as: UTF8.self).contains("ICC_PROFILE"), "\(what)")
@@ -126,7 +134,7 @@ import TestSupport
             #expect(try decodeJPEG(photo.jpeg) == decodeJPEG(source), "\(what): pixels untouched")
         }
         let real = with(try #require(JPEGSegments.iccSegments(profile)))
-        let kept = try PhotoPipeline(preset: .group).prepare(real)
+        let kept = try Self.filling(.group).prepare(real)
         #expect(kept.report.action == .passedThrough && kept.jpeg == real && kept.report.warnings.isEmpty)
     }
 
@@ -171,6 +179,7 @@ import TestSupport
         #expect(!stripped.report.keptColorProfile)
         options.allowPassThrough = true
         options.maxEdge = 2048
+        options.quality = .max  // kept as it is, not encoded for a score
         let strippedPass = try PhotoPipeline(options: options).prepare(source)
         #expect(strippedPass.report.action == .metadataStripped)
         #expect(try JPEGStructure.parse(strippedPass.jpeg).iccProfile == nil)

@@ -39,6 +39,7 @@ import TestSupport
     /// A JPEG that already fits is passed through untouched; its thumbnails are made all the same.
     @Test func aPassedThroughPhotoHasThumbnailsToo() throws {
         var options = PrepareOptions(preset: .photo)
+        options.quality = .max  // kept as it is
         options.thumbnails = [200]
         let photo = try PhotoPipeline(options: options).prepare(contentsOf: Fixture.path("orientation/landscape_1.jpg"))
         #expect(photo.report.action != .reencoded)
@@ -53,6 +54,7 @@ import TestSupport
     /// are, byte for byte, those made from its output decoded on its own at their scale.
     @Test func aPassedThroughPhotosThumbnailsComeFromTheCheckingDecode() throws {
         var options = PrepareOptions(preset: .photo)
+        options.quality = .max  // kept as it is
         options.thumbnails = [512, 100]
         let photo = try PhotoPipeline(options: options).prepare(contentsOf: Fixture.path("photos/storm-1920x1280.jpg"))
         #expect(photo.report.action != .reencoded && !photo.report.keptColorProfile)
@@ -62,7 +64,7 @@ import TestSupport
         let plan = DecodePlan(info: info, fileBytes: photo.jpeg.count, target: small.outputSize(width: info.width, height: info.height), options: small)
         #expect(plan.scale == 2)  // 960 × 640 covers 512 × 341; 1/4 would not (the check alone decodes at 1/8)
         let decoded = try Decoder.decode(photo.jpeg, info: info, plan: plan, options: options).image
-        let expected = try Thumbnails.make(from: decoded, edges: [512, 100], quality: options.thumbnailQuality, extraSegments: [])
+        let expected = try Thumbnails.make(from: decoded, options: options, extraSegments: [])
         #expect(photo.thumbnails.map(\.edge) == [100, 512])
         let same = photo.thumbnails.map(\.jpeg) == expected.map(\.jpeg)
         #expect(same, "the thumbnails differ from those of the output decoded on its own")

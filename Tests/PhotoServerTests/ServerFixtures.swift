@@ -154,11 +154,10 @@ enum BigPhotos {
         }
         let image = PixelImage(width: width, height: height, channels: 3, pixels: pixels)
         let exif = try app1(of: Fixture.bytes("orientation/landscape_6.jpg"))
-        let compressor = try TurboJPEGCompressor()
         for quality in stride(from: 100, through: 50, by: progressive ? -3 : -1) {
             let jpeg = progressive
                 ? try progressiveJPEG(rgb: image.pixels, width: width, height: height, quality: quality, fullChroma: false)
-                : try compressor.encode(image, quality: quality) { [UInt8]($0) }
+                : try JPEGWriter.encode(image, quality: quality, settings: .init()) { [UInt8]($0) }
             let tagged = [0xFF, 0xD8] + exif + jpeg.dropFirst(2)
             if tagged.count < limit {
                 try Data(tagged).write(to: URL(fileURLWithPath: path), options: .atomic)

@@ -1,19 +1,25 @@
 /// Small copies of the normalised photo for lists and avatars, made from its pixels — upright, already
 /// resized — so a photo is decoded once for itself and its thumbnails. Each long edge in
 /// `PrepareOptions.thumbnails` (never larger than the photo), the largest first and each smaller one from
-/// the one before (`Resizer.thumbnail` from a larger copy, not from the original: a fraction of the work), encoded at
-/// `thumbnailQuality` with the photo's colour profile.
+/// the one before (`Resizer.thumbnail` from a larger copy, not from the original: a fraction of the work), encoded to
+/// the photo's quality target (`BudgetEncoder`, without a byte budget) with the photo's colour profile.
 enum Thumbnails {
-    static func make(from image: PixelImage, edges: [Int], quality: Int, extraSegments: [UInt8]) throws(PhotoPrepError) -> [Thumbnail] {
-        guard !edges.isEmpty else { return [] }
-        let compressor = try TurboJPEGCompressor()
+    /// The quality of thumbnails when the photo fills its budget (`QualityTarget.max`): they have no budget of their own.
+    static let fillingQuality = 82
+
+    static func make(from image: PixelImage, options: PrepareOptions, extraSegments: [UInt8]) throws(PhotoPrepError) -> [Thumbnail] {
+        guard !options.thumbnails.isEmpty else { return [] }
+        var unbounded = options
+        unbounded.maxBytes = .max
+        if options.quality == .max { unbounded.quality = .fixed(Self.fillingQuality) }  // no budget to fill
+        let encoder = BudgetEncoder(options: unbounded, extraSegments: extraSegments)
         var made: [Thumbnail] = []
         var source = image
-        for edge in Set(edges).sorted(by: >) {
+        for edge in Set(options.thumbnails).sorted(by: >) {
             let size = PrepareOptions(maxEdge: edge, maxBytes: .max).outputSize(width: source.width, height: source.height)
             let pixels = size == (source.width, source.height) ? source : Resizer.thumbnail(source, width: size.width, height: size.height)
-            let jpeg = try compressor.encode(pixels, quality: quality) { JPEGSegments.inserting(extraSegments, into: $0) }
-            made.append(Thumbnail(edge: edge, width: pixels.width, height: pixels.height, jpeg: jpeg))
+            let encoded = try encoder.encode(pixels)
+            made.append(Thumbnail(edge: edge, width: pixels.width, height: pixels.height, jpeg: encoded.jpeg, score: encoded.score))
             source = pixels
         }
         return made.reversed()

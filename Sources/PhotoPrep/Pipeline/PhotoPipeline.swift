@@ -79,6 +79,13 @@ public struct PhotoPipeline: Sendable {
     /// holds no other copy frees them before the largest allocations come.
     /// With a `header` (of the file at `path`), `bytes` may be empty: the header is not read again.
     package func prepare(taking bytes: inout [UInt8], file path: String?, header: Header? = nil) throws(PhotoPrepError) -> PreparedPhoto {
+        try prepare(taking: &bytes, file: path, header: header, passThrough: options.allowPassThrough)
+    }
+
+    /// A JPEG that fits is kept as it is unless its re-encode for a score target is at most this fraction of its size.
+    static let reencodeSaving = 0.9
+
+    private func prepare(taking bytes: inout [UInt8], file path: String?, header: Header?, passThrough: Bool) throws(PhotoPrepError) -> PreparedPhoto {
         let clock = ContinuousClock()
         let start = clock.now
         var info: SourceInfo
@@ -92,17 +99,31 @@ public struct PhotoPipeline: Sendable {
             outputWidth: 0, outputHeight: 0, outputBytes: 0, action: .reencoded, quality: nil, encodes: 0,
             decodeScale: 1, keptColorProfile: false, warnings: info.warnings, timings: .init())
 
-        if options.allowPassThrough, !bytes.isEmpty, let (jpeg, action, checked, warning) = lossless(bytes, info: info, orientation: orientation) {
-            report.action = action
-            if let warning { report.warnings.append(warning) }
+        if passThrough, !bytes.isEmpty, let (jpeg, action, checked, warning) = lossless(bytes, info: info, orientation: orientation) {
+            var kept = report
+            kept.action = action
+            if let warning { kept.warnings.append(warning) }
             let upright = try JPEGStructure.parse(jpeg)
-            report.outputWidth = upright.width
-            report.outputHeight = upright.height
-            report.outputBytes = jpeg.count
-            report.keptColorProfile = upright.iccProfile != nil
-            let thumbnails = try thumbnails(ofPassedThrough: jpeg, upright.iccProfile, decoded: checked, warnings: &report.warnings)
-            report.timings.total = seconds(clock.now - start)
-            return PreparedPhoto(jpeg: jpeg, report: report, thumbnails: thumbnails)
+            kept.outputWidth = upright.width
+            kept.outputHeight = upright.height
+            kept.outputBytes = jpeg.count
+            kept.keptColorProfile = upright.iccProfile != nil
+            // With a score target, the photo is encoded for it too: a camera's high-quality JPEG that fits the budget
+            // may still carry several times the bytes a viewer can tell apart. The smaller wins, by a clear margin
+            // (`reencodeSaving`): the source itself is the better copy of its pixels.
+            if case .score = options.quality {
+                var copy = bytes
+                var reencoded = try prepare(taking: &copy, file: nil, header: nil, passThrough: false)
+                if Double(reencoded.jpeg.count) <= Self.reencodeSaving * Double(jpeg.count) {
+                    reencoded.report.timings.total = seconds(clock.now - start)
+                    return reencoded
+                }
+                kept.timings.total = seconds(clock.now - start)
+                return PreparedPhoto(jpeg: jpeg, report: kept, thumbnails: reencoded.thumbnails)
+            }
+            let thumbnails = try thumbnails(ofPassedThrough: jpeg, upright.iccProfile, decoded: checked, warnings: &kept.warnings)
+            kept.timings.total = seconds(clock.now - start)
+            return PreparedPhoto(jpeg: jpeg, report: kept, thumbnails: thumbnails)
         }
 
         let plan = DecodePlan(info: info, fileBytes: fileBytes, target: target, options: options, fromFile: path != nil)
@@ -146,12 +167,22 @@ public struct PhotoPipeline: Sendable {
         report.outputHeight = encoded.height
         report.outputBytes = encoded.jpeg.count
         report.quality = encoded.quality
+        report.score = (encoded.score * 100).rounded() / 100
+        report.target = options.quality.key
+        report.missedTarget = encoded.missedTarget
+        report.chroma = image.channels == 1 ? "grey" : encoded.settings.fullChroma ? "4:4:4" : "4:2:0"
+        report.progressive = encoded.settings.progressive
+        if encoded.missedTarget, case .score(let target) = options.quality {
+            report.warnings.append(
+                "SSIMULACRA2 \(report.score!) is below the target \(QualityTarget.score(target)): "
+                    + (encoded.quality == options.qualities.upperBound ? "the top quality scores no higher" : "reaching it takes more than the byte budget"))
+        }
         report.encodes = encoded.encodes
         report.keptColorProfile = !profile.isEmpty
         // From the pixels just encoded (shrunk to fit the budget, if it came to that): no second decode.
         let thumbnails = try Thumbnails.make(
             from: encoded.width == image.width ? image : Resizer.resize(image, width: encoded.width, height: encoded.height),
-            edges: options.thumbnails, quality: options.thumbnailQuality, extraSegments: profile)
+            options: options, extraSegments: profile)
         report.timings.total = seconds(clock.now - start)
         return PreparedPhoto(jpeg: encoded.jpeg, report: report, thumbnails: thumbnails)
     }
@@ -171,7 +202,7 @@ public struct PhotoPipeline: Sendable {
             image = try Decoder.decode(jpeg, info: info, plan: plan, options: options).image
         }
         let profile = colorProfileSegments(iccProfile, channels: image.channels, warnings: &warnings)
-        return try Thumbnails.make(from: image, edges: options.thumbnails, quality: options.thumbnailQuality, extraSegments: profile)
+        return try Thumbnails.make(from: image, options: options, extraSegments: profile)
     }
 
     /// How a photo is decoded for its thumbnails alone (nil when none are asked for): at the smallest DCT scale

@@ -26,6 +26,8 @@ public struct PhotoPrepError: Error, Sendable, Equatable, CustomStringConvertibl
         public static let budgetUnreachable = Kind("budget unreachable")
         /// The codec could not be set up or failed internally.
         public static let codecFailure = Kind("codec failure")
+        /// Two images compared with each other are not of one size.
+        public static let sizeMismatch = Kind("sizes differ")
         /// Reading or writing a file failed.
         public static let io = Kind("I/O error")
     }

@@ -26,8 +26,13 @@ public struct PrepareOptions: Sendable, Hashable {
     public var maxEdge: Int
     /// The output is strictly smaller than this many bytes.
     public var maxBytes: Int
-    /// The JPEG qualities the budget search may choose from; the highest that fits wins.
+    /// What the JPEG quality is chosen for: by default the smallest encode scoring SSIMULACRA2 85 (`QualityTarget`).
+    /// The byte budget always wins.
+    public var quality: QualityTarget = .high
+    /// The JPEG qualities the encoder may choose from.
     public var qualities: ClosedRange<Int> = 50...100
+    /// Each chosen quality is also written progressive, and kept so when that is smaller.
+    public var progressive: Bool = true
     /// What transparency is flattened onto.
     public var background: RGBColor = .white
     public var metadata: Metadata = .colorProfileOnly
@@ -57,10 +62,9 @@ public struct PrepareOptions: Sendable, Hashable {
     /// Pass a JPEG through unchanged (or with metadata stripped losslessly) when it already fits.
     public var allowPassThrough: Bool = true
     /// Thumbnails to make with the photo: their long edges in pixels (none by default). Made from the
-    /// photo's own pixels, never larger than the photo.
+    /// photo's own pixels, never larger than the photo, at the same `quality` target and no byte budget (quality 82 when
+    /// the photo fills its budget, `QualityTarget.max`).
     public var thumbnails: [Int] = []
-    /// The JPEG quality of thumbnails.
-    public var thumbnailQuality: Int = 82
 
     public init(maxEdge: Int, maxBytes: Int) {
         self.maxEdge = maxEdge

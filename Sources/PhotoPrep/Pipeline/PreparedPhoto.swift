@@ -13,6 +13,16 @@ public struct Thumbnail: Sendable, Equatable {
     public var width: Int
     public var height: Int
     public var jpeg: [UInt8]
+    /// Its SSIMULACRA2 score against the pixels it encodes.
+    public var score: Double
+
+    public init(edge: Int, width: Int, height: Int, jpeg: [UInt8], score: Double) {
+        self.edge = edge
+        self.width = width
+        self.height = height
+        self.jpeg = jpeg
+        self.score = score
+    }
 
     /// The folder every thumbnail's key starts with.
     public static let folder = "thumbnails"
@@ -59,6 +69,18 @@ public struct PrepareReport: Sendable, Codable, Equatable {
     public var action: Action
     /// The JPEG quality of the output (nil when the source was passed through).
     public var quality: Int?
+    /// The output's SSIMULACRA2 score against the resized photo it encodes (nil when the source was passed through:
+    /// nothing was re-encoded).
+    public var score: Double?
+    /// The quality target the photo was prepared for (`QualityTarget.key`: `score:85`, `q:90`, `max`).
+    public var target: String?
+    /// The score target was not reached: reaching it needs more bytes than the budget (the best score that fits was
+    /// taken), or even the top quality scores below it.
+    public var missedTarget: Bool?
+    /// The output's chroma: `4:2:0`, `4:4:4` or `grey` (nil when passed through).
+    public var chroma: String?
+    /// The output was written progressive.
+    public var progressive: Bool?
     /// How many JPEG encodes the budget search ran.
     public var encodes: Int
     /// The JPEG was decoded at 1/`decodeScale` (1 for PNG and full-size decodes).

@@ -35,11 +35,15 @@ public enum StageTimings {
             _ = Resizer.resize(source, width: target.width, height: target.height)
         }))
         let resized = Resizer.resize(source, width: target.width, height: target.height)
-        let compressor = try TurboJPEGCompressor()
         results.append(("one encode Q85", try time { () throws(PhotoPrepError) in
-            _ = try compressor.encode(resized, quality: 85) { $0.count }
+            _ = try JPEGWriter.encode(resized, quality: 85, settings: .init()) { $0.count }
         }))
-        results.append(("budget search (< \(options.maxBytes) B)", try time { () throws(PhotoPrepError) in
+        let jpeg = try JPEGWriter.encode(resized, quality: 85, settings: .init()) { Array($0) }
+        let decompressor = try TurboJPEGDecompressor()
+        results.append(("one decode + SSIMULACRA2", try time { () throws(PhotoPrepError) in
+            _ = try BudgetEncoder.score(jpeg, of: resized, decompressor)
+        }))
+        results.append(("encode for \(options.quality) (< \(options.maxBytes) B)", try time { () throws(PhotoPrepError) in
             _ = try BudgetEncoder(options: options, extraSegments: []).encode(resized)
         }))
         return results

@@ -60,7 +60,8 @@ public struct PhotoIntake: Sendable {
         let preparing = ContinuousClock.now - started
         try await authorize(caller: caller, writing: path)
         let url = try await store(prepared.jpeg, at: path.key)
-        var stored = StoredPhotos.StoredObjects(photo: .init(location: url, content: .init(of: prepared.jpeg)), thumbnails: [])
+        var stored = StoredPhotos.StoredObjects(
+            photo: .init(location: url, content: .init(of: prepared.jpeg)), thumbnails: [], score: prepared.report.score)
         for thumbnail in prepared.thumbnails {
             let location = try await store(thumbnail.jpeg, at: path.thumbnailKey(edge: thumbnail.edge))
             stored.thumbnails.append((thumbnail.edge, thumbnail.width, thumbnail.height, .init(location: location, content: .init(of: thumbnail.jpeg))))

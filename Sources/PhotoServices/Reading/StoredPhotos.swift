@@ -43,7 +43,7 @@ public struct StoredPhotos: Sendable {
         try await database.query { db in
             let rows = try await db.raw(
                 """
-                SELECT p."key", p."location", p."sha256", p."size", p."token", p."storedAt",
+                SELECT p."key", p."location", p."sha256", p."size", p."token", p."storedAt", p."score",
                   t."edge" AS "tEdge", t."width" AS "tWidth", t."height" AS "tHeight", t."location" AS "tLocation",
                   t."sha256" AS "tSha256", t."size" AS "tSize"
                 FROM "storedPhoto" p LEFT JOIN "storedThumbnail" t ON t."key" = p."key" AND t."edge" = \(bind: edge ?? -1)
@@ -117,7 +117,9 @@ public struct StoredPhotos: Sendable {
         let old = try await forget(key: key, db)
         let photo = stored.photo
         try await db.insert(into: "storedPhoto")
-            .model(StoredPhoto(key: key, location: photo.location, sha256: photo.content.sha256, size: photo.content.size, token: newToken(), storedAt: date))
+            .model(StoredPhoto(
+                key: key, location: photo.location, sha256: photo.content.sha256, size: photo.content.size, token: newToken(), storedAt: date,
+                score: stored.score))
             .run()
         for thumbnail in stored.thumbnails {
             try await db.insert(into: "storedThumbnail")
@@ -183,6 +185,8 @@ public struct StoredPhotos: Sendable {
     public struct StoredObjects: Sendable {
         public var photo: StoredObject
         public var thumbnails: [(edge: Int, width: Int, height: Int, object: StoredObject)]
+        /// The photo's SSIMULACRA2 score (`PrepareReport.score`).
+        public var score: Double?
     }
 
     /// One object in storage: where, and what readers are told of its bytes.

@@ -143,6 +143,8 @@ public struct StoredPhoto: Codable, Sendable, Equatable {
     public var size: Int64
     public var token: String
     public var storedAt: Date
+    /// The SSIMULACRA2 score it was encoded to against the resized photo (nil when it was kept as it arrived).
+    public var score: Double?
 }
 
 /// A thumbnail of a stored photo (`PrepareOptions.thumbnails`): read with the photo's token and version.

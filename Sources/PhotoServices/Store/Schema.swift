@@ -19,6 +19,7 @@ enum Schema {
         Migration(name: "services v1: users, groups, messages, notifications, album photos", shippedAs: legacyV1, run: servicesV1),
         Migration(name: "services v2: stored photos' versions and download tokens", shippedAs: "", run: servicesV2),
         Migration(name: "services v3: each group's creation, to tell a resent creation from another", shippedAs: "", run: servicesV3),
+        Migration(name: "services v4: each stored photo's perceptual quality score", shippedAs: "", run: servicesV4),
     ]
     /// The photo jobs (embedded services and clients alike), their runs, and replaced objects still to delete.
     static let jobs = [
@@ -139,6 +140,11 @@ enum Schema {
             .column("groupId", type: .text, .primaryKey(autoIncrement: false), .references("chatGroup", "id", onDelete: .cascade))
             .column("digest", type: .text, .notNull)
             .run()
+    }
+
+    private static func servicesV4(_ db: any SQLDatabase) async throws {
+        // The SSIMULACRA2 score the photo was encoded to (`PrepareReport.score`); none for a photo kept as it arrived.
+        try await db.alter(table: "storedPhoto").column("score", type: .real).run()
     }
 
     private static func jobsV1(_ db: any SQLDatabase) async throws {

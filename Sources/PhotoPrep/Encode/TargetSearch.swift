@@ -1,0 +1,127 @@
+/// The search for the lowest JPEG quality whose SSIMULACRA2 score reaches a target, under a byte budget, as a pure
+/// state machine: it says which quality to encode next, the caller encodes, scores and reports back.
+///
+/// A score rises with the quality by about `priorSlope` points a step between qualities 70 and 98 (median of the
+/// calibration corpus, `Benchmarks/calibration.sh`), more steeply on some photos than others: the first guess is the
+/// quality a typical photo needs (`firstGuess`), then a secant through the two nearest scores (or the prior slope
+/// while there is one), always strictly inside the bracket [highest quality that scored too low, lowest that passed].
+/// It ends when the bracket is adjacent, when a passing score is within `tolerance` of the target, when the encodes
+/// run out (then the lowest pass wins), or when the budget binds: the target needs more bytes than the budget allows
+/// (`budgetBound`) or the top quality still scores too low (`targetUnreachable`).
+///
+/// | seen (target 85)                        | next step                         |
+/// |-----------------------------------------|-----------------------------------|
+/// | nothing                                 | encode Q87 (first guess)          |
+/// | Q87 → 83.1                              | encode Q90 (prior slope, + 1)     |
+/// | Q87 → 83.1, Q90 → 86.2                  | encode Q89 (secant)               |
+/// | Q88 → 84.9, Q89 → 85.6                  | done, Q89 (adjacent)              |
+/// | Q90 → 85.4 (within tolerance)           | done, Q90                         |
+/// | Q87 over the budget                     | budget bound (fill the budget)    |
+struct TargetSearch {
+    enum Step: Equatable {
+        case encode(quality: Int)
+        /// The lowest quality found that reaches the target.
+        case done(quality: Int)
+        /// Reaching the target takes more bytes than the budget: the highest quality under it is the best that fits.
+        case budgetBound
+        /// Even the highest allowed quality scores below the target (it fits the budget).
+        case targetUnreachable
+    }
+
+    let target: Double
+    let qualities: ClosedRange<Int>
+    /// Encodes must be strictly smaller than this many bytes.
+    let limit: Int
+    /// A pass this close above the target ends the search without proving the next quality down fails.
+    var tolerance = 0.6
+    var maxEncodes = 5
+    /// Score points a quality step is assumed to add until two scores are known.
+    static let priorSlope = 0.7
+
+    private(set) var tried: [Int: (size: Int, score: Double)] = [:]
+
+    init(target: Double, qualities: ClosedRange<Int>, limit: Int) {
+        self.target = target
+        self.qualities = qualities
+        self.limit = limit
+    }
+
+    mutating func record(quality: Int, size: Int, score: Double) {
+        tried[quality] = (size, score)
+    }
+
+    /// The lowest quality tried that reaches the target under the budget.
+    var lowestPass: (quality: Int, score: Double)? {
+        tried.filter { $0.value.size < limit && $0.value.score >= target }.min { $0.key < $1.key }.map { ($0.key, $0.value.score) }
+    }
+    /// The highest quality tried that fits the budget but scores below the target.
+    private var highestFail: (quality: Int, score: Double)? {
+        tried.filter { $0.value.size < limit && $0.value.score < target }.max { $0.key < $1.key }.map { ($0.key, $0.value.score) }
+    }
+    /// The lowest quality tried that is over the budget.
+    private var lowestOver: Int? { tried.filter { $0.value.size >= limit }.keys.min() }
+
+    func next() -> Step {
+        let pass = lowestPass, fail = highestFail
+        let high = min(qualities.upperBound, (lowestOver ?? qualities.upperBound + 1) - 1)
+        if let pass {
+            if pass.quality == qualities.lowerBound || pass.quality - 1 == fail?.quality { return .done(quality: pass.quality) }
+            if pass.score - target <= tolerance || tried.count >= maxEncodes { return .done(quality: pass.quality) }
+        } else {
+            if high < qualities.lowerBound { return .budgetBound }
+            if let fail, fail.quality >= high {
+                return high == qualities.upperBound && lowestOver == nil ? .targetUnreachable : .budgetBound
+            }
+            if tried.count >= maxEncodes { return lowestOver == nil && high == qualities.upperBound ? .targetUnreachable : .budgetBound }
+        }
+        guard !tried.isEmpty else { return .encode(quality: clamp(firstGuess, above: nil, below: high + 1)) }
+        // Only encodes over the budget so far: the quality a typical photo needs is more than the budget holds.
+        guard pass != nil || fail != nil else { return .budgetBound }
+
+        // The next guess: a secant between the bracket's ends, else a step of the prior slope from the nearest score.
+        let low = fail?.quality, top = pass?.quality ?? high + 1
+        let guess: Double
+        if let fail, let pass {
+            let slope = max((pass.score - fail.score) / Double(pass.quality - fail.quality), 0.05)
+            guess = Double(fail.quality) + (target - fail.score) / slope
+        } else if let fail {
+            guess = Double(fail.quality) + (target - fail.score) / measuredSlope(near: fail.quality) + 1
+        } else {
+            guess = Double(pass!.quality) - (pass!.score - target) / measuredSlope(near: pass!.quality)
+        }
+        return .encode(quality: clamp(Int(guess.rounded(.up)), above: low, below: top))
+    }
+
+    /// The slope between the two scores tried nearest `quality`, when it is a plausible one; the prior otherwise.
+    private func measuredSlope(near quality: Int) -> Double {
+        let near = tried.filter { $0.value.size < limit }.sorted { abs($0.key - quality) < abs($1.key - quality) }
+        guard near.count >= 2 else { return Self.priorSlope }
+        let (a, b) = (near[0], near[1])
+        let slope = (a.value.score - b.value.score) / Double(a.key - b.key)
+        return slope > 0.1 && slope < 5 ? slope : Self.priorSlope
+    }
+
+    /// Keeps a guess inside the allowed qualities and strictly between `above` and `below`.
+    private func clamp(_ quality: Int, above: Int?, below: Int) -> Int {
+        let low = max(qualities.lowerBound, (above ?? qualities.lowerBound - 1) + 1)
+        let high = min(qualities.upperBound, below - 1)
+        return min(max(quality, low), max(low, high))
+    }
+
+    /// The quality a typical photo needs for the target at 4:2:0: the calibration corpus's median score by quality,
+    /// read backwards.
+    private var firstGuess: Int {
+        let table = Self.typicalScore
+        if target <= table.first!.score { return table.first!.quality }
+        for (a, b) in zip(table, table.dropFirst()) where target <= b.score {
+            let t = (target - a.score) / (b.score - a.score)
+            return a.quality + Int((t * Double(b.quality - a.quality)).rounded(.up))
+        }
+        return qualities.upperBound
+    }
+
+    /// Median SSIMULACRA2 by quality at 4:2:0 with optimised Huffman tables (calibration corpus, `Benchmarks/calibration.sh`).
+    static let typicalScore: [(quality: Int, score: Double)] = [
+        (50, 62.0), (60, 68.0), (70, 73.5), (80, 79.5), (85, 82.8), (90, 86.3), (95, 89.8), (100, 93.5),
+    ]
+}
