@@ -8,7 +8,7 @@ import NIOCore
 import NIOPosix
 public import PhotoServices
 import PhotoFiles
-import PhotoPrep
+public import PhotoPrep
 import PhotoUpload
 import ServiceLifecycle
 import UnixSignals
@@ -76,6 +76,9 @@ public struct PhotoServer: Sendable {
         /// The most pixels a photo may declare in its header (width × height); larger ones are refused (422)
         /// before any pixel is decoded. 200 MP phone photos (16,320 × 12,240) fit.
         public var maxPixels = 210_000_000
+        /// What arriving photos (and their thumbnails) are encoded for: by default the smallest JPEG scoring SSIMULACRA2
+        /// 85 against the resized photo, under the path's byte budget.
+        public var quality: QualityTarget = .high
         /// Photos that may wait for the pipeline's threads beyond those being prepared; an upload finishing
         /// past it gets 503 with `Retry-After` and keeps its bytes (asking again finishes it).
         public var maxWaitingPhotos = 128
@@ -155,7 +158,7 @@ public struct PhotoServer: Sendable {
             processor: ArrivalProcessor(
                 intake: PhotoIntake(
                     database: database, storage: storage, cpu: cpu, memory: memory,
-                    thumbnails: configuration.thumbnails, maxPixels: configuration.maxPixels),
+                    thumbnails: configuration.thumbnails, maxPixels: configuration.maxPixels, quality: configuration.quality),
                 metrics: metrics, admission: Admission(capacity: threads + max(0, configuration.maxWaitingPhotos))),
             metrics: metrics, expiry: configuration.uploadExpiry, maxUnfinishedPerUser: configuration.maxUnfinishedUploadsPerUser,
             stopping: ShutdownSignal(), pace: BodyPace(grace: configuration.bodyGrace, minRate: max(0, configuration.minBodyRate)))

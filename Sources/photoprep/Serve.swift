@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import PhotoServer
 import PhotoServices
+import PhotoPrep
 
 /// `photoprep serve`: the photo server apps upload to (see `PhotoServer`).
 struct Serve: AsyncParsableCommand {
@@ -73,6 +74,11 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Thumbnails made with every album photo: long edges in pixels, comma-separated, or none (default 512).")
     var albumThumbnails = "512"
+
+    @Option(help: ArgumentHelp(
+        "What photos arriving are encoded for: good (SSIMULACRA2 75), high (85: looks the same in a flip test), visually-lossless (90), score:N, a libjpeg quality 1-100, or max (the highest under each path's byte budget) (env PHOTOPREP_QUALITY; default high).",
+        valueName: "target"))
+    var quality: QualityTarget?
 
     @Option(help: ArgumentHelp(
         "A web origin whose pages may call the server (CORS), e.g. https://app.example.com, or * for any; repeatable (env PHOTOPREP_CORS_ORIGINS, comma-separated; default none).",
@@ -177,6 +183,11 @@ struct Serve: AsyncParsableCommand {
         configuration.thumbnails = ThumbnailSizes(
             avatar: try Self.edges(avatarThumbnails, "--avatar-thumbnails"), album: try Self.edges(albumThumbnails, "--album-thumbnails"))
         configuration.uploadExpiry = uploadExpiry
+        if let quality = quality ?? environment["PHOTOPREP_QUALITY"].map({ QualityTarget($0) }) ?? nil {
+            configuration.quality = quality
+        } else if let text = environment["PHOTOPREP_QUALITY"] {
+            throw ValidationError("PHOTOPREP_QUALITY \(text): good, high, visually-lossless, score:N, a quality 1-100, or max")
+        }
         let origins = corsOrigin.isEmpty ? (environment["PHOTOPREP_CORS_ORIGINS"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } : corsOrigin
         for origin in origins where origin != "*" {
             guard let url = URL(string: origin), ["http", "https"].contains(url.scheme ?? ""), url.host != nil, url.path.isEmpty, url.query == nil else {

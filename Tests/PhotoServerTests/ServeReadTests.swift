@@ -278,7 +278,7 @@ import TestSupport
     /// large photo (streamed from its file), other bytes of the same size and of another size; a thumbnail (read
     /// into memory) before it was ever read. The record's own bytes back: served again.
     @Test func aDownloadURLServesOnlyItsVersionsBytes() async throws {
-        let seeded = try await SeededServer.start()
+        let seeded = try await SeededServer.start(arguments: ["--quality", "max"])  // the budget filled: a photo over 512 KiB
         let server = seeded.server
         let u1 = TestTokens.hs256(sub: "u1")
         let key = "user_photos/u1/trip/big.jpg"

@@ -62,6 +62,7 @@ import TestSupport
         // Written out, not read from the schema: a migration wrongly marked as shipped would be skipped here.
         let addedSince = [
             "services v2: stored photos' versions and download tokens", "services v3: each group's creation, to tell a resent creation from another",
+            "services v4: each stored photo's perceptual quality score",
             "jobs v5: each job's destination",
         ]
         for role in [AppDatabase.Role.services, .client, .server] {

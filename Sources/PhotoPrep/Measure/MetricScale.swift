@@ -1,3 +1,4 @@
+internal import CMetric
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -42,6 +43,11 @@ final class MetricScale {
     private let pending: UnsafeMutablePointer<Float>
     private var hasPending = false
     private let halved: UnsafeMutablePointer<Float>
+    /// The eleven rows a blurred plane's vertical blur reads, for the row being emitted.
+    private let taps: UnsafeMutablePointer<UnsafePointer<Float>>
+    /// One row's vertical blur of the five planes, and its three maps (SSIM, artefact, detail loss).
+    private let vertical: UnsafeMutablePointer<Float>
+    private let maps: UnsafeMutablePointer<Float>
     private var rowsIn = 0
     private var rowsOut = 0
 
@@ -59,6 +65,9 @@ final class MetricScale {
         padded = .allocate(capacity: stride + 2 * Self.radius + 8)
         pending = .allocate(capacity: 6 * width)
         halved = .allocate(capacity: 6 * nextWidth)
+        taps = .allocate(capacity: Self.taps)
+        vertical = .allocate(capacity: 5 * stride)
+        maps = .allocate(capacity: 3 * stride)
         xyb.initialize(repeating: 0, count: Self.taps * 6 * stride)
         blurred.initialize(repeating: 0, count: Self.taps * 15 * stride)
         padded.initialize(repeating: 0, count: stride + 2 * Self.radius + 8)
@@ -70,6 +79,9 @@ final class MetricScale {
         padded.deallocate()
         pending.deallocate()
         halved.deallocate()
+        taps.deallocate()
+        vertical.deallocate()
+        maps.deallocate()
     }
 
     /// Every scale's sums, this one first.
@@ -89,15 +101,19 @@ final class MetricScale {
     func push(_ first: UnsafePointer<Float>, _ second: UnsafePointer<Float>) {
         let row = rowsIn
         rowsIn += 1
-        XYB.convert(first, count: width, x: xybRow(0, 0, row), y: xybRow(0, 1, row), b: xybRow(0, 2, row))
-        XYB.convert(second, count: width, x: xybRow(1, 0, row), y: xybRow(1, 1, row), b: xybRow(1, 2, row))
-        for c in 0..<3 {
-            let a = xybRow(0, c, row), b = xybRow(1, c, row)
-            blur(a, into: blurredRow(0, c, row)) { a, _ in a }
-            blur(b, into: blurredRow(1, c, row)) { b, _ in b }
-            blur(a, into: blurredRow(2, c, row)) { a, _ in a * a }
-            blur(b, into: blurredRow(3, c, row)) { b, _ in b * b }
-            blur(a, b, into: blurredRow(4, c, row)) { a, b in a * b }
+        let n = Int32(width)
+        photoprep_metric_xyb(first, n, xybRow(0, 0, row), xybRow(0, 1, row), xybRow(0, 2, row))
+        photoprep_metric_xyb(second, n, xybRow(1, 0, row), xybRow(1, 1, row), xybRow(1, 2, row))
+        Self.kernel.withUnsafeBufferPointer { kernel in
+            let k = kernel.baseAddress!
+            for c in 0..<3 {
+                let a = UnsafePointer(xybRow(0, c, row)), b = UnsafePointer(xybRow(1, c, row))
+                photoprep_metric_blur_row(a, nil, 0, n, k, padded, blurredRow(0, c, row))
+                photoprep_metric_blur_row(b, nil, 0, n, k, padded, blurredRow(1, c, row))
+                photoprep_metric_blur_row(a, nil, 1, n, k, padded, blurredRow(2, c, row))
+                photoprep_metric_blur_row(b, nil, 1, n, k, padded, blurredRow(3, c, row))
+                photoprep_metric_blur_row(a, b, 0, n, k, padded, blurredRow(4, c, row))
+            }
         }
         if row >= Self.radius { emit(row - Self.radius) }
         if let next { downsample(first, second, into: next) }
@@ -108,124 +124,35 @@ final class MetricScale {
         while rowsOut < height { emit(rowsOut) }
         if let next {
             if hasPending {  // an odd last row: averaged with itself, as the reference averages what there is
-                halve(pending, rows: 1, into: halved)
-                halve(pending + 3 * width, rows: 1, into: halved + 3 * next.width)
+                halve(pending, into: halved)
+                halve(pending + 3 * width, into: halved + 3 * next.width)
                 next.push(halved, halved + 3 * next.width)
             }
             next.finish()
         }
     }
 
-    /// `out[x] = Σ kernel[k] · f(a, b)[x + k − 5]`, zero outside the row, through the padded row.
-    @inline(__always)
-    private func blur(
-        _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>? = nil, into out: UnsafeMutablePointer<Float>,
-        _ f: (Float, Float) -> Float
-    ) {
-        let r = Self.radius
-        let p = padded + r
-        if let b {
-            for x in 0..<width { p[x] = f(a[x], b[x]) }
-        } else {
-            for x in 0..<width { p[x] = f(a[x], 0) }
-        }
-        for k in 1...r {
-            p[-k] = 0
-            p[width - 1 + k] = 0
-        }
-        let k = Self.kernel
-        let w0 = k[0], w1 = k[1], w2 = k[2], w3 = k[3], w4 = k[4], w5 = k[5]
-        var x = 0
-        while x < width {
-            let s = padded + x
-            @inline(__always) func at(_ i: Int) -> SIMD8<Float> { UnsafeRawPointer(s + i).loadUnaligned(as: SIMD8<Float>.self) }
-            var sum = w5 * at(5)
-            sum += w4 * (at(4) + at(6))
-            sum += w3 * (at(3) + at(7))
-            sum += w2 * (at(2) + at(8))
-            sum += w1 * (at(1) + at(9))
-            sum += w0 * (at(0) + at(10))
-            UnsafeMutableRawPointer(out + x).storeBytes(of: sum, as: SIMD8<Float>.self)
-            x += 8
-        }
-    }
-
     /// The vertical blur of row `y`'s five planes, folded into the maps' sums.
     private func emit(_ y: Int) {
         rowsOut += 1
-        let k = Self.kernel
-        let k0 = SIMD8<Float>(repeating: k[0]), k1 = SIMD8<Float>(repeating: k[1]), k2 = SIMD8<Float>(repeating: k[2])
-        let k3 = SIMD8<Float>(repeating: k[3]), k4 = SIMD8<Float>(repeating: k[4]), k5 = SIMD8<Float>(repeating: k[5])
-        let c1 = SIMD8<Float>(repeating: 0.0009)
-        // The lanes past the row's end hold what earlier rows left there: kept out of the sums.
-        let lanePastEnd = SIMD8<Int32>(0, 1, 2, 3, 4, 5, 6, 7) .>= SIMD8<Int32>(repeating: Int32(width % 8 == 0 ? 8 : width % 8))
-        for c in 0..<3 {
-            var rows = [UnsafePointer<Float>](repeating: UnsafePointer(xyb), count: Self.taps * 5)
-            for t in 0..<Self.taps {
-                var source = y - Self.radius + t
-                if source < 0 { source = -source - 1 }  // mirrored above and below
-                if source >= height { source = 2 * height - 1 - source }
-                for plane in 0..<5 { rows[plane * Self.taps + t] = UnsafePointer(blurredRow(plane, c, source)) }
-            }
-            let img1 = xybRow(0, c, y), img2 = xybRow(1, c, y)
-            var ssim = SIMD8<Float>(), ssim4 = SIMD8<Float>(), art = SIMD8<Float>(), art4 = SIMD8<Float>()
-            var lost = SIMD8<Float>(), lost4 = SIMD8<Float>()
-            var rowSums = [Double](repeating: 0, count: 6)
-            rows.withUnsafeBufferPointer { rows in
-                var x = 0
-                while x < width {
-                    @inline(__always) func vertical(_ plane: Int) -> SIMD8<Float> {
-                        let r = rows.baseAddress! + plane * 11
-                        @inline(__always) func at(_ t: Int) -> SIMD8<Float> { UnsafeRawPointer(r[t] + x).loadUnaligned(as: SIMD8<Float>.self) }
-                        var sum = k5 * at(5)
-                        sum += k4 * (at(4) + at(6))
-                        sum += k3 * (at(3) + at(7))
-                        sum += k2 * (at(2) + at(8))
-                        sum += k1 * (at(1) + at(9))
-                        sum += k0 * (at(0) + at(10))
-                        return sum
+        let n = Int32(width)
+        Self.kernel.withUnsafeBufferPointer { kernel in
+            sums.withUnsafeMutableBufferPointer { sums in
+                for c in 0..<3 {
+                    for plane in 0..<5 {
+                        for t in 0..<Self.taps {
+                            var source = y - Self.radius + t
+                            if source < 0 { source = -source - 1 }  // mirrored above and below
+                            if source >= height { source = 2 * height - 1 - source }
+                            taps[t] = UnsafePointer(blurredRow(plane, c, source))
+                        }
+                        photoprep_metric_vertical(taps, n, kernel.baseAddress!, vertical + plane * stride)
                     }
-                    let mu1 = vertical(0), mu2 = vertical(1), s11 = vertical(2), s22 = vertical(3), s12 = vertical(4)
-                    let a = UnsafeRawPointer(img1 + x).loadUnaligned(as: SIMD8<Float>.self)
-                    let b = UnsafeRawPointer(img2 + x).loadUnaligned(as: SIMD8<Float>.self)
-                    let last = x + 8 > width
-                    let diff = mu1 - mu2
-                    let one = SIMD8<Float>(repeating: 1)
-                    let numM: SIMD8<Float> = one - diff * diff
-                    let covariance: SIMD8<Float> = s12 - mu1 * mu2
-                    let numS: SIMD8<Float> = 2 * covariance + c1
-                    let variance1: SIMD8<Float> = s11 - mu1 * mu1
-                    let variance2: SIMD8<Float> = s22 - mu2 * mu2
-                    let denS: SIMD8<Float> = variance1 + variance2 + c1
-                    let ratio: SIMD8<Float> = numM * numS / denS
-                    var d = pointwiseMax(one - ratio, SIMD8<Float>())
-                    let off2: SIMD8<Float> = b - mu2, off1: SIMD8<Float> = a - mu1
-                    let edge2: SIMD8<Float> = one + pointwiseMax(off2, -off2)
-                    let edge1: SIMD8<Float> = one + pointwiseMax(off1, -off1)
-                    var edge: SIMD8<Float> = edge2 / edge1 - one
-                    if last {
-                        d.replace(with: 0, where: lanePastEnd)
-                        edge.replace(with: 0, where: lanePastEnd)
-                    }
-                    ssim += d
-                    let d2 = d * d
-                    ssim4 += d2 * d2
-                    let artefact = pointwiseMax(edge, SIMD8<Float>())
-                    let detail = pointwiseMax(-edge, SIMD8<Float>())
-                    art += artefact
-                    let a2 = artefact * artefact
-                    art4 += a2 * a2
-                    lost += detail
-                    let l2 = detail * detail
-                    lost4 += l2 * l2
-                    x += 8
-                    if x % 512 == 0 || x >= width {  // keep the float sums short
-                        for (i, v) in [ssim, ssim4, art, art4, lost, lost4].enumerated() { rowSums[i] += Double(v.sum()) }
-                        ssim = .init(); ssim4 = .init(); art = .init(); art4 = .init(); lost = .init(); lost4 = .init()
-                    }
+                    photoprep_metric_maps(
+                        vertical, vertical + stride, vertical + 2 * stride, vertical + 3 * stride, vertical + 4 * stride,
+                        xybRow(0, c, y), xybRow(1, c, y), n, maps, sums.baseAddress! + 6 * c)
                 }
             }
-            for i in 0..<6 { sums[c * 6 + i] += rowSums[i] }
         }
     }
 
@@ -252,7 +179,7 @@ final class MetricScale {
     }
 
     /// Averages one row's horizontal pairs (an odd last row, alone).
-    private func halve(_ row: UnsafePointer<Float>, rows: Int, into out: UnsafeMutablePointer<Float>) {
+    private func halve(_ row: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>) {
         let nextWidth = (width + 1) / 2
         for ox in 0..<nextWidth {
             let x0 = 2 * ox, x1 = min(2 * ox + 1, width - 1)

@@ -28,10 +28,12 @@ public struct PhotoIntake: Sendable {
     let thumbnails: ThumbnailSizes
     /// The most pixels a photo may declare (checked from its header, before decoding).
     let maxPixels: Int
+    /// What photos are encoded for (`PrepareOptions.quality`).
+    let quality: QualityTarget
 
     public init(
         database: AppDatabase, storage: Uploader, cpu: NIOThreadPool = .singleton, memory: MemoryBudget? = nil, thumbnails: ThumbnailSizes = ThumbnailSizes(),
-        maxPixels: Int = PrepareOptions(preset: .photo).maxPixels, credentials: @escaping @Sendable (String) -> String? = { _ in nil }
+        maxPixels: Int = PrepareOptions(preset: .photo).maxPixels, quality: QualityTarget = .high, credentials: @escaping @Sendable (String) -> String? = { _ in nil }
     ) {
         self.database = database
         self.storage = storage
@@ -40,6 +42,7 @@ public struct PhotoIntake: Sendable {
         stale = StaleObjects(database: database)
         self.thumbnails = thumbnails
         self.maxPixels = maxPixels
+        self.quality = quality
         self.credentials = credentials
     }
 
@@ -93,6 +96,7 @@ public struct PhotoIntake: Sendable {
         var options = PrepareOptions(preset: path.preset)
         options.thumbnails = thumbnails
         options.maxPixels = maxPixels
+        options.quality = quality
         let pipeline = PhotoPipeline(options: options)
         let result: Result<PreparedPhoto, PhotoPrepError>
         do {
