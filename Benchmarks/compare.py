@@ -7,7 +7,8 @@ Quality is SSIM on luma against one common reference: full-resolution decode -> 
 to the output's own size, no JPEG. Peak memory is each process's max RSS (GNU time). Each photo is
 classified by its JPEG frame header (SOF0/SOF1 baseline, SOF2 progressive) and the targets are stated for
 baseline photos, progressive photos and photos under 2 MP apart. Run through Benchmarks/run.sh, which
-installs the peers and fetches the photos.
+installs the peers and fetches the photos. photoprep runs with `--quality max` (the budget filled, as Pillow's loop
+fills it); the perceptual target against the peers at equal score is Benchmarks/quality.sh's.
 
 Environment: PHOTOPREP (the photoprep binary; default .build/release/photoprep), PILLOW_SIMD_PYTHON (the
 python of the Pillow-SIMD venv; default .venv-simd/bin/python; Pillow-SIMD is left out, with the reason
@@ -132,7 +133,7 @@ def simd_status():
 def photoprep_cmd(photo, out, edge, budget):
     folder = tempfile.mkdtemp()
     try:
-        s, rss, text = timed([PHOTOPREP, "prepare", photo, "--max-edge", str(edge), "--max-bytes", str(budget),
+        s, rss, text = timed([PHOTOPREP, "prepare", photo, "--max-edge", str(edge), "--max-bytes", str(budget), "--quality", "max",
                               "--out", folder, "--jobs", "1", "--json"])
         event = next(json.loads(l) for l in text.splitlines() if '"prepared"' in l)
         shutil.copy(event["output"], out)
@@ -210,7 +211,7 @@ def ssim_y(reference_cache, photo, out):
 def in_process(photos, edge, budget, runs, peers):
     """Per tool (photoprep and the Python peers among `peers`): photo -> median seconds inside one process."""
     commands = {"photoprep": [PHOTOPREP, "bench", "--json", "--runs", str(runs), "--max-edge", str(edge),
-                              "--max-bytes", str(budget)]}
+                              "--max-bytes", str(budget), "--quality", "max"]}
     for name, command in PYTHON_PEERS.items():
         if name in peers:
             commands[name] = command + ["--loop", str(edge), str(budget), str(runs)]
@@ -235,7 +236,7 @@ def batch(photos, edge, budget, jobs, peers):
         rates = {}
         for j in (1, jobs):
             start = time.perf_counter()
-            subprocess.run([PHOTOPREP, "prepare", src, "--max-edge", str(edge), "--max-bytes", str(budget), "--out",
+            subprocess.run([PHOTOPREP, "prepare", src, "--max-edge", str(edge), "--max-bytes", str(budget), "--quality", "max", "--out",
                             os.path.join(folder, f"out{j}"), "--jobs", str(j), "-q"], check=True)
             rates[f"photoprep --jobs {j}"] = len(photos) / (time.perf_counter() - start)
         for name in (p for p in peers if p not in ("photoprep", "floor")):

@@ -86,6 +86,34 @@ import TestSupport
         #expect(try decodeJPEG(jpeg).width == 800)
     }
 
+    /// `--quality` reaches the pipeline through both command-line readers, the JSON events carry the score, and
+    /// `photoprep score` measures the output again to the same number; a score of photos of two sizes names the file.
+    @Test func qualityTargetsAndTheScoreCommand() throws {
+        let root = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        var scores: [String: Double] = [:]
+        for (target, extra) in [("visually-lossless", [String]()), ("good", ["--report", root.appendingPathComponent("r.csv").path])] {
+            let out = root.appendingPathComponent(target)
+            let result = try photoprep(["prepare", Fixture.path("photos/storm-1920x1280.jpg"), "--preset", "profile", "--quality", target, "--out", out.path, "--json"] + extra)
+            #expect(result.status == 0, "\(result.stderr)")
+            let event = try #require(result.stdout.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }.first { $0["report"] != nil }, "\(result.stdout)")
+            let report = try #require(event["report"] as? [String: Any])
+            let score = try #require(report["score"] as? Double, "\(report)")
+            scores[target] = score
+            #expect(report["target"] as? String == (target == "good" ? "score:75" : "score:90"))
+            let again = try photoprep(["score", out.appendingPathComponent("storm-1920x1280.jpg").path, out.appendingPathComponent("storm-1920x1280.jpg").path])
+            #expect(again.status == 0 && again.stdout.hasPrefix("100.00"), "\(again.stdout)\(again.stderr)")
+        }
+        #expect(scores["visually-lossless"]! >= 90 && scores["good"]! >= 75 && scores["good"]! < scores["visually-lossless"]!, "\(scores)")
+        let csv = try String(contentsOf: root.appendingPathComponent("r.csv"), encoding: .utf8)
+        #expect(csv.contains(",score,") && csv.contains(String(format: "%g", scores["good"]!)), "\(csv)")
+        let mismatch = try photoprep(["score", Fixture.path("photos/storm-1920x1280.jpg"), Fixture.path("photos/ladybird-2560x1600.jpg")])
+        #expect(mismatch.status == 1 && mismatch.stderr.contains("ladybird-2560x1600.jpg") && mismatch.stderr.contains("sizes differ"), "\(mismatch.stderr)")
+        #expect(try photoprep(["prepare", Fixture.path("photos"), "--quality", "superb", "--out", root.path]).status == 2)
+    }
+
     @Test func badOptionsAreUsageErrors() throws {
         let result = try photoprep(["prepare", Fixture.path("photos"), "--max-bytes", "lots", "--out", "/tmp/x"])
         #expect(result.status == 2)

@@ -119,7 +119,7 @@ import TestSupport
         let photo = try PhotoPipeline(options: options).prepare(contentsOf: Fixture.path(Self.ladybird))
         #expect(photo.thumbnails.count == 2)
         for thumbnail in photo.thumbnails {
-            #expect(thumbnail.score >= 85, "\(thumbnail.edge): \(thumbnail.score)")
+            #expect((thumbnail.score ?? 0) >= 85, "\(thumbnail.edge): \(String(describing: thumbnail.score))")
             #expect(try decodeJPEG(thumbnail.jpeg).width == thumbnail.width)
         }
     }

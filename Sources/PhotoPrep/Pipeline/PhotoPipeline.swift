@@ -167,14 +167,14 @@ public struct PhotoPipeline: Sendable {
         report.outputHeight = encoded.height
         report.outputBytes = encoded.jpeg.count
         report.quality = encoded.quality
-        report.score = (encoded.score * 100).rounded() / 100
+        report.score = encoded.score.map { ($0 * 100).rounded() / 100 }
         report.target = options.quality.key
         report.missedTarget = encoded.missedTarget
         report.chroma = image.channels == 1 ? "grey" : encoded.settings.fullChroma ? "4:4:4" : "4:2:0"
         report.progressive = encoded.settings.progressive
         if encoded.missedTarget, case .score(let target) = options.quality {
             report.warnings.append(
-                "SSIMULACRA2 \(report.score!) is below the target \(QualityTarget.score(target)): "
+                "SSIMULACRA2 \(report.score ?? 0) is below the target \(QualityTarget.score(target)): "
                     + (encoded.quality == options.qualities.upperBound ? "the top quality scores no higher" : "reaching it takes more than the byte budget"))
         }
         report.encodes = encoded.encodes

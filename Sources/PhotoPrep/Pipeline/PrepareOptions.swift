@@ -45,12 +45,12 @@ public struct PrepareOptions: Sendable, Hashable {
     /// Treat codec warnings (for example, a truncated JPEG) as errors.
     public var strict: Bool = false
     /// JPEGs are decoded at 1/2, 1/4 or 1/8 scale while that leaves at least this many times the
-    /// output size for the final Lanczos3 — 1 is Pillow's `draft` rule (the smallest scale that still
-    /// covers the output). Measured on 26 real photos (README, "Shrink-on-load"): SSIM-Y equal to
-    /// Pillow's to four decimals on every one at 2048 and 1024 px; 1.25 gained 0.0035 on one of 26
-    /// and decoded a 16.8 MP progressive photo for 2048 px whole instead of at half size (0.46 s vs 0.36 s
-    /// for the whole process).
-    public var shrinkOnLoadMargin: Double = 1.0
+    /// output size for the final Lanczos3 (1 is Pillow's `draft` rule: the smallest scale that still
+    /// covers the output). Chosen with `photoprep bench --fidelity` on the calibration corpus at 1024 px: with 1,
+    /// a photo decoded at a scale just above the output scored 66–93 SSIMULACRA2 against the whole decode's Lanczos3
+    /// (5 of 21 photos); with 1.5 every photo scores at least 95 (the 12 MP ones still decode at 1/2, 74–108 ms);
+    /// 2 decodes those whole for +4 points at twice the time.
+    public var shrinkOnLoadMargin: Double = 1.5
     /// When even the lowest quality misses the budget, dimensions shrink, but not below this long edge.
     public var minimumEdge: Int = 256
     /// A fitting encode within this fraction of the budget ends the search without proving that the

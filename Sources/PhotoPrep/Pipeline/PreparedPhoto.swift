@@ -14,9 +14,9 @@ public struct Thumbnail: Sendable, Equatable {
     public var height: Int
     public var jpeg: [UInt8]
     /// Its SSIMULACRA2 score against the pixels it encodes.
-    public var score: Double
+    public var score: Double?
 
-    public init(edge: Int, width: Int, height: Int, jpeg: [UInt8], score: Double) {
+    public init(edge: Int, width: Int, height: Int, jpeg: [UInt8], score: Double?) {
         self.edge = edge
         self.width = width
         self.height = height
@@ -69,8 +69,8 @@ public struct PrepareReport: Sendable, Codable, Equatable {
     public var action: Action
     /// The JPEG quality of the output (nil when the source was passed through).
     public var quality: Int?
-    /// The output's SSIMULACRA2 score against the resized photo it encodes (nil when the source was passed through:
-    /// nothing was re-encoded).
+    /// The output's SSIMULACRA2 score against the resized photo it encodes (nil when the source was passed through —
+    /// nothing was re-encoded — and when filling the budget, `QualityTarget.max`, which measures nothing).
     public var score: Double?
     /// The quality target the photo was prepared for (`QualityTarget.key`: `score:85`, `q:90`, `max`).
     public var target: String?
