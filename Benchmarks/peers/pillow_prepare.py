@@ -47,7 +47,8 @@ def open_image(path):
         return Image.open(path)
 
 
-def prepare(path, edge, budget):
+def resized(path, edge):
+    """The photo as the Pillow peers prepare it: drafted, upright, flattened onto white, Lanczos to the edge; and its ICC profile."""
     im = open_image(path)
     if im.format == "JPEG":
         w, h = im.size
@@ -62,6 +63,11 @@ def prepare(path, edge, budget):
     elif im.mode not in ("RGB", "L"):
         im = im.convert("RGB")
     im.thumbnail((edge, edge), Image.LANCZOS)
+    return im, icc
+
+
+def prepare(path, edge, budget):
+    im, icc = resized(path, edge)
     lo, hi, best, encodes = 1, 100, None, 0
     while lo <= hi:
         q = (lo + hi) // 2

@@ -11,27 +11,12 @@ import json
 import os
 import sys
 
-from PIL import Image, ImageOps
-
-from pillow_prepare import open_image  # the same opener (HEIC through pillow-heif when installed)
+from pillow_prepare import resized  # the same preparation as the budget loop (pillow_prepare.py)
 
 
 def main():
     path, out, edge, quality = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-    im = open_image(path)
-    if im.format == "JPEG":
-        w, h = im.size
-        scale = min(1.0, edge / max(w, h))
-        im.draft("RGB", (max(1, round(w * scale)), max(1, round(h * scale))))
-    icc = im.info.get("icc_profile")
-    im = ImageOps.exif_transpose(im)
-    if im.mode in ("RGBA", "LA", "PA") or (im.mode == "P" and "transparency" in im.info):
-        im = im.convert("RGBA")
-        white = Image.new("RGBA", im.size, (255, 255, 255, 255))
-        im = Image.alpha_composite(white, im).convert("RGB")
-    elif im.mode not in ("RGB", "L"):
-        im = im.convert("RGB")
-    im.thumbnail((edge, edge), Image.LANCZOS)
+    im, icc = resized(path, edge)
     im.save(out, "JPEG", quality=quality, icc_profile=icc)
     print(json.dumps({"quality": quality, "bytes": os.path.getsize(out)}))
 
