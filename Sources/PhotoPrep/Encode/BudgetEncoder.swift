@@ -7,8 +7,8 @@ internal import CTurboJPEG
 /// dimensions shrink and the search runs again.
 ///
 /// Every encode has optimised Huffman tables. Colour photos are searched at 4:2:0 for targets below 88, at 4:4:4 from
-/// there on; a photo that 4:2:0 cannot bring to its target is searched again at 4:4:4. The chosen quality is written progressive as well, and the smaller file kept
-/// (the same coefficients: the same pixels, the same score).
+/// there on; a photo that 4:2:0 cannot bring to its target is searched again at 4:4:4. The chosen quality is written
+/// progressive as well, and the smaller file kept (the same coefficients: the same pixels, the same score).
 struct BudgetEncoder {
     struct Result {
         /// The verified encode (ICC segments, if any, already inserted).
