@@ -4,7 +4,7 @@
 # Pillow, pillow-heif, NumPy, scikit-image), fetches the photos (Benchmarks/corpus.sh), builds photoprep in
 # release mode, makes the format corpus (Benchmarks/format-corpus.sh, cached), runs Benchmarks/formats.py
 # (table in Benchmarks/formats-results.md, raw JSON lines in Benchmarks/.results/) and puts the table into the
-# README between the formats-bench markers. Extra arguments go to formats.py (e.g. --runs 1).
+# docs/photos.md between the formats-bench markers. Extra arguments go to formats.py (e.g. --runs 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --test
@@ -23,10 +23,10 @@ Benchmarks/format-corpus.sh   # HEIC/AVIF/WebP made from 8 of them, into Benchma
 python3 Benchmarks/formats.py --markdown Benchmarks/formats-results.md "$@"
 python3 - <<'PY'
 import re
-readme = open("README.md").read()
+readme = open("docs/photos.md").read()
 table = open("Benchmarks/formats-results.md").read()
 start, end = "<!-- formats-bench:start -->", "<!-- formats-bench:end -->"
 if start in readme:
     readme = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda _: start + "\n" + table + end, readme, flags=re.S)
-    open("README.md", "w").write(readme)
+    open("docs/photos.md", "w").write(readme)
 PY

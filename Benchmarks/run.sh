@@ -2,7 +2,7 @@
 # One command for the side-by-side benchmark: installs the peers (apt: ImageMagick, libvips-tools,
 # libjpeg-turbo-progs, GNU time; PyPI into .venv/: Pillow, NumPy, scikit-image; Pillow-SIMD into .venv-simd/),
 # fetches the photos (Benchmarks/corpus.sh), builds photoprep in release mode, runs compare.py and puts the
-# table into the README between the bench markers, followed by the server's ingest (Benchmarks/ingest.sh).
+# table into docs/results.md between the bench markers, followed by the server's ingest (Benchmarks/ingest.sh).
 # Extra arguments go to compare.py.
 # PHOTOPREP=/path/to/photoprep runs that binary instead of building (compare.py reads it too).
 set -euo pipefail
@@ -27,10 +27,10 @@ PHOTOPREP="${PHOTOPREP:-.build/release/photoprep}" Benchmarks/ingest.sh --rounds
 rm -f "$ingest"
 python3 - <<'PY'
 import re
-readme = open("README.md").read()
+readme = open("docs/results.md").read()
 table = open("Benchmarks/results.md").read()
 start, end = "<!-- bench:start -->", "<!-- bench:end -->"
 if start in readme:
     readme = re.sub(re.escape(start) + ".*?" + re.escape(end), start + "\n" + table + end, readme, flags=re.S)
-    open("README.md", "w").write(readme)
+    open("docs/results.md", "w").write(readme)
 PY
