@@ -121,6 +121,8 @@ public struct PhotoServer: Sendable {
     let metrics: ServerMetrics
     let database: AppDatabase
     let services: PhotoServices
+    /// Where stored photos live: built once, shared by the intake, the jobs, the media routes and the sweeper.
+    let storage: any PhotoStorage
     let cpu: NIOThreadPool
     let io: NIOThreadPool
     let resumable: ResumableUploadRoutes
@@ -132,19 +134,8 @@ public struct PhotoServer: Sendable {
         self.logger = logger
         certificate = try configuration.tls.map { try ServerCertificate(files: $0) }
         let database = try await AppDatabase.open(configuration.database ?? configuration.data.appendingPathComponent("app.sqlite").path, role: .server)
-        // A client waits for its last PATCH while the photo is stored: storage that keeps failing for 30 s
-        // answers 503 (the bytes are kept; the client asks again) rather than holding the request for minutes.
-        var storing = UploadConfiguration()
-        storing.maxRetryDuration = .seconds(30)
-        storing.firstContactDuration = .seconds(10)
-        storing.requestTimeout = .seconds(20)
-        // A prepared photo is in memory and at most 10 MiB: one request stores it (a local store writes it
-        // straight to its key, flushed once), not a resumable upload of 256 KiB chunks, each flushed.
-        storing.chunkSize = 16 << 20
-        storing.maxChunkSize = 16 << 20
-        let storage = try Uploader(
-            destination: configuration.storage ?? configuration.data.appendingPathComponent("storage").absoluteString,
-            configuration: storing, environment: configuration.environment)
+        let storage = try openPhotoStorage(
+            configuration.storage ?? configuration.data.appendingPathComponent("storage").absoluteString, environment: configuration.environment)
         let authenticator = try await Authenticator(
             keys: configuration.keys, issuer: configuration.issuer, audience: configuration.audience, requireAuthTime: configuration.requireAuthTime,
             logger: logger)
@@ -153,28 +144,27 @@ public struct PhotoServer: Sendable {
         let cpu = NIOThreadPool(numberOfThreads: threads)
         let io = NIOThreadPool(numberOfThreads: 4)
         let metrics = ServerMetrics()
+        // One intake for every way a photo arrives (an upload, a photo job), with the server's limits.
+        let intake = PhotoIntake(
+            database: database, destination: .storage(storage), cpu: cpu, memory: memory,
+            thumbnails: configuration.thumbnails, maxPixels: configuration.maxPixels, quality: configuration.quality)
         uploads = UploadHandler(
             store: try Self.partialUploads(configuration, database: database, io: io),
-            processor: ArrivalProcessor(
-                intake: PhotoIntake(
-                    database: database, storage: storage, cpu: cpu, memory: memory,
-                    thumbnails: configuration.thumbnails, maxPixels: configuration.maxPixels, quality: configuration.quality),
-                metrics: metrics, admission: Admission(capacity: threads + max(0, configuration.maxWaitingPhotos))),
+            processor: ArrivalProcessor(intake: intake, metrics: metrics, admission: Admission(capacity: threads + max(0, configuration.maxWaitingPhotos))),
             metrics: metrics, expiry: configuration.uploadExpiry, maxUnfinishedPerUser: configuration.maxUnfinishedUploadsPerUser,
             stopping: ShutdownSignal(), pace: BodyPace(grace: configuration.bodyGrace, minRate: max(0, configuration.minBodyRate)))
         self.authenticator = authenticator
         self.metrics = metrics
         self.database = database
-        services = try PhotoServices(
-            database: database, destination: storage.destination, stateFolder: configuration.data.appendingPathComponent("state"),
-            environment: configuration.environment, lease: configuration.jobLease, cpu: cpu, memory: memory)
+        services = PhotoServices(database: database, intake: intake, stateFolder: configuration.data.appendingPathComponent("state"), lease: configuration.jobLease)
+        self.storage = storage
         self.cpu = cpu
         self.io = io
         resumable = ResumableUploadRoutes(uploads: uploads, address: Self.address(configuration))
         // The page shows photos from this server, and from the bucket its presigned redirects lead to.
-        let bucket = uploads.processor.intake.storage.presignedGET(key: "origin").flatMap { url -> String? in
-            guard let scheme = url.scheme, let host = url.host else { return nil }
-            return "\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "")
+        var bucket: String?
+        if case .redirect(let url) = storage.read(key: "origin", location: ""), let scheme = url.scheme, let host = url.host {
+            bucket = "\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "")
         }
         webPage = try WebPage(imageOrigins: bucket.map { [$0] } ?? [])
     }
@@ -203,7 +193,7 @@ public struct PhotoServer: Sendable {
 
     /// The stored photos' read path; `responder` and `MediaOnEventLoop` share one, and its memory.
     func media() -> MediaRoutes {
-        MediaRoutes(photos: StoredPhotos(database: database), storage: uploads.processor.intake.storage, varyOrigin: !configuration.corsOrigins.isEmpty)
+        MediaRoutes(photos: StoredPhotos(database: database), storage: storage, varyOrigin: !configuration.corsOrigins.isEmpty)
     }
 
     /// Every route: `/health`, `/metrics`, tus at `/files/`, the IETF draft at `/uploads/`, the API at

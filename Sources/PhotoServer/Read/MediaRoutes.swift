@@ -4,7 +4,6 @@ import Hummingbird
 import NIOCore
 import NIOPosix
 import PhotoServices
-import PhotoUpload
 import Synchronization
 
 /// Stored photos back out: `GET` and `HEAD /media/{key}`, and their thumbnails (`&size={edge}`).
@@ -26,7 +25,7 @@ import Synchronization
 /// Reached before the router (`ServerResponder`): `GET`/`HEAD` under `/media/`.
 struct MediaRoutes: Sendable {
     let photos: StoredPhotos
-    let storage: Uploader
+    let storage: any PhotoStorage
     /// Whether answers depend on the request's `Origin` (`--cors-origin`): then every one says so (`Vary: Origin`),
     /// so that a browser does not reuse an answer kept for an `<img>` for a script of an allowed origin, which
     /// the browser would then refuse for its missing CORS header.
@@ -209,7 +208,7 @@ struct MediaRoutes: Sendable {
         case .content(let status, let headers, let range):
             // Only bytes that are this version's: a file that no longer is (a new photo stored over it, its record
             // not written yet) is the old version gone, 404.
-            guard let file = URL(string: photo.location)?.path else { return Self.notFound }
+            guard case .file(let file) = storage.read(key: photo.key, location: photo.location) else { return Self.notFound }
             if photo.size <= SmallObjects.largest {
                 guard let bytes = await small.bytes(photo.sha256, file: { file }) else { return Self.notFound }
                 return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: bytes.getSlice(at: range.lowerBound, length: range.count)!))
@@ -241,10 +240,11 @@ struct MediaRoutes: Sendable {
     }
 
     static func plan(
-        method: HTTPRequest.Method, headers asked: HTTPFields, photo: StoredPhoto, cacheControl: String, storage: Uploader, varyOrigin: Bool = false
+        method: HTTPRequest.Method, headers asked: HTTPFields, photo: StoredPhoto, cacheControl: String, storage: any PhotoStorage, varyOrigin: Bool = false
     ) -> Plan {
         let etag = "\"" + photo.sha256 + "\""
-        let inStore = photo.location.hasPrefix("file:")
+        let read = storage.read(key: photo.key, location: photo.location)
+        let inStore = if case .file = read { true } else { false }
         let cacheControl = !inStore && cacheControl == immutable ? redirect : cacheControl
         // Appended to an array and made into `HTTPFields` once: setting fields one by one looks each name up.
         var fields = [
@@ -254,7 +254,7 @@ struct MediaRoutes: Sendable {
         if varyOrigin { fields.append(HTTPField(name: .vary, value: "Origin")) }
         if Self.notModified(asked, etag: etag, storedAt: photo.storedAt) { return .headers(.notModified, HTTPFields(fields)) }
         guard inStore else {
-            guard let presigned = storage.presignedGET(key: photo.key) else { return .notFound }
+            guard case .redirect(let presigned) = read else { return .notFound }
             fields.append(HTTPField(name: .location, value: presigned.absoluteString))
             return .headers(.temporaryRedirect, HTTPFields(fields))
         }

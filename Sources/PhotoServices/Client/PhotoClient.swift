@@ -61,7 +61,7 @@ public final class PhotoClient: Sendable {
         // The server records what a stored photo changes: the client's store keeps the jobs only.
         jobs = PhotoJobs(
             store: JobStore(database: database, recordsEffects: false, destination: uploader.destination),
-            intake: PhotoIntake(database: database, storage: uploader, credentials: { _ in token().map { "Bearer \($0)" } }),
+            intake: PhotoIntake(database: database, destination: .uploadServer(uploader), credentials: { _ in token().map { "Bearer \($0)" } }),
             staging: folder.appendingPathComponent("staging"), lease: lease,
             photoURL: { job, location in
                 // The upload's location is the server's; the photo's URL is what the server stored.

@@ -1,8 +1,8 @@
-public import Foundation
+import Foundation
 import PhotoFiles
 public import NIOPosix
 public import PhotoPrep
-public import PhotoUpload
+import PhotoUpload
 import SQLKit
 
 /// Taking a photo in, in one definition: who may write its path, preparing it with the path's preset on
@@ -13,8 +13,8 @@ import SQLKit
 /// resumable upload between preparing and recording.
 public struct PhotoIntake: Sendable {
     let database: AppDatabase
-    /// Where photos are stored.
-    public let storage: Uploader
+    /// Where photos go: the storage this process owns (`take` needs it), or an upload server.
+    public let destination: PhotoDestination
     /// The bounded pool the pipeline runs on (one thread per core), never the cooperative pool.
     let cpu: NIOThreadPool
     /// The threads of `cpu` and the memory the photos being prepared on them may hold together (nil: no
@@ -32,11 +32,11 @@ public struct PhotoIntake: Sendable {
     let quality: QualityTarget
 
     public init(
-        database: AppDatabase, storage: Uploader, cpu: NIOThreadPool = .singleton, memory: MemoryBudget? = nil, thumbnails: ThumbnailSizes = ThumbnailSizes(),
+        database: AppDatabase, destination: PhotoDestination, cpu: NIOThreadPool = .singleton, memory: MemoryBudget? = nil, thumbnails: ThumbnailSizes = ThumbnailSizes(),
         maxPixels: Int = PrepareOptions(preset: .photo).maxPixels, quality: QualityTarget = .high, credentials: @escaping @Sendable (String) -> String? = { _ in nil }
     ) {
         self.database = database
-        self.storage = storage
+        self.destination = destination
         self.cpu = cpu
         self.memory = memory
         stale = StaleObjects(database: database)
@@ -58,16 +58,15 @@ public struct PhotoIntake: Sendable {
     /// (`.unsupportedPhoto`, `.photoTooLarge`) when it cannot be stored.
     public func take(_ file: String, key: String, caller: String, displayName: String?) async throws(ServiceError) -> Taken {
         let path = try StoragePath(key: key)
+        guard let storage = destination.storage else { throw .invalidState("photos are taken in only where their storage is this process's") }
         let started = ContinuousClock.now
         let prepared = try await prepare(contentsOf: file, for: path, thumbnails: thumbnails.edges(for: path))
         let preparing = ContinuousClock.now - started
         try await authorize(caller: caller, writing: path)
-        let url = try await store(prepared.jpeg, at: path.key)
-        var stored = StoredPhotos.StoredObjects(
-            photo: .init(location: url, content: .init(of: prepared.jpeg)), thumbnails: [], score: prepared.report.score)
+        var stored = StoredPhotos.StoredObjects(photo: try await storage.put(prepared.jpeg, key: path.key), thumbnails: [], score: prepared.report.score)
         for thumbnail in prepared.thumbnails {
-            let location = try await store(thumbnail.jpeg, at: path.thumbnailKey(edge: thumbnail.edge))
-            stored.thumbnails.append((thumbnail.edge, thumbnail.width, thumbnail.height, .init(location: location, content: .init(of: thumbnail.jpeg))))
+            let object = try await storage.put(thumbnail.jpeg, key: path.thumbnailKey(edge: thumbnail.edge))
+            stored.thumbnails.append((thumbnail.edge, thumbnail.width, thumbnail.height, object))
         }
         let objects = stored
         let replaced = try await database.write { db in
@@ -75,7 +74,7 @@ public struct PhotoIntake: Sendable {
         }
         // The record points at the new photo already: deleting the old one leaves no broken window.
         for object in replaced { await deleteReplaced(object, caller: caller) }
-        return Taken(url: url, preparing: preparing)
+        return Taken(url: stored.photo.location, preparing: preparing)
     }
 
     // MARK: - The steps
@@ -126,14 +125,6 @@ public struct PhotoIntake: Sendable {
             error.file = nil  // where this process keeps it is nobody else's business (the message goes to clients)
             throw .unsupportedPhoto("the photo cannot be prepared: \(error)")
         }
-    }
-
-    /// Stores bytes whole under `key`; returns the stored object's URL.
-    func store(_ jpeg: [UInt8], at key: String) async throws(ServiceError) -> String {
-        let stored = await storage.upload(.bytes(jpeg), request: UploadRequest(key: key, contentType: "image/jpeg")).result()
-        guard case .finished(let location) = stored else { throw .storage("\(key) could not be stored: \(stored)") }
-        storage.journal?.remove(destination: storage.destination, key: key)
-        return storage.objectURL(key: key) ?? location
     }
 
     /// What storing a photo changes, inside the caller's transaction — for photos arriving at the server
@@ -188,7 +179,7 @@ public struct PhotoIntake: Sendable {
 
     /// Deletes the object at `url` with `caller`'s credentials.
     public func delete(_ url: String, caller: String) async throws(ServiceError) {
-        do { try await storage.delete(url, authorization: credentials(caller)) } catch { throw .storage("deleting \(url): \(error)") }
+        try await destination.delete(url, authorization: credentials(caller))
     }
 }
 

@@ -285,14 +285,19 @@ public final class PhotoJobs: Sendable {
                 case .deleteOriginal:
                     try? FileManager.default.removeItem(atPath: job.originalPath)
                 case .startUpload(let path):
-                    let task = await intake.storage.upload(
-                        .file(path),
-                        request: UploadRequest(
-                            key: job.key, contentType: "image/jpeg", metadata: ["job": job.id], authorization: intake.credentials(job.caller)))
-                    upload = task
-                    uploadEvents = task.events.makeAsyncIterator()
-                    // A cancel or stop asked meanwhile reaches the upload through the machine (the loop's next turn).
-                    running.withLock { $0[id]?.upload = task }
+                    switch intake.destination {
+                    case .storage(let storage):
+                        uploadEvents = await Self.put(path, key: job.key, in: storage).makeAsyncIterator()
+                    case .uploadServer(let uploader):
+                        let task = await uploader.upload(
+                            .file(path),
+                            request: UploadRequest(
+                                key: job.key, contentType: "image/jpeg", metadata: ["job": job.id], authorization: intake.credentials(job.caller)))
+                        upload = task
+                        uploadEvents = task.events.makeAsyncIterator()
+                        // A cancel or stop asked meanwhile reaches the upload through the machine (the loop's next turn).
+                        running.withLock { $0[id]?.upload = task }
+                    }
                 case .saveLocation(let location):
                     // Where the upload is, as the uploader says (its journal is its own business).
                     try? await store.saveProgress(id, runner: runner, location: location)
@@ -314,7 +319,7 @@ public final class PhotoJobs: Sendable {
                         pending += machine.handle(.recordFailed(reason: "\(error)"))
                     }
                 case .forgetUpload:
-                    intake.storage.journal?.remove(destination: intake.storage.destination, key: job.key)
+                    if case .uploadServer(let uploader) = intake.destination { uploader.journal?.remove(destination: uploader.destination, key: job.key) }
                     try? FileManager.default.removeItem(atPath: job.originalPath)
                     if let prepared = job.preparedPath { try? FileManager.default.removeItem(atPath: prepared) }
                 case .deleteReplaced(let url):
@@ -327,6 +332,27 @@ public final class PhotoJobs: Sendable {
                 }
             }
         }
+    }
+
+    /// Puts the prepared photo at `path` whole into storage this process owns; its events as an upload's
+    /// would be: all its bytes acknowledged, then finished — or failed (a storage failure is transient: the
+    /// job stays pending for the next sync).
+    private static func put(_ path: String, key: String, in storage: any PhotoStorage) async -> AsyncStream<UploadEvent> {
+        let (events, continuation) = AsyncStream.makeStream(of: UploadEvent.self)
+        defer { continuation.finish() }
+        guard let bytes = FileManager.default.contents(atPath: path).map({ [UInt8]($0) }) else {
+            continuation.yield(.failed(UploadError(.io, "\(path): cannot read the prepared photo")))
+            return events
+        }
+        do throws(ServiceError) {
+            let stored = try await storage.put(bytes, key: key)
+            let total = Int64(bytes.count)
+            continuation.yield(.progress(UploadProgress(acknowledged: total, sent: total, total: total)))
+            continuation.yield(.finished(location: stored.location))
+        } catch {
+            continuation.yield(.failed(UploadError(.unreachable, error.description)))
+        }
+        return events
     }
 
     /// Prepares the staged original (the intake's rules and pool) and stages the JPEG, written

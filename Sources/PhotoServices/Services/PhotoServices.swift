@@ -20,40 +20,57 @@ public final class PhotoServices: Sendable {
     public let groups: GroupService
     public let profiles: ProfileService
 
+    /// The services on `intake` — the one a server takes its arriving photos in with, so that its limits
+    /// (pixels, thumbnails, quality) hold for every way a photo arrives.
     /// - Parameters:
-    ///   - database: the app database (a file, or in memory).
-    ///   - destination: where photos go: a tus endpoint or a local folder (`file://`).
     ///   - stateFolder: staged photos and the upload journal live here.
-    ///   - environment: where an `s3://` destination finds its settings (nil: the process environment).
-    ///   - credentials: the `Authorization` header for a user's uploads (e.g. `Bearer <token>`).
     ///   - lease: how long a photo job stays with its runner unless renewed: after a crash, how long until
     ///     another runner (any process, any machine) takes it over.
-    ///   - cpu: the bounded pool photos are prepared on (a server passes its own; default: NIO's, one thread per core).
-    ///   - memory: what the photos prepared on `cpu` may hold together (a server passes the one its arrivals share).
-    public init(
-        database: AppDatabase, destination: String, stateFolder: URL, upload: UploadConfiguration = UploadConfiguration(),
-        environment: [String: String]? = nil, lease: Duration = .seconds(30), cpu: NIOThreadPool = .singleton,
-        memory: MemoryBudget? = nil, credentials: @escaping @Sendable (String) -> String? = { _ in nil }
-    ) throws(ServiceError) {
+    public init(database: AppDatabase, intake: PhotoIntake, stateFolder: URL, lease: Duration = .seconds(30)) {
         // Owner-only: staged photos and the journal of uploads in flight are nobody else's business.
         try? FileManager.default.createDirectory(at: stateFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        var configuration = upload
-        configuration.keepsFinishedInJournal = true
-        let uploader: Uploader
-        do {
-            uploader = try Uploader(
-                destination: destination, configuration: configuration,
-                journal: UploadJournal(folder: stateFolder.appendingPathComponent("uploads")), environment: environment)
-        } catch {
-            throw .invalidState("\(error)")
-        }
         self.database = database
         jobs = PhotoJobs(
-            store: JobStore(database: database, destination: uploader.destination), intake: PhotoIntake(database: database, storage: uploader, cpu: cpu, memory: memory, credentials: credentials),
+            store: JobStore(database: database, destination: intake.destination.name), intake: intake,
             staging: stateFolder.appendingPathComponent("staging"), lease: lease)
         users = UserDirectory(database: database)
         groups = GroupService(database: database, jobs: jobs)
         profiles = ProfileService(database: database, jobs: jobs)
+    }
+
+    /// - Parameters:
+    ///   - database: the app database (a file, or in memory).
+    ///   - destination: where photos go: a folder (`file://` or a path) or a bucket (`s3://`) this process
+    ///     stores in, or a tus endpoint (`https://`) it uploads to as a client.
+    ///   - stateFolder: staged photos and the upload journal live here.
+    ///   - upload: how an upload server is uploaded to.
+    ///   - environment: where an `s3://` destination finds its settings (nil: the process environment).
+    ///   - credentials: the `Authorization` header for a user's uploads (e.g. `Bearer <token>`).
+    ///   - cpu: the bounded pool photos are prepared on (default: NIO's, one thread per core).
+    ///   - memory: what the photos prepared on `cpu` may hold together.
+    public convenience init(
+        database: AppDatabase, destination: String, stateFolder: URL, upload: UploadConfiguration = UploadConfiguration(),
+        environment: [String: String]? = nil, lease: Duration = .seconds(30), cpu: NIOThreadPool = .singleton,
+        memory: MemoryBudget? = nil, credentials: @escaping @Sendable (String) -> String? = { _ in nil }
+    ) throws(ServiceError) {
+        let target: PhotoDestination
+        if destination.hasPrefix("http://") || destination.hasPrefix("https://") {
+            var configuration = upload
+            configuration.keepsFinishedInJournal = true
+            do {
+                target = .uploadServer(
+                    try Uploader(
+                        destination: destination, configuration: configuration,
+                        journal: UploadJournal(folder: stateFolder.appendingPathComponent("uploads")), environment: environment))
+            } catch {
+                throw .invalidState("\(error)")
+            }
+        } else {
+            target = .storage(try openPhotoStorage(destination, environment: environment))
+        }
+        self.init(
+            database: database, intake: PhotoIntake(database: database, destination: target, cpu: cpu, memory: memory, credentials: credentials),
+            stateFolder: stateFolder, lease: lease)
     }
 
     /// The embedded defaults in one folder: `app.sqlite`, the local store `storage/`, and the state.

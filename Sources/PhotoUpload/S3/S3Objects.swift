@@ -21,9 +21,11 @@ public struct S3Objects: Sendable {
         self.timeout = timeout
     }
 
-    /// Stores `bytes` under `key` (a signed PUT with `Content-MD5`: S3 refuses a body damaged on the way).
-    public func put(_ key: String, _ bytes: [UInt8]) async throws(Failure) {
-        let request = store.request(.PUT, key: key, headers: [("Content-MD5", md5(bytes[...]))], body: bytes)
+    /// Stores `bytes` under `key` (a signed PUT with `Content-MD5`: S3 refuses a body damaged on the way),
+    /// served later with `contentType` when given.
+    public func put(_ key: String, _ bytes: [UInt8], contentType: String? = nil) async throws(Failure) {
+        let type = contentType.map { [("Content-Type", $0)] } ?? []
+        let request = store.request(.PUT, key: key, headers: [("Content-MD5", md5(bytes[...]))] + type, body: bytes)
         do { _ = try await store.perform(request, expecting: [200], client: client, timeout: timeout) } catch { throw Failure(description: "PUT \(key): \(error)") }
     }
 

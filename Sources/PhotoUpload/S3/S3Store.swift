@@ -107,7 +107,7 @@ public struct S3Store: Sendable {
     }
 
     /// The key (without the prefix) of an object URL of this store, or nil.
-    func key(of location: String) -> String? {
+    public func key(of location: String) -> String? {
         let base = url(for: "").absoluteString
         guard location.hasPrefix(base) else { return nil }
         let full = String(location.dropFirst(base.count)).removingPercentEncoding ?? ""
