@@ -101,6 +101,8 @@ import TestSupport
             let first = try await Self.call(seeded.api, "GET", "/v1/users?prefix=an&limit=2", token: u1)
             let cursor = try #require(first.body["nextCursor"] as? String)
             #expect(try await names("prefix=an&limit=2&cursor=\(cursor)") == ["Andrés"])
+            #expect(try await names("prefix=an&cursor=") == ["An%y", "anabel", "Andrés"], "an empty cursor is the first page")
+            #expect(try await Self.call(seeded.api, "GET", "/v1/users?cursor=nobody", token: u1).status == 400)
             #expect(try await Self.call(seeded.api, "GET", "/v1/users/u6", token: u1).body["displayName"] as? String == "Bob")
             #expect(try await Self.call(seeded.api, "GET", "/v1/users/nobody", token: u1).status == 404)
     
@@ -252,6 +254,8 @@ import TestSupport
             } while cursor != nil && seen.count < 10
             #expect(seen == created.reversed(), "newest activity first, each once")
             #expect(try await Self.call(seeded.api, "GET", "/v1/groups?cursor=bogus", token: u2).status == 400)
+            let emptyCursor = try await Self.call(seeded.api, "GET", "/v1/groups?limit=2&cursor=", token: u2)
+            #expect((emptyCursor.body["groups"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String } == Array(created.reversed().prefix(2)))
             #expect(try await Self.call(seeded.api, "GET", "/v1/groups?limit=0", token: u2).status == 400)
     
         }

@@ -67,7 +67,7 @@ struct UsersController: Sendable {
         let query = request.uri.queryParameters
         let limit = try Paging.limit(request)
         var after: User?
-        if let cursor = query.get("cursor") {
+        if let cursor = query.get("cursor"), !cursor.isEmpty {
             guard let user = try await users.user(cursor) else { throw Problem(.badRequest, "cursor", "not a cursor this server gave", field: "cursor") }
             after = user
         }
