@@ -2,7 +2,6 @@ public import Foundation
 import SQLKit
 import Hummingbird
 import HummingbirdCore
-import HummingbirdHTTP2
 public import Logging
 import NIOCore
 import NIOPosix
@@ -286,74 +285,5 @@ public struct PhotoServer: Sendable {
         }
         try? await cpu.shutdownGracefully()
         try? await io.shutdownGracefully()
-    }
-}
-
-extension PhotoServer {
-    /// HTTP/1.1; with a certificate, over TLS, and HTTP/2 to clients that offer it (ALPN `h2`) — Hummingbird's
-    /// `HTTP2UpgradeChannel`, which answers HTTP/1.1 over TLS to the others.
-    static func server(
-        certificate: ServerCertificate?, handshakeTimeout: Duration, idleTimeout: Duration, connections: ConnectionCap,
-        fromMemory: @escaping @Sendable () -> MediaOnEventLoop
-    ) -> HTTPServerBuilder {
-        HTTPServerBuilder { responder in
-            // A connection that completes no request part for `idleTimeout` is closed: one that sends nothing,
-            // and one whose headers never end (a slow-loris, however many bytes it trickles); a slow upload's
-            // body parts count, and `BodyPace` cuts one that trickles.
-            let http1 = HTTP1Channel.Configuration(idleTimeout: TimeAmount(idleTimeout))
-            guard let certificate else {
-                let channel = MediaOnEventLoop.Channel(base: HTTP1Channel(responder: connected(responder), configuration: http1), handler: fromMemory)
-                return ConnectionCap.Limited(base: channel, cap: connections)
-            }
-            let http2 = try HTTP2UpgradeChannel(
-                tlsConfiguration: certificate.tlsConfiguration(),
-                configuration: .init(idleTimeout: idleTimeout, streamConfiguration: http1),
-                responder: connected(responder))
-            return ConnectionCap.Limited(base: TLSHandshakeDeadline(base: http2, timeout: handshakeTimeout), cap: connections)
-        }
-    }
-
-    /// `responder` with the request's connection at hand (`CurrentConnection`): for a draft upload
-    /// creation's 104, and to stop reading it after a refusal that left a large body unread.
-    static func connected(_ responder: @escaping HTTPChannelHandler.Responder) -> HTTPChannelHandler.Responder {
-        { request, writer, channel in
-            var handing: ResponseWriter? = consume writer
-            let connection = CurrentConnection(channel)
-            try await CurrentConnection.$current.withValue(connection) {
-                try await responder(request, handing.take()!, channel)
-            }
-            connection.closeIfAsked()
-        }
-    }
-}
-
-/// Every request's first stop. `GET`/`HEAD /media/…` — the stored photos image views load, by far the
-/// most frequent request — pass the same middleware as every route (request log, CORS, authentication)
-/// straight to `MediaRoutes`, without the router's lookup of a route (a trie walk that costs as much as a
-/// fifth of a thumbnail's answer); everything else goes to the router.
-struct ServerResponder: HTTPResponder {
-    let routes: RouterResponder<ServerContext>
-    let log: RequestLogMiddleware
-    let cors: CrossOrigin
-    let authentication: BearerAuthentication
-    let media: MediaRoutes
-
-    func respond(to request: Request, context: ServerContext) async throws -> Response {
-        guard MediaRoutes.answers(request) else {
-            var response = try await routes.respond(to: request, context: context)
-            CurrentConnection.settle(&response, for: request, read: context.log.bytes)
-            return response
-        }
-        do {
-            return try await log.handle(request, context: context) { request, context in
-                try await cors.handle(request, context: context) { request, context in
-                    try await authentication.handle(request, context: context) { request, context in
-                        try await media.serve(request, context: context)
-                    }
-                }
-            }
-        } catch let error as any HTTPResponseError {
-            return try error.response(from: request, context: context)
-        }
     }
 }

@@ -1,7 +1,6 @@
 import CoreMetrics
 import Foundation
 import PhotoServices
-import Synchronization
 
 /// What happens when the last byte of an upload arrived (tusd's `pre-finish`): the photo is taken in by
 /// the services' `PhotoIntake` — prepared with its path's preset (one that already complies passes through
@@ -61,23 +60,4 @@ extension CoreMetrics.Timer {
     func record(_ duration: Duration) {
         recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
-}
-
-/// A count of the photos being prepared or waiting for it, and its bound.
-final class Admission: Sendable {
-    let capacity: Int
-    private let inside = Mutex(0)
-
-    init(capacity: Int) { self.capacity = capacity }
-
-    /// Counts one more, unless `capacity` are in already.
-    func enter() -> Bool {
-        inside.withLock { count in
-            guard count < capacity else { return false }
-            count += 1
-            return true
-        }
-    }
-
-    func leave() { inside.withLock { $0 -= 1 } }
 }

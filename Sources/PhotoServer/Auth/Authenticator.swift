@@ -3,14 +3,6 @@ import JWTKit
 public import Logging
 import PhotoFiles
 import PhotoServices
-import Synchronization
-
-/// Who is calling: the `sub` of a verified token.
-public struct Caller: Sendable, Equatable {
-    public var id: String
-    /// The token's `name` claim, when it has one (used when the store adds the caller as a user).
-    public var displayName: String?
-}
 
 /// Verifies `Authorization: Bearer <JWT>` with jwt-kit: HS256 with a shared secret (a single
 /// deployment), or RS256/ES256 against JWKS — files, or an identity provider's keys at a URL kept current
@@ -199,52 +191,5 @@ public struct Authenticator: Sendable {
         }
 
         func verify(using algorithm: some JWTAlgorithm) async throws {}
-    }
-}
-
-/// The keys held here: the shared secret's, and those of JWKS documents and files — all replaced at once
-/// when the files are read again.
-final class LocalKeys: Sendable {
-    let sources: [Authenticator.Keys]
-    private let state = Mutex<(keys: JWTKeyCollection, keyIDs: Set<String>)>((JWTKeyCollection(), []))
-
-    init(sources: [Authenticator.Keys]) {
-        self.sources = sources
-    }
-
-    var current: (keys: JWTKeyCollection, keyIDs: Set<String>) { state.withLock { $0 } }
-
-    func load() async throws(Authenticator.Failure) {
-        let collection = JWTKeyCollection()
-        var keyIDs: Set<String> = []
-        for source in sources {
-            switch source {
-            case .sharedSecret(let secret):
-                guard secret.utf8.count >= 32 else {
-                    throw Authenticator.Failure(description: "the HS256 secret must be at least 32 bytes (it has \(secret.utf8.count))")
-                }
-                await collection.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
-            case .jwks(let json):
-                try await Self.add(json, what: "the JWKS", to: collection)
-                keyIDs.formUnion(RemoteKeySet.keyIDs(json))
-            case .jwksFile(let path):
-                guard let json = try? String(contentsOfFile: path, encoding: .utf8) else {
-                    throw Authenticator.Failure(description: "\(path): cannot read the JWKS file")
-                }
-                try await Self.add(json, what: path, to: collection)
-                keyIDs.formUnion(RemoteKeySet.keyIDs(json))
-            case .jwksURL, .openIDProvider:
-                continue
-            }
-        }
-        state.withLock { $0 = (collection, keyIDs) }
-    }
-
-    private static func add(_ json: String, what: String, to collection: JWTKeyCollection) async throws(Authenticator.Failure) {
-        do {
-            try await collection.add(jwksJSON: json)
-        } catch {
-            throw Authenticator.Failure(description: "\(what) cannot be read as a JWKS: \(error)")
-        }
     }
 }

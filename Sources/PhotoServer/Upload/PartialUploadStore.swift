@@ -1,38 +1,4 @@
 import Foundation
-import PhotoFiles
-import NIOCore
-import Synchronization
-
-/// One tus upload the server holds.
-struct TusUpload: Codable, Sendable, Equatable {
-    enum State: String, Codable, Sendable {
-        /// Bytes are arriving (or all arrived and the photo is not stored yet).
-        case receiving
-        /// All bytes arrived, the photo was normalised and stored at `url`.
-        case stored
-    }
-
-    var id: String
-    /// The `sub` of the token that created it: the only caller who may see or change it.
-    var owner: String
-    var ownerName: String?
-    var key: String
-    var length: Int64
-    var metadata: [String: String]
-    var createdAt: Date
-    var expiresAt: Date
-    var state: State
-    var url: String?
-
-    /// Upload ids are 32 lower-case hex digits; anything else names no upload (and no file or object).
-    static func isValidID(_ id: String) -> Bool {
-        id.utf8.count == 32 && id.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
-    }
-
-    static func newID() -> String {
-        randomHex(byteCount: 16)
-    }
-}
 
 /// Where the server keeps uploads in progress: their records, the bytes received so far, and who is
 /// finishing one. `LocalUploadStore` keeps them in the data folder (one machine); `SharedUploadStore`
@@ -75,44 +41,4 @@ extension PartialUploadStore {
     func unfinished(now: Date = Date()) async throws(UploadStoreFailure) -> [TusUpload] {
         try await all().filter { $0.state == .receiving && $0.expiresAt > now }
     }
-}
-
-/// One request's bytes going into an upload. Nothing written counts until `sync()` (or until the store
-/// made part of it durable on its own); `rollback()` undoes this request (a checksum mismatch, too many bytes).
-protocol UploadAppender: Sendable {
-    /// Bytes written by this request so far.
-    var count: Int64 { get }
-    func write(_ buffer: ByteBuffer) async throws(UploadStoreFailure)
-    /// Makes the written bytes durable; after this they may be acknowledged.
-    func sync() async throws(UploadStoreFailure)
-    /// Makes the written bytes readable where `finishing` reads them, durable or not: for the request that brings
-    /// the last byte, whose bytes are not acknowledged before the photo made from them is stored (and durable).
-    func writeOut() async throws(UploadStoreFailure)
-    func rollback() async
-}
-
-extension UploadAppender {
-    func writeOut() async throws(UploadStoreFailure) { try await sync() }
-}
-
-struct UploadStoreFailure: Error, CustomStringConvertible {
-    enum Kind {
-        /// Storage failed (disk, bucket, database).
-        case storage
-        /// Another request (on another instance) wrote to the upload first.
-        case conflict
-        /// The upload is in more pieces than the store keeps: the client sends too small PATCH bodies.
-        case tooManyPieces
-    }
-
-    var kind: Kind = .storage
-    var description: String
-}
-
-/// Requests writing to uploads in this process: one at a time per upload.
-final class UploadLocks: Sendable {
-    private let held = Mutex<Set<String>>([])
-
-    func lock(_ id: String) -> Bool { held.withLock { $0.insert(id).inserted } }
-    func unlock(_ id: String) { _ = held.withLock { $0.remove(id) } }
 }

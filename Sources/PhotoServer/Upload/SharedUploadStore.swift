@@ -1,11 +1,9 @@
 import Foundation
 import PhotoFiles
-import NIOCore
 import NIOPosix
 import PhotoServices
 import PhotoUpload
 import SQLKit
-import Synchronization
 
 /// Uploads in progress shared by every instance behind a load balancer: records in the shared database
 /// (`tusUpload`), bytes in the bucket. Each durable piece of an upload is one object,
@@ -48,56 +46,6 @@ final class SharedUploadStore: PartialUploadStore {
         self.lease = lease
         self.pieceSize = pieceSize
         self.maxPieces = maxPieces
-    }
-
-    /// The row of `tusUpload`.
-    struct Row: Codable {
-        var id: String
-        var owner: String
-        var ownerName: String?
-        var key: String
-        var length: Int64
-        var metadata: String
-        var createdAt: Date
-        var expiresAt: Date
-        var state: String
-        var url: String?
-        var received: Int64
-        var finishOwner: String?
-        var finishLeaseExpiresAt: Date?
-
-        init(_ upload: TusUpload) {
-            id = upload.id
-            owner = upload.owner
-            ownerName = upload.ownerName
-            key = upload.key
-            length = upload.length
-            metadata = String(decoding: (try? JSONEncoder().encode(upload.metadata)) ?? Data("{}".utf8), as: UTF8.self)
-            createdAt = upload.createdAt
-            expiresAt = upload.expiresAt
-            state = upload.state.rawValue
-            url = upload.url
-            received = 0
-        }
-
-        /// Some instance holds its finishing under a lease still running at `now`.
-        func isBeingFinished(at now: Date) -> Bool {
-            finishOwner != nil && (finishLeaseExpiresAt ?? .distantPast) >= now
-        }
-
-        var upload: TusUpload {
-            TusUpload(
-                id: id, owner: owner, ownerName: ownerName, key: key, length: length,
-                metadata: (try? JSONDecoder().decode([String: String].self, from: Data(metadata.utf8))) ?? [:], createdAt: createdAt,
-                expiresAt: expiresAt, state: TusUpload.State(rawValue: state) ?? .receiving, url: url)
-        }
-    }
-
-    struct Piece: Codable {
-        var upload: String
-        var start: Int64
-        var length: Int64
-        var objectKey: String
     }
 
     /// Where an upload's pieces are; `piecesPrefix("")`: all of them.
@@ -195,7 +143,7 @@ final class SharedUploadStore: PartialUploadStore {
 
     /// Puts `bytes` as the piece at `start`, then lists it — if the upload still holds exactly `start`
     /// bytes (else another request got there first: the object is deleted, `conflict`).
-    fileprivate func addPiece(_ id: String, at start: Int64, _ bytes: [UInt8]) async throws(UploadStoreFailure) {
+    func addPiece(_ id: String, at start: Int64, _ bytes: [UInt8]) async throws(UploadStoreFailure) {
         let key = Self.piecesPrefix(id) + String(format: "%012lld", start) + "-" + TusUpload.newID().prefix(8)
         do { try await objects.put(key, bytes) } catch { throw UploadStoreFailure(description: "\(error)") }
         let maxPieces = self.maxPieces
@@ -229,7 +177,7 @@ final class SharedUploadStore: PartialUploadStore {
     }
 
     /// Unlists the pieces from `start` on that this request added (the upload held `end`), back to `start`.
-    fileprivate func removePieces(_ id: String, from start: Int64, through end: Int64) async {
+    func removePieces(_ id: String, from start: Int64, through end: Int64) async {
         let removed = try? await database.write { db -> [Piece] in
             let moved = try await db.update("tusUpload").set("received", to: SQLBind(start)).where("id", .equal, id).where("received", .equal, end)
                 .returning("id").all()
@@ -331,106 +279,5 @@ final class SharedUploadStore: PartialUploadStore {
 
     private func write<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws(UploadStoreFailure) -> T {
         do { return try await database.write(body) } catch { throw UploadStoreFailure(description: "\(error)") }
-    }
-}
-
-/// One request's bytes for a `SharedUploadStore`: kept in memory until `sync()`, or until `flushEvery`
-/// bytes are waiting, then made a piece.
-/// An upload's pieces written into one file for finishing: checked to follow each other without a gap
-/// up to the upload's length, fetched four at a time, each written at its place.
-struct PieceAssembly: Sendable {
-    let objects: S3Objects
-    let io: NIOThreadPool
-
-    func write(_ pieces: [SharedUploadStore.Piece], of upload: TusUpload, to file: String) async throws(UploadStoreFailure) {
-        var expected: Int64 = 0
-        for piece in pieces {
-            guard piece.start == expected else { throw UploadStoreFailure(description: "upload \(upload.id): a piece is missing at \(expected)") }
-            expected += piece.length
-        }
-        guard expected == upload.length else { throw UploadStoreFailure(description: "upload \(upload.id): \(expected) of \(upload.length) bytes listed") }
-        let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        guard fd >= 0 else { throw UploadStoreFailure(description: "\(file): cannot create: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var failure: UploadStoreFailure?
-        await BoundedConcurrency.run(count: pieces.count, limit: 4) { [objects, io] index -> UploadStoreFailure? in
-            let piece = pieces[index]
-            do throws(UploadStoreFailure) {
-                let bytes: [UInt8]
-                do { bytes = try await objects.get(piece.objectKey) ?? [] } catch { throw UploadStoreFailure(description: "\(error)") }
-                guard bytes.count == piece.length else {
-                    throw UploadStoreFailure(description: "\(piece.objectKey): \(bytes.count) bytes, \(piece.length) listed")
-                }
-                try await Self.write(bytes, at: piece.start, to: fd, path: file, io: io)
-                return nil
-            } catch {
-                return error
-            }
-        } finished: { _, failed in
-            failure = failure ?? failed
-        }
-        if let failure { throw failure }
-    }
-
-    private static func write(_ bytes: [UInt8], at offset: Int64, to fd: Int32, path: String, io: NIOThreadPool) async throws(UploadStoreFailure) {
-        do {
-            try await io.runIfActive {
-                try bytes.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws in try writeAll(raw, to: fd, at: offset, path: path) }
-            }
-        } catch let failure as UploadStoreFailure {
-            throw failure
-        } catch {
-            throw UploadStoreFailure(description: "\(error)")
-        }
-    }
-}
-
-final class PieceAppender: UploadAppender {
-    struct State {
-        var pending: [UInt8] = []
-        /// Bytes of this request already in pieces.
-        var durable: Int64 = 0
-    }
-
-    let store: SharedUploadStore
-    let id: String
-    let start: Int64
-    let flushEvery: Int?
-    private let state = Mutex(State())
-
-    init(store: SharedUploadStore, id: String, start: Int64, flushEvery: Int?) {
-        self.store = store
-        self.id = id
-        self.start = start
-        self.flushEvery = flushEvery
-    }
-
-    var count: Int64 { state.withLock { $0.durable + Int64($0.pending.count) } }
-
-    func write(_ buffer: ByteBuffer) async throws(UploadStoreFailure) {
-        let waiting = state.withLock { state in
-            buffer.withUnsafeReadableBytes { state.pending += $0 }
-            return state.pending.count
-        }
-        if let flushEvery, waiting >= flushEvery { try await sync() }
-    }
-
-    func sync() async throws(UploadStoreFailure) {
-        let (bytes, at) = state.withLock { ($0.pending, start + $0.durable) }
-        guard !bytes.isEmpty else { return }
-        try await store.addPiece(id, at: at, bytes)
-        state.withLock {
-            $0.pending.removeFirst(bytes.count)
-            $0.durable += Int64(bytes.count)
-        }
-    }
-
-    func rollback() async {
-        let durable = state.withLock { state in
-            state.pending = []
-            defer { state.durable = 0 }
-            return state.durable
-        }
-        if durable > 0 { await store.removePieces(id, from: start, through: start + durable) }
     }
 }

@@ -67,8 +67,3 @@ struct WebPage: Sendable {
     static let frameOptions = HTTPField.Name("X-Frame-Options")!
     static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
 }
-
-struct WebPageError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
-}

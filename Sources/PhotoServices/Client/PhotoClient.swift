@@ -287,39 +287,3 @@ public final class PhotoClient: Sendable {
         return SyncReport(groups: sent.compactMap { id in groups.first { $0.id == id } }, photos: photos)
     }
 }
-
-/// An album photo as `photoprep serve` lists it (`GET /v1/albums/{album}/photos`).
-public struct AlbumPhotoLinks: Codable, Sendable, Equatable {
-    public var id: String
-    public var album: String
-    public var key: String
-    /// pending, uploading, ready, failed, cancelled.
-    public var state: String
-    public var url: String?
-    public var downloadURL: String?
-    public var thumbnails: [PhotoLinks.Thumbnail]?
-}
-
-/// A stored photo as `photoprep serve` shows it (`GET /v1/groups/{id}/photo`, `/v1/me/photo`): its
-/// state, where storage has it, and the download URLs an image view loads without a token.
-public struct PhotoLinks: Codable, Sendable, Equatable {
-    public struct Thumbnail: Codable, Sendable, Equatable {
-        public var edge: Int
-        public var width: Int
-        public var height: Int
-        public var downloadURL: String
-    }
-
-    /// none, pending, uploading, ready, failed, cancelled.
-    public var state: String
-    public var url: String?
-    public var downloadURL: String?
-    public var thumbnails: [Thumbnail]?
-
-    public init(state: String, url: String?, downloadURL: String? = nil, thumbnails: [Thumbnail]? = nil) {
-        self.state = state
-        self.url = url
-        self.downloadURL = downloadURL
-        self.thumbnails = thumbnails
-    }
-}

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import SQLKit
 
 /// Every query about photo jobs, behind named methods: the runner, the services and the client say
@@ -279,17 +279,6 @@ public struct JobStore: Sendable {
     static func deleteAlbumJobs(photo: String, _ db: any SQLDatabase) async throws {
         try await db.delete(from: "photoJob").where("kind", .equal, PhotoJob.Kind.album.rawValue).where("subject", .equal, photo).run()
     }
-}
-
-/// One holding of a job by a runner (`JobStore.runs(of:)`).
-public struct PhotoJobRun: Codable, Sendable, Equatable {
-    public var id: Int64
-    public var job: String
-    public var runner: String
-    public var startedAt: Date
-    public var endedAt: Date?
-    /// done, pending, failed, cancelled, or "lease expired" (taken over).
-    public var outcome: String?
 }
 
 extension Duration {

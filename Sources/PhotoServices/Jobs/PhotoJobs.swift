@@ -1,32 +1,8 @@
 import Foundation
-import PhotoPrep
-public import PhotoUpload
+import PhotoUpload
 import PhotoFiles
 import NIOPosix
-import SQLKit
 import Synchronization
-
-/// What happens to one photo on its way to storage. Every stream ends with exactly one terminal
-/// event: `finished`, `pending` (the destination is unreachable; `sync()` tries again), `failed` or
-/// `cancelled`.
-public enum PhotoJobEvent: Sendable, Hashable {
-    case preparing
-    /// Bytes the destination acknowledged.
-    case progress(UploadProgress)
-    /// The upload failed transiently and is tried again after `retry.delay`.
-    case retrying(UploadRetry)
-    case finished(url: String)
-    case pending(reason: String)
-    case failed(reason: String)
-    case cancelled
-
-    public var isTerminal: Bool {
-        switch self {
-        case .preparing, .progress, .retrying: false
-        case .finished, .pending, .failed, .cancelled: true
-        }
-    }
-}
 
 /// Runs the photo jobs: prepare (once; retries re-use the prepared bytes), check the storage rules,
 /// upload resumably, then record the result and its effect (group photo, profile picture, album
@@ -156,38 +132,7 @@ public final class PhotoJobs: Sendable {
         return jobs
     }
 
-    /// The jobs that are not done.
-    public func unfinished() async throws(ServiceError) -> [PhotoJob] {
-        try await store.unfinished()
-    }
-
-    /// Objects that should be gone but could not be deleted yet, with why.
-    public func staleObjects() async throws(ServiceError) -> [StaleObject] {
-        try await intake.stale.all()
-    }
-
     // MARK: - Running
-
-    /// Stages the caller's photo as a new job, records it in one transaction with `also` (what it
-    /// belongs to), and starts it. Nothing is kept when the transaction fails.
-    func submit(
-        kind: PhotoJob.Kind, caller: String, subject: String, path: StoragePath, photo: PhotoInput,
-        also: @escaping @Sendable (any SQLDatabase) async throws -> Void = { _ in }
-    ) async throws(ServiceError) -> String {
-        let job = try newJob(kind: kind, caller: caller, subject: subject, path: path, original: try photo.load(), staging: staging,
-            destination: store.destination)
-        do {
-            try await store.database.write { db in
-                try await also(db)
-                try await JobStore.insert(job, db)
-            }
-        } catch {
-            try? FileManager.default.removeItem(atPath: job.originalPath)
-            throw error
-        }
-        start(job.id)
-        return job.id
-    }
 
     /// Runs the job in a task of its own unless it runs here already. The task belongs to this object:
     /// `wait`, `cancel` and `stopAll` reach it, and its outcome is recorded and sent to every subscriber.
@@ -332,52 +277,5 @@ public final class PhotoJobs: Sendable {
                 }
             }
         }
-    }
-
-    /// Puts the prepared photo at `path` whole into storage this process owns; its events as an upload's
-    /// would be: all its bytes acknowledged, then finished — or failed (a storage failure is transient: the
-    /// job stays pending for the next sync).
-    private static func put(_ path: String, key: String, in storage: any PhotoStorage) async -> AsyncStream<UploadEvent> {
-        let (events, continuation) = AsyncStream.makeStream(of: UploadEvent.self)
-        defer { continuation.finish() }
-        guard let bytes = FileManager.default.contents(atPath: path).map({ [UInt8]($0) }) else {
-            continuation.yield(.failed(UploadError(.io, "\(path): cannot read the prepared photo")))
-            return events
-        }
-        do throws(ServiceError) {
-            let stored = try await storage.put(bytes, key: key)
-            let total = Int64(bytes.count)
-            continuation.yield(.progress(UploadProgress(acknowledged: total, sent: total, total: total)))
-            continuation.yield(.finished(location: stored.location))
-        } catch {
-            continuation.yield(.failed(UploadError(.unreachable, error.description)))
-        }
-        return events
-    }
-
-    /// Prepares the staged original (the intake's rules and pool) and stages the JPEG, written
-    /// atomically; returns its path.
-    private func prepare(_ job: PhotoJob) async throws(ServiceError) -> String {
-        let prepared = try await intake.prepare(contentsOf: job.originalPath, for: try StoragePath(key: job.key))
-        let path = staging.appendingPathComponent("\(job.id).jpg").path
-        do { try AtomicFile.write(prepared.jpeg, to: path, permissions: 0o600) } catch { throw .storage(error.message) }
-        return path
-    }
-
-    /// The terminal event that describes the job's recorded state.
-    public static func outcome(of job: PhotoJob) -> PhotoJobEvent {
-        switch job.state {
-        case .done: .finished(url: job.url ?? "")
-        case .failed: .failed(reason: job.error ?? "failed")
-        case .cancelled: .cancelled
-        case .uploading: .pending(reason: "being uploaded by \(job.leaseOwner ?? "another runner")")
-        case .pending, .none:
-            .pending(reason: job.error ?? job.waitsFor.map { "waiting until the server has group \($0)" } ?? "waiting to be uploaded")
-        }
-    }
-
-    func record(_ id: String) async throws(ServiceError) -> PhotoJob {
-        guard let job = try await store.job(id) else { throw .notFound("photo job \(id)") }
-        return job
     }
 }

@@ -1,0 +1,33 @@
+import Foundation
+import PhotoFiles
+
+/// One tus upload the server holds.
+struct TusUpload: Codable, Sendable, Equatable {
+    enum State: String, Codable, Sendable {
+        /// Bytes are arriving (or all arrived and the photo is not stored yet).
+        case receiving
+        /// All bytes arrived, the photo was normalised and stored at `url`.
+        case stored
+    }
+
+    var id: String
+    /// The `sub` of the token that created it: the only caller who may see or change it.
+    var owner: String
+    var ownerName: String?
+    var key: String
+    var length: Int64
+    var metadata: [String: String]
+    var createdAt: Date
+    var expiresAt: Date
+    var state: State
+    var url: String?
+
+    /// Upload ids are 32 lower-case hex digits; anything else names no upload (and no file or object).
+    static func isValidID(_ id: String) -> Bool {
+        id.utf8.count == 32 && id.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    static func newID() -> String {
+        randomHex(byteCount: 16)
+    }
+}

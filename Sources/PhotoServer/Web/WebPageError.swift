@@ -1,0 +1,4 @@
+struct WebPageError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
