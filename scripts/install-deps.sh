@@ -12,7 +12,8 @@
 #                                    Debian's chromium, never a browser of its own) — from PyPI into the project's own
 #                                    virtual environment .venv/ (git-ignored). The system Python is never
 #                                    touched: Debian's python3 refuses `pip install` (PEP 668). The tests put
-#                                    .venv/bin first on the PATH of the servers they start.
+#                                    .venv/bin first on the PATH of the servers they start. Debian's nginx and
+#                                    systemd: the deploy/ example's site and unit are checked.
 #
 # Uses sudo when not root. Safe to run again: it installs only what is missing.
 set -euo pipefail
@@ -30,7 +31,8 @@ packages=(libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev zlib1g-dev libheif-de
 # The independent decoders the format tests compare with: heif-convert, dwebp, ImageMagick.
 # Debian's Chromium: the browser the read path's test loads photos in (driven by Playwright, below).
 # valgrind: the speed regression guard counts instructions with callgrind (Benchmarks/instructions.sh).
-$test_servers && packages+=(python3 python3-venv postgresql libheif-examples webp imagemagick chromium valgrind)
+# nginx-light and systemd: the deploy/ example's site is tested in front of the server, its unit verified.
+$test_servers && packages+=(python3 python3-venv postgresql libheif-examples webp imagemagick chromium valgrind nginx-light systemd)
 
 missing=()
 for p in "${packages[@]}"; do
