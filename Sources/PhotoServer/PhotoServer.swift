@@ -122,6 +122,8 @@ public struct PhotoServer: Sendable {
     let services: PhotoServices
     /// Where stored photos live: built once, shared by the intake, the jobs, the media routes and the sweeper.
     let storage: any PhotoStorage
+    /// The database's and the storage's last probes, for `/health/ready`.
+    let readiness: Readiness
     let cpu: NIOThreadPool
     let io: NIOThreadPool
     let resumable: ResumableUploadRoutes
@@ -157,6 +159,7 @@ public struct PhotoServer: Sendable {
         self.database = database
         services = PhotoServices(database: database, intake: intake, stateFolder: configuration.data.appendingPathComponent("state"), lease: configuration.jobLease)
         self.storage = storage
+        readiness = Readiness(database: database, storage: storage, logger: logger)
         self.cpu = cpu
         self.io = io
         resumable = ResumableUploadRoutes(uploads: uploads, address: Self.address(configuration))
@@ -209,13 +212,7 @@ public struct PhotoServer: Sendable {
             middleware: AbuseLimits(
                 perUser: configuration.writesPerUser, perAddress: configuration.writesPerAddress, trustedProxies: configuration.trustedProxies,
                 metrics: metrics))
-        router.get("/health") { [database] _, _ -> Response in
-            let healthy = (try? await database.read { db in try await db.raw("SELECT 1").run() }) != nil
-            return Response(
-                status: healthy ? .ok : .serviceUnavailable,
-                headers: healthy ? [.contentType: "application/json"] : [.contentType: "application/json", .retryAfter: "\(Problem.retryAfter(.serviceUnavailable)!)"],
-                body: ResponseBody(byteBuffer: ByteBuffer(string: healthy ? "{\"status\":\"ok\"}\n" : "{\"status\":\"database unavailable\"}\n")))
-        }
+        HealthRoutes(readiness: readiness).register(on: router)
         router.get("/metrics") { [metrics] _, _ -> Response in
             Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
@@ -266,10 +263,11 @@ public struct PhotoServer: Sendable {
         if let certificate {
             reloads.append(.init(what: "TLS certificate", otherwise: "the one in use stays") { try certificate.reload() })
         }
+        await readiness.probe()  // answered before the first request can ask
         let group = ServiceGroup(
             configuration: .init(
                 services: [
-                    .init(service: app), .init(service: sweeper), .init(service: uploads.stopping),
+                    .init(service: app), .init(service: sweeper), .init(service: uploads.stopping), .init(service: readiness),
                     .init(service: PhotoJobRunner(jobs: services.jobs, mode: .continuous(every: configuration.jobInterval))),
                     .init(service: FileReloader(reloads: reloads, logger: logger)),
                 ] + authenticator.remote.map { .init(service: $0) },

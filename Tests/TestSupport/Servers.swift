@@ -37,6 +37,9 @@ public final class ServerProcess: @unchecked Sendable {
 
     deinit { stop() }
 
+    /// The process, for signals (SIGSTOP makes it stop answering without closing its connections).
+    public var processIdentifier: Int32 { process.processIdentifier }
+
     public static func accepts(port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }

@@ -35,6 +35,10 @@ public struct BucketStorage: PhotoStorage {
         .redirect(objects.store.presignedGET(key: key, expires: 300))
     }
 
+    public func probe(timeout: Duration) async throws(StorageProblem) {
+        do { try await objects.probe(timeout: timeout) } catch { throw StorageProblem(.unavailable, detail: "s3://\(objects.store.bucket): \(error)") }
+    }
+
     public func list(prefix: String) async throws(ServiceError) -> [String] {
         do { return try await objects.list(prefix: prefix) } catch { throw .storage("\(error)") }
     }

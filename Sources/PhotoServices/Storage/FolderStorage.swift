@@ -8,6 +8,10 @@ public struct FolderStorage: PhotoStorage {
     public let root: URL
     public let destination: String
 
+    /// Free space below which the folder counts as full for `probe` (a few of the largest photos with their
+    /// thumbnails, and the partial uploads that usually share the disk).
+    public var reserve = 64 << 20
+
     /// `destination`: as configured (a path or a `file://` URL; nil: the root's URL).
     public init(root: URL, destination: String? = nil) {
         self.root = root.standardizedFileURL
@@ -63,6 +67,31 @@ public struct FolderStorage: PhotoStorage {
             }
             return keys.sorted()
         }
+    }
+
+    /// The folder exists (it is made if it does not), takes writes and has more than `reserve` bytes free.
+    /// Its file system is asked (`access`, `statvfs`) on the blocking pool; nothing is written.
+    public func probe(timeout: Duration) async throws(StorageProblem) {
+        let (root, reserve) = (root.path, reserve)
+        let problem: StorageProblem?
+        do {
+            problem = try await NIOThreadPool.singleton.runIfActive { () -> StorageProblem? in
+                do { try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true) } catch {
+                    return StorageProblem(.unavailable, detail: "\(root): \(error.localizedDescription)")
+                }
+                guard access(root, W_OK) == 0 else { return StorageProblem(.unavailable, detail: "\(root): \(String(cString: strerror(errno)))") }
+                var stats = statvfs()
+                guard statvfs(root, &stats) == 0 else { return StorageProblem(.unavailable, detail: "\(root): \(String(cString: strerror(errno)))") }
+                let free = Int(stats.f_bavail) * Int(stats.f_frsize)
+                guard free > reserve else {
+                    return StorageProblem(.full, detail: "\(root): \(free >> 20) MiB free, \(reserve >> 20) MiB kept in reserve")
+                }
+                return nil
+            }
+        } catch {
+            problem = StorageProblem(.unavailable, detail: "the file I/O threads are shut down")
+        }
+        if let problem { throw problem }
     }
 
     /// The file of a location in this folder (nil: not a file URL, or outside the folder).

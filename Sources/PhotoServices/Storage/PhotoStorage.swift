@@ -23,6 +23,9 @@ public protocol PhotoStorage: Sendable {
     func read(key: String, location: String) -> StoredRead
     /// The keys stored under `prefix`, for sweeping.
     func list(prefix: String) async throws(ServiceError) -> [String]
+    /// Whether a photo could be put now, asked cheaply for a readiness probe: the storage answers within
+    /// `timeout`, takes writes and has room; otherwise throws what is wrong.
+    func probe(timeout: Duration) async throws(StorageProblem)
 }
 
 /// Opens the storage at `destination`: `s3://bucket/prefix` (its endpoint, region and credentials from

@@ -40,6 +40,13 @@ public struct S3Objects: Sendable {
         do { _ = try await store.perform(request, expecting: [200, 204, 404], client: client, timeout: timeout) } catch { throw Failure(description: "DELETE \(key): \(error)") }
     }
 
+    /// Whether the bucket answers, and answers this store's credentials: one ListObjectsV2 of at most one
+    /// key, given `timeout` (a readiness probe, not a transfer).
+    public func probe(timeout: Duration) async throws(Failure) {
+        let request = store.request(.GET, url: store.bucketURL(query: "list-type=2&max-keys=1"))
+        do { _ = try await store.perform(request, expecting: [200], client: client, timeout: timeout) } catch { throw Failure(description: "list: \(error)") }
+    }
+
     /// The keys under `prefix` (ListObjectsV2, every page), relative to the store's prefix.
     public func list(prefix: String) async throws(Failure) -> [String] {
         var keys: [String] = []

@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `/health/live` and `/health/ready` (and `/health`) against the built server, with what it stands on failing
+/// for real: a storage folder that cannot be made, a storage file system that fills up (a tmpfs) and gets room
+/// again, a PostgreSQL connection that stops answering (its relay stopped with SIGSTOP) and answers again. Every
+/// probe is answered at once whatever the dependency does, names no path, and readiness comes back without a restart.
+@Suite struct ServeHealthTests {
+    static let ok = "{\"status\":\"ok\",\"database\":\"ok\",\"storage\":\"ok\"}\n"
+
+    @Test func liveAndReadyOnAHealthyServer() async throws {
+        let server = try await onThread { try PhotoServerProcess() }
+        let live = try await HTTPExchange.send("GET", server.base + "/health/live")
+        #expect(live.status == 200 && live.body == "{\"status\":\"ok\"}\n", "\(live)")
+        for path in ["/health/ready", "/health"] {
+            let ready = try await HTTPExchange.send("GET", server.base + path)
+            #expect(ready.status == 200 && ready.body == Self.ok && ready.header("Retry-After") == nil, "\(path): \(ready)")
+            #expect(ready.header("Cache-Control") == "no-store")
+        }
+    }
+
+    @Test func storageThatCannotBeMadeIsNotReady() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("not-a-folder")
+        try Data("x".utf8).write(to: file)
+        let server = try await onThread { try PhotoServerProcess(arguments: ["--to", file.appendingPathComponent("storage").path]) }
+        let ready = try await HTTPExchange.send("GET", server.base + "/health/ready")
+        #expect(ready.status == 503 && ready.header("Retry-After") != nil, "\(ready)")
+        #expect(ready.body == "{\"status\":\"unavailable\",\"database\":\"ok\",\"storage\":\"unavailable\"}\n", "\(ready)")
+        #expect(!ready.body.contains(folder.path), "no path in the answer")
+        #expect(try await HTTPExchange.send("GET", server.base + "/health/live").status == 200, "alive: no restart would help")
+        #expect(server.log.contains("not ready: storage unavailable") && server.log.contains(file.path), "the detail is in the log")
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "mounting a tmpfs needs root"))
+    func storageThatFillsUpIsNotReadyUntilItHasRoom() async throws {
+        let folder = try temporaryFolder()
+        let storage = folder.appendingPathComponent("storage")
+        try FileManager.default.createDirectory(at: storage, withIntermediateDirectories: true)
+        // 16 MiB: under the 64 MiB the storage keeps in reserve.
+        let mounted = try await runSupportCommand("mount", ["-t", "tmpfs", "-o", "size=16m", "tmpfs", storage.path])
+        try #require(mounted.status == 0, "\(mounted)")
+        defer {
+            _ = try? runBlockingUnmount(storage.path)
+            try? FileManager.default.removeItem(at: folder)
+        }
+        let server = try await onThread { try PhotoServerProcess(arguments: ["--to", storage.path]) }
+        let full = try await HTTPExchange.send("GET", server.base + "/health")
+        #expect(full.status == 503 && full.body == "{\"status\":\"unavailable\",\"database\":\"ok\",\"storage\":\"full\"}\n", "\(full)")
+        #expect(server.log.contains("not ready: storage full"))
+        // Room again (the file system grown under the running server): ready at the next probe, no restart.
+        let grown = try await runSupportCommand("mount", ["-o", "remount,size=256m", storage.path])
+        try #require(grown.status == 0, "\(grown)")
+        let recovered = try await Self.poll(server, until: 200)
+        #expect(recovered.answer.body == Self.ok)
+        #expect(server.log.contains("ready again: storage answers"))
+    }
+
+    @Test func aDatabaseThatStopsAnsweringIsNotReadyAndTheProbeDoesNotWait() async throws {
+        let cluster = try await PostgresCluster.shared()
+        let url = try await cluster.newDatabase()
+        let relayPort = ServerProcess.freePort()
+        let relay = try await onThread {
+            try ServerProcess(port: relayPort, executable: "python3", arguments: [
+                projectFolder.appendingPathComponent("Tests/TestSupport/Support/tcp_relay.py").path, String(relayPort), String(cluster.port),
+            ])
+        }
+        let server = try await onThread {
+            try PhotoServerProcess(arguments: ["--database", url.replacingOccurrences(of: ":\(cluster.port)/", with: ":\(relayPort)/")])
+        }
+        #expect(try await HTTPExchange.send("GET", server.base + "/health/ready").body == Self.ok)
+
+        // The database's connections hang (nothing closed, nothing answered): not ready within a probe's timeout
+        // and interval, and every probe of the health routes answered at once meanwhile.
+        kill(relay.processIdentifier, SIGSTOP)
+        defer { kill(relay.processIdentifier, SIGCONT) }
+        let hung = try await Self.poll(server, until: 503)
+        #expect(hung.answer.body == "{\"status\":\"unavailable\",\"database\":\"no answer\",\"storage\":\"ok\"}\n", "\(hung.answer)")
+        #expect(hung.answer.header("Retry-After") != nil)
+        // Answered at all while the database hangs is the point (a route that waited for it would not answer
+        // until SIGCONT); the bound is loose because the machine may be busy with other tests.
+        #expect(hung.slowest < .seconds(10), "the slowest probe answered in \(hung.slowest)")
+        #expect(try await HTTPExchange.send("GET", server.base + "/health/live").status == 200)
+
+        // The connections flow again: ready again, without a restart.
+        kill(relay.processIdentifier, SIGCONT)
+        let back = try await Self.poll(server, until: 200)
+        #expect(back.answer.body == Self.ok, "\(back)")
+    }
+
+    /// Asks `/health/ready` every 100 ms until it answers `status` (at most 30 s); the answer and the
+    /// slowest of the exchanges on the way.
+    static func poll(_ server: PhotoServerProcess, until status: Int) async throws -> (answer: HTTPExchange, slowest: Duration) {
+        var slowest = Duration.zero
+        let deadline = ContinuousClock.now + .seconds(30)
+        while true {
+            let started = ContinuousClock.now
+            let answer = try await HTTPExchange.send("GET", server.base + "/health/ready")
+            slowest = max(slowest, ContinuousClock.now - started)
+            if answer.status == status { return (answer, slowest) }
+            guard ContinuousClock.now < deadline else { throw TestSetupError(message: "/health/ready still \(answer.status) \(answer.body) after 30 s") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+}
+
+/// Unmounts the test's tmpfs (lazily: a server still holding a file there does not keep it mounted).
+private func runBlockingUnmount(_ path: String) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/umount")
+    process.arguments = ["-l", path]
+    try process.run()
+    process.waitUntilExit()
+}
