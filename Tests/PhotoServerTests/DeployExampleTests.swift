@@ -140,17 +140,8 @@ import TestSupport
             .map { $0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces) }
     }
 
-    /// curl waited for on this thread (`waitUntil` polls synchronously).
+    /// curl waited for on this thread (`waitUntil` polls synchronously): its standard output.
     static func blockingCurl(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["-sS", "--max-time", "10"] + arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try launch(process)
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        try runSupportCommandBlocking("curl", ["-sS", "--max-time", "10"] + arguments).stdout
     }
 }

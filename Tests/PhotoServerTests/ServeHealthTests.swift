@@ -43,7 +43,8 @@ import TestSupport
         let mounted = try await runSupportCommand("mount", ["-t", "tmpfs", "-o", "size=16m", "tmpfs", storage.path])
         try #require(mounted.status == 0, "\(mounted)")
         defer {
-            _ = try? runBlockingUnmount(storage.path)
+            // Lazily: a server still holding a file there does not keep it mounted.
+            _ = try? runSupportCommandBlocking("umount", ["-l", storage.path])
             try? FileManager.default.removeItem(at: folder)
         }
         let server = try await onThread { try PhotoServerProcess(arguments: ["--to", storage.path]) }
@@ -104,13 +105,4 @@ import TestSupport
             try await Task.sleep(for: .milliseconds(100))
         }
     }
-}
-
-/// Unmounts the test's tmpfs (lazily: a server still holding a file there does not keep it mounted).
-private func runBlockingUnmount(_ path: String) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/bin/umount")
-    process.arguments = ["-l", path]
-    try process.run()
-    process.waitUntilExit()
 }

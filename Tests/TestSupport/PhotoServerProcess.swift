@@ -240,10 +240,11 @@ public func runSupportScript(_ name: String, _ arguments: [String], environment:
 
 /// Runs a command found on the test servers' PATH (the project's `.venv/bin` first), and waits.
 public func runSupportCommand(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> CommandResult {
-    try await onThread { try runBlocking(executable, arguments, environment: environment) }
+    try await onThread { try runSupportCommandBlocking(executable, arguments, environment: environment) }
 }
 
-private func runBlocking(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> CommandResult {
+/// `runSupportCommand` on the calling thread: for a synchronous poll (`waitUntil`) or a `defer`.
+public func runSupportCommandBlocking(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> CommandResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = [executable] + arguments

@@ -66,29 +66,20 @@ final class Readiness: Service, Sendable {
 
     private func probe(_ dependency: Dependency) async {
         checks.withLock { $0[dependency, default: Check()].waitingSince = .now }
-        var failure: String?
+        var problem: (word: String, detail: String)?
         switch dependency {
         case .database:
-            do { try await database.read { db in try await db.raw("SELECT 1").run() } } catch {
-                failure = "unavailable"
-                logIfChanged(dependency, "unavailable", detail: "\(error)")
-            }
+            do { try await database.read { db in try await db.raw("SELECT 1").run() } } catch { problem = ("unavailable", "\(error)") }
         case .storage:
-            do throws(StorageProblem) { try await storage.probe(timeout: timeout) } catch {
-                failure = error.kind.rawValue
-                logIfChanged(dependency, error.kind.rawValue, detail: error.detail)
-            }
+            do throws(StorageProblem) { try await storage.probe(timeout: timeout) } catch { problem = (error.kind.rawValue, error.detail) }
         }
-        if failure == nil { logIfChanged(dependency, nil, detail: "") }
-        checks.withLock { $0[dependency] = Check(answered: true, failure: failure) }
-    }
-
-    private func logIfChanged(_ dependency: Dependency, _ failure: String?, detail: String) {
-        let before = checks.withLock { $0[dependency]?.failure }
-        guard before != failure else { return }
-        if let failure {
-            logger.error("not ready: \(dependency.rawValue) \(failure)", metadata: ["detail": "\(detail)"])
-        } else if before != nil {
+        let before = checks.withLock { checks in
+            defer { checks[dependency] = Check(answered: true, failure: problem?.word) }
+            return checks[dependency]?.failure
+        }
+        if let problem, problem.word != before {
+            logger.error("not ready: \(dependency.rawValue) \(problem.word)", metadata: ["detail": "\(problem.detail)"])
+        } else if problem == nil, before != nil {
             logger.info("ready again: \(dependency.rawValue) answers")
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 import PhotoFiles
 import PhotoPrep
 import PhotoUpload
@@ -12,7 +13,8 @@ extension PhotoJobs {
     static func put(_ path: String, key: String, in storage: any PhotoStorage) async -> AsyncStream<UploadEvent> {
         let (events, continuation) = AsyncStream.makeStream(of: UploadEvent.self)
         defer { continuation.finish() }
-        guard let bytes = FileManager.default.contents(atPath: path).map({ [UInt8]($0) }) else {
+        let read = try? await NIOThreadPool.singleton.runIfActive { FileManager.default.contents(atPath: path).map { [UInt8]($0) } }
+        guard let bytes = read ?? nil else {
             continuation.yield(.failed(UploadError(.io, "\(path): cannot read the prepared photo")))
             return events
         }

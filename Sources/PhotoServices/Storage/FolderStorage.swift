@@ -74,8 +74,8 @@ public struct FolderStorage: PhotoStorage {
     public func probe(timeout: Duration) async throws(StorageProblem) {
         let (root, reserve) = (root.path, reserve)
         let problem: StorageProblem?
-        do {
-            problem = try await NIOThreadPool.singleton.runIfActive { () -> StorageProblem? in
+        do throws(ServiceError) {
+            problem = try await blocking { () -> StorageProblem? in
                 do { try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true) } catch {
                     return StorageProblem(.unavailable, detail: "\(root): \(error.localizedDescription)")
                 }
@@ -89,7 +89,7 @@ public struct FolderStorage: PhotoStorage {
                 return nil
             }
         } catch {
-            problem = StorageProblem(.unavailable, detail: "the file I/O threads are shut down")
+            problem = StorageProblem(.unavailable, detail: error.description)
         }
         if let problem { throw problem }
     }
