@@ -86,6 +86,38 @@ import TestSupport
         _ = try await here.write { db in try await StoredPhotos.forget(key: path.key, db) }
         #expect(try await photos.media(path.key, edge: nil) == nil)
     }
+
+    /// A key with no photo is remembered as having none, exactly as a photo is remembered: asking for it again
+    /// does not read the database (so its answer takes the time a wrong token's does), and what changes it —
+    /// a write of this process at once, another instance's within the lifetime — is seen as for a photo.
+    @Test func keysWithoutAPhotoAreRememberedToo() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("db.sqlite").path
+        let here = try await AppDatabase(path: file, role: .services)
+        let elsewhere = try await AppDatabase(path: file, role: .services)
+        let clock = ManualTime()
+        let photos = StoredPhotos(database: here, now: clock.now)
+        let path = StoragePath.profileImage(userId: "u1", file: "a.jpg")
+        #expect(try await photos.media(path.key, edge: nil) == nil)
+        // Stored by another instance: still none here within the lifetime (not read again), seen after it.
+        _ = try await elsewhere.write { db in
+            try await PhotoIntake.record(caller: "u1", displayName: nil, path: path, stored: Self.objects("a", thumbnails: []), db)
+        }
+        #expect(try await photos.media(path.key, edge: nil) == nil, "remembered as none: the database not read again")
+        clock.advance(by: StoredPhotos.Recent.lifetime)
+        #expect(try await photos.media(path.key, edge: nil)?.photo.location == "file:///s/a")
+        // Forgotten by this process, then stored by it: each seen at once.
+        _ = try await here.write { db in try await StoredPhotos.forget(key: path.key, db) }
+        #expect(try await photos.media(path.key, edge: nil) == nil)
+        _ = try await here.write { db in
+            try await PhotoIntake.record(caller: "u1", displayName: nil, path: path, stored: Self.objects("b", thumbnails: []), db)
+        }
+        #expect(try await photos.media(path.key, edge: nil)?.photo.location == "file:///s/b")
+        // Many keys without a photo do not push out the photos being read.
+        for i in 0..<(StoredPhotos.Recent.capacity + 1) { photos.recent.keep(nil, key: "k\(i)", edge: nil, writes: here.writesEnded, now: clock.now()) }
+        #expect(photos.remembered(path.key, edge: nil)?.photo.location == "file:///s/b")
+    }
 }
 
 /// A clock that moves only when told to.

@@ -24,19 +24,21 @@ public struct StoredPhotos: Sendable {
     /// thumbnail's object instead of the photo's (nil when the photo has no such thumbnail). Read in one
     /// statement, and reused from memory (`Recent`) while no write of this process has ended since and for
     /// at most `Recent.lifetime` — how long a change made by another instance (a regenerated token, a
-    /// replaced photo) may take to be seen here.
+    /// replaced photo) may take to be seen here. A key with no photo is remembered alike, so that asking for
+    /// one takes the same way and time as asking for a photo with a wrong token: the answer's speed does not
+    /// say whether a photo exists.
     public func media(_ key: String, edge: Int?) async throws(ServiceError) -> Media? {
         let writes = database.writesEnded
         let now = now()
-        if let media = recent.media(key, edge: edge, writes: writes, now: now) { return media }
+        if let known = recent.lookup(key, edge: edge, writes: writes, now: now) { return known }
         let media = try await read(key, edge: edge)
-        if let media { recent.keep(media, key: key, edge: edge, writes: writes, now: now) }
+        recent.keep(media, key: key, edge: edge, writes: writes, now: now)
         return media
     }
 
     /// What `media` answers from memory, without waiting: nil when it would read the database.
     public func remembered(_ key: String, edge: Int?) -> Media? {
-        recent.media(key, edge: edge, writes: database.writesEnded, now: now())
+        recent.lookup(key, edge: edge, writes: database.writesEnded, now: now()) ?? nil
     }
 
     private func read(_ key: String, edge: Int?) async throws(ServiceError) -> Media? {
@@ -142,14 +144,15 @@ public struct StoredPhotos: Sendable {
         return thumbnails
     }
 
-    /// Recently read records of stored photos (`media`), each valid while the database's count of ended
-    /// writes is the one it was read under, and for `lifetime`. At most `capacity` entries: a full cache
-    /// is emptied (unknown keys are never kept, so scanning for photos does not fill it).
+    /// Recently read records of stored photos (`media`), and keys found to have none, each valid while the
+    /// database's count of ended writes is the one it was read under, and for `lifetime`. At most `capacity`
+    /// of each: a full table is emptied — the keys without a photo in a table of their own, so that scanning
+    /// for photos does not push out the photos being read.
     final class Recent: Sendable {
         static let lifetime = Duration.seconds(1)
         static let capacity = 10_000
         private struct Entry {
-            var media: Media
+            var media: Media?
             var writes: Int
             var readAt: ContinuousClock.Instant
         }
@@ -157,23 +160,44 @@ public struct StoredPhotos: Sendable {
             var key: String
             var edge: Int?
         }
-        private let entries = Mutex<[Name: Entry]>([:])
+        private let found = Mutex<[Name: Entry]>([:])
+        private let missing = Mutex<[Name: Entry]>([:])
 
-        func media(_ key: String, edge: Int?, writes: Int, now: ContinuousClock.Instant) -> Media? {
-            entries.withLock { entries in
-                guard let entry = entries[Name(key: key, edge: edge)] else { return nil }
-                guard entry.writes == writes, now - entry.readAt < Self.lifetime else {
-                    entries[Name(key: key, edge: edge)] = nil
-                    return nil
-                }
-                return entry.media
+        /// The record kept for `key` (`.some(nil)`: kept as having none), or nil when nothing valid is kept.
+        func lookup(_ key: String, edge: Int?, writes: Int, now: ContinuousClock.Instant) -> Media?? {
+            let name = Name(key: key, edge: edge)
+            if let kept = Self.valid(name, in: found, writes: writes, now: now) { return .some(kept.media) }
+            if let kept = Self.valid(name, in: missing, writes: writes, now: now) { return .some(kept.media) }
+            return nil
+        }
+
+        func keep(_ media: Media?, key: String, edge: Int?, writes: Int, now: ContinuousClock.Instant) {
+            let name = Name(key: key, edge: edge), entry = Entry(media: media, writes: writes, readAt: now)
+            if media == nil {
+                Self.put(entry, name, in: missing)
+                found.withLock { $0[name] = nil }
+            } else {
+                Self.put(entry, name, in: found)
+                missing.withLock { $0[name] = nil }
             }
         }
 
-        func keep(_ media: Media, key: String, edge: Int?, writes: Int, now: ContinuousClock.Instant) {
-            entries.withLock { entries in
-                if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
-                entries[Name(key: key, edge: edge)] = Entry(media: media, writes: writes, readAt: now)
+        /// The entry for `name` in `table` if it is still valid (an invalid one is dropped).
+        private static func valid(_ name: Name, in table: borrowing Mutex<[Name: Entry]>, writes: Int, now: ContinuousClock.Instant) -> Entry? {
+            table.withLock { entries in
+                guard let entry = entries[name] else { return nil }
+                guard entry.writes == writes, now - entry.readAt < lifetime else {
+                    entries[name] = nil
+                    return nil
+                }
+                return entry
+            }
+        }
+
+        private static func put(_ entry: Entry, _ name: Name, in table: borrowing Mutex<[Name: Entry]>) {
+            table.withLock { entries in
+                if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+                entries[name] = entry
             }
         }
     }
