@@ -20,7 +20,7 @@ public enum AtomicFile {
         public var message: String
         /// The caller's `written` asked to stop (nothing is left behind).
         public var stopped = false
-        /// The system's error number when the file or its folder could not be created (0: another failure).
+        /// The system's error number when the file or its folder could not be created, written or flushed (0: another failure).
         public var code: Int32 = 0
         public var description: String { message }
 
@@ -33,6 +33,9 @@ public enum AtomicFile {
         /// Whether the same write would fail again, whenever tried: no permission, a read-only file system,
         /// a file where a folder should be, a name too long.
         public var lasts: Bool { [EACCES, EPERM, EROFS, ENOTDIR, EISDIR, ENAMETOOLONG, ELOOP].contains(code) }
+
+        /// Whether the file system had no room (or the user's quota ran out): the same write may succeed once there is.
+        public var full: Bool { code == ENOSPC || code == EDQUOT }
     }
 
     /// `permissions`: the file's mode (0o600 for private data; a folder it creates is then 0o700). `written` is told
@@ -61,23 +64,23 @@ public enum AtomicFile {
         }
         // Named by the file being written: its temporary file is ours, not the user's.
         guard fd >= 0 else { throw WriteError(message: "\(path): cannot create: \(String(cString: strerror(errno)))", code: errno) }
-        var ok = true, stopped = false
+        var code: Int32 = 0, stopped = false
         bytes.withUnsafeBytes { buffer in
             var done = 0
             while done < buffer.count {
                 let n = systemWrite(fd, buffer.baseAddress! + done, min(max(1, piece), buffer.count - done))
                 if n < 0 && errno == EINTR { continue }
-                if n <= 0 { ok = false; break }
+                if n <= 0 { code = n < 0 ? errno : ENOSPC; break }
                 done += n
                 if !written(done) { stopped = true; break }
             }
         }
-        let error = String(cString: strerror(errno))
-        ok = ok && !stopped && (!flush || fsync(fd) == 0)
+        if code == 0, !stopped, flush, fsync(fd) != 0 { code = errno }
         close(fd)
-        guard ok else {
+        guard code == 0, !stopped else {
             unlink(temporary)
-            throw WriteError(message: stopped ? "\(path): stopped" : "\(path): cannot write: \(error)", stopped: stopped)
+            if stopped { throw WriteError(message: "\(path): stopped", stopped: true) }
+            throw WriteError(message: "\(path): cannot write: \(String(cString: strerror(code)))", code: code)
         }
         guard rename(temporary, path) == 0 else {
             let code = errno

@@ -62,7 +62,9 @@ public struct PhotoServer: Sendable {
         /// The memory the photos being prepared may hold together, by their decodes' estimates (`MemoryBudget`):
         /// a photo waits while the others hold too much. 0: no bound beyond the threads.
         public var pipelineMemory = 192 << 20
-        /// The longest graceful shutdown may take before requests still running are cancelled.
+        /// On SIGTERM or SIGINT: how long requests in flight may take to end (uploads stop reading at once and
+        /// keep what they flushed); then they are cancelled, and after `PhotoServer.cancellationBound` more the
+        /// process ends whatever still waits (a database or bucket that never answers). SIGTERM always ends it.
         public var shutdownGrace: Duration = .seconds(8)
         /// Web origins (`https://app.example.com`, or `*`) whose scripts may call the server (CORS); none by default.
         public var corsOrigins: [String] = []
@@ -153,7 +155,7 @@ public struct PhotoServer: Sendable {
             store: try Self.partialUploads(configuration, database: database, io: io),
             processor: ArrivalProcessor(intake: intake, metrics: metrics, admission: Admission(capacity: threads + max(0, configuration.maxWaitingPhotos))),
             metrics: metrics, expiry: configuration.uploadExpiry, maxUnfinishedPerUser: configuration.maxUnfinishedUploadsPerUser,
-            stopping: ShutdownSignal(), pace: BodyPace(grace: configuration.bodyGrace, minRate: max(0, configuration.minBodyRate)))
+            stopping: ShutdownSignal(), pace: BodyPace(grace: configuration.bodyGrace, minRate: max(0, configuration.minBodyRate)), logger: logger)
         self.authenticator = authenticator
         self.metrics = metrics
         self.database = database
@@ -162,7 +164,8 @@ public struct PhotoServer: Sendable {
         readiness = Readiness(database: database, storage: storage, logger: logger)
         self.cpu = cpu
         self.io = io
-        resumable = ResumableUploadRoutes(uploads: uploads, address: Self.address(configuration))
+        let address = Self.address(configuration)
+        resumable = ResumableUploadRoutes(uploads: uploads, address: address, links: DownloadLinks(photos: StoredPhotos(database: database), address: address))
         // The page shows photos from this server, and from the bucket its presigned redirects lead to.
         var bucket: String?
         if case .redirect(let url) = storage.read(key: "origin", location: ""), let scheme = url.scheme, let host = url.host {
@@ -220,7 +223,7 @@ public struct PhotoServer: Sendable {
         }
         TusRoutes(uploads: uploads, address: address).register(on: router)
         resumable.register(on: router)
-        APIRoutes(services: services, store: uploads.store, address: address).register(on: router)
+        APIRoutes(services: services, store: uploads.store, address: address, metrics: metrics).register(on: router)
         webPage.register(on: router)
         router.answered("/media/**", [.get, .head])
         router.answerOtherMethods()
@@ -241,8 +244,11 @@ public struct PhotoServer: Sendable {
             scheme: configuration.tls == nil ? "http" : "https")
     }
 
-    /// Serves until SIGTERM or SIGINT (or the task is cancelled). `onRunning` gets the bound port
-    /// (useful with port 0).
+    /// After the shutdown grace, how long cancelled work may take to end before the process is ended (a trap).
+    static let cancellationBound = Duration.seconds(5)
+
+    /// Serves until SIGTERM or SIGINT (or the task is cancelled): at most `shutdownGrace` plus `cancellationBound` after
+    /// the signal. `onRunning` gets the bound port (useful with port 0).
     public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         cpu.start()
         io.start()
@@ -264,16 +270,18 @@ public struct PhotoServer: Sendable {
             reloads.append(.init(what: "TLS certificate", otherwise: "the one in use stays") { try certificate.reload() })
         }
         await readiness.probe()  // answered before the first request can ask
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [
-                    .init(service: app), .init(service: sweeper), .init(service: uploads.stopping), .init(service: readiness),
-                    .init(service: PhotoJobRunner(jobs: services.jobs, mode: .continuous(every: configuration.jobInterval))),
-                    .init(service: FileReloader(reloads: reloads, logger: logger)),
-                ] + authenticator.remote.map { .init(service: $0) },
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                cancellationSignals: [],
-                logger: logger))
+        var settings = ServiceGroupConfiguration(
+            services: [
+                .init(service: app), .init(service: sweeper), .init(service: uploads.stopping), .init(service: readiness),
+                .init(service: PhotoJobRunner(jobs: services.jobs, mode: .continuous(every: configuration.jobInterval))),
+                .init(service: FileReloader(reloads: reloads, logger: logger)),
+            ] + authenticator.remote.map { .init(service: $0) },
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            cancellationSignals: [],
+            logger: logger)
+        settings.maximumGracefulShutdownDuration = configuration.shutdownGrace
+        settings.maximumCancellationDuration = Self.cancellationBound
+        let group = ServiceGroup(configuration: settings)
         do {
             try await group.run()
         } catch {

@@ -34,7 +34,9 @@ import TestSupport
         #expect(body["key"] == key)
         _ = try checkNormalised(seeded.server.stored(key), preset: .profile, portrait: false)
         let user = try #require(try await seeded.database().one(User.self, from: "user", id: "u1"))
-        #expect(user.profilePhotoKey == key && user.profilePhotoURL == body["url"])
+        // Its download URL, not where the server keeps it.
+        #expect(user.profilePhotoKey == key && body["url"]?.hasPrefix("\(seeded.server.base)/media/\(key)?v=") == true, "\(body)")
+        #expect(try await ServeReadTests.fetch(try #require(body["url"])).bytes == seeded.server.stored(key))
     }
 
     /// A 104 announces an upload that exists: a creation refused for its token, its path or its length gets

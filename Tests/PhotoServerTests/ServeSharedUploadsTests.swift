@@ -109,6 +109,58 @@ import TestSupport
     /// 40 uploads at once with tuspy (a new connection for every request) through a round-robin
     /// balancer: each upload's requests alternate between the instances. Every upload is stored once
     /// and recorded once, finished once, and nothing partial is left in the bucket.
+    /// Pieces that vanish from the bucket (a bucket lost and made again) are never claimed: asked its offset, the
+    /// upload ends with 410 (start over, as tus says) instead of an offset the server cannot deliver; one whose last
+    /// bytes arrive after its first piece vanished ends with 410 too, not 503 for ever. A new upload then works.
+    @Test func piecesGoneFromTheBucketEndTheUpload() async throws {
+        let two = try await Self.start()
+        defer { two.a.stop(); two.b.stop() }
+        let u1 = TestTokens.hs256(sub: "u1", claims: ["name": "Ana"])
+        let photo = try Fixture.bytes("photos/storm-1920x1280.jpg")
+        let key = "user_photos/u1/trip/storm.jpg"
+        let half = photo.count / 2
+        func halfSent() async throws -> String {
+            let created = try await HTTPExchange.send(
+                "POST", two.a.endpoint,
+                headers: Self.tus(u1, ["Upload-Length": String(photo.count), "Upload-Metadata": "key \(Data(key.utf8).base64EncodedString())"]))
+            let id = try #require(created.header("Location")?.split(separator: "/").last.map(String.init), "\(created)")
+            let first = try await HTTPExchange.send(
+                "PATCH", two.a.endpoint + id, headers: Self.tus(u1, ["Upload-Offset": "0", "Content-Type": "application/offset+octet-stream"]),
+                body: Array(photo[..<half]))
+            #expect(first.status == 204, "\(first)")
+            for piece in try await two.pieceKeys() { try await two.objects.delete(piece) }
+            return id
+        }
+        func recorded(_ id: String) async throws -> Int {
+            try await two.database.rows("SELECT count(*) AS n FROM \"tusUpload\" WHERE id = \(bind: id)").first?.decode(column: "n", as: Int.self) ?? -1
+        }
+
+        let asked = try await halfSent()
+        let head = try await HTTPExchange.send("HEAD", two.b.endpoint + asked, headers: Self.tus(u1))
+        #expect(head.status == 410 && head.header("Upload-Offset") == nil, "\(head)")
+        #expect(try await recorded(asked) == 0, "the upload is ended")
+        #expect(try await HTTPExchange.send("HEAD", two.a.endpoint + asked, headers: Self.tus(u1)).status == 404, "and stays gone")
+
+        let finished = try await halfSent()
+        let last = try await HTTPExchange.send(
+            "PATCH", two.b.endpoint + finished, headers: Self.tus(u1, ["Upload-Offset": String(half), "Content-Type": "application/offset+octet-stream"]),
+            body: Array(photo[half...]))
+        #expect(last.status == 410, "\(last)")
+        #expect(try await recorded(finished) == 0)
+        #expect(try await two.photoKeys().isEmpty)
+        #expect(two.b.log.contains("gone from its store"))
+
+        // Started over: stored.
+        let again = try await HTTPExchange.send(
+            "POST", two.b.endpoint,
+            headers: Self.tus(u1, [
+                "Upload-Length": String(photo.count), "Upload-Metadata": "key \(Data(key.utf8).base64EncodedString())",
+                "Content-Type": "application/offset+octet-stream",
+            ]), body: photo)
+        #expect(again.status == 201 && again.header("Upload-Offset") == String(photo.count), "\(again)")
+        #expect(try await two.photoKeys() == [key])
+    }
+
     @Test func fortyUploadsThroughARoundRobinBalancer() async throws {
         let two = try await Self.start()
         defer { two.a.stop(); two.b.stop() }

@@ -59,7 +59,7 @@ extension KeyedDecodingContainer {
 struct UserBody: ResponseEncodable {
     var id: String
     var displayName: String
-    /// Where storage has the picture.
+    /// The picture's download URL, as `profilePhotoDownloadURL` (never where storage keeps it: that stays on the server).
     var profilePhotoURL: String?
     /// The URL an image view loads it from, no `Authorization` needed (`/media/…?v=…&token=…`).
     var profilePhotoDownloadURL: String?
@@ -68,7 +68,6 @@ struct UserBody: ResponseEncodable {
     init(_ user: User) {
         id = user.id
         displayName = user.displayName
-        profilePhotoURL = user.profilePhotoURL
     }
 }
 
@@ -80,7 +79,7 @@ struct MemberBody: Encodable {
 struct PhotoBody: ResponseEncodable {
     /// none, pending, uploading, ready, failed, cancelled
     var state: String
-    /// Where storage has the photo.
+    /// The photo's download URL, as `downloadURL` (never where storage keeps it: that stays on the server).
     var url: String?
     /// The URL an image view loads it from, no `Authorization` needed (`/media/…?v=…&token=…`).
     var downloadURL: String?
@@ -90,9 +89,8 @@ struct PhotoBody: ResponseEncodable {
     var acknowledgedBytes: Int64?
     var totalBytes: Int64?
 
-    init(state: String, url: String?, error: String?, acknowledgedBytes: Int64?, totalBytes: Int64?) {
+    init(state: String, error: String?, acknowledgedBytes: Int64?, totalBytes: Int64?) {
         self.state = state
-        self.url = url
         self.error = error
         self.acknowledgedBytes = acknowledgedBytes
         self.totalBytes = totalBytes
@@ -100,7 +98,7 @@ struct PhotoBody: ResponseEncodable {
 
     init(_ group: ChatGroup) {
         let state = group.photoState == .done ? "ready" : group.photoState.rawValue
-        self.init(state: state, url: group.photoURL, error: group.photoError, acknowledgedBytes: nil, totalBytes: nil)
+        self.init(state: state, error: group.photoError, acknowledgedBytes: nil, totalBytes: nil)
     }
 }
 
@@ -128,6 +126,7 @@ struct AlbumPhotoBody: Encodable {
     var id: String
     var album: String
     var key: String
+    /// The photo's download URL, as `downloadURL`.
     var url: String?
     var downloadURL: String?
     var thumbnails: [ThumbnailBody]?
@@ -138,7 +137,6 @@ struct AlbumPhotoBody: Encodable {
         id = photo.id
         album = photo.album
         key = photo.key
-        url = photo.url
         state = photo.state == .done ? "ready" : photo.state.rawValue
         createdAt = photo.createdAt
     }

@@ -12,10 +12,11 @@ struct APIRoutes: Sendable {
     let services: PhotoServices
     let store: any PartialUploadStore
     let address: PublicAddress
+    let metrics: ServerMetrics
 
     func register(on router: some RouterMethods<ServerContext>) {
         router.get("/openapi.yaml") { _, _ in Self.document() }
-        let v1 = router.group("v1").add(middleware: ProblemMiddleware())
+        let v1 = router.group("v1").add(middleware: ProblemMiddleware(metrics: metrics))
         let uploads = UploadsInProgress(store: store)
         let photos = StoredPhotos(database: services.database)
         let links = DownloadLinks(photos: photos, address: address)

@@ -32,6 +32,7 @@ struct DownloadLinks: Sendable {
     func photo(_ body: PhotoBody, key: String, _ request: Request) async throws -> PhotoBody {
         var body = body
         if let links = try await links([key], request)[key] {
+            body.url = links.photo
             body.downloadURL = links.photo
             body.thumbnails = links.thumbnails
         }
@@ -43,6 +44,7 @@ struct DownloadLinks: Sendable {
         return users.map { user in
             var body = UserBody(user)
             let photo = user.profilePhotoKey.flatMap { links[$0] }
+            body.profilePhotoURL = photo?.photo
             body.profilePhotoDownloadURL = photo?.photo
             body.profilePhotoThumbnails = photo?.thumbnails
             return body
@@ -58,6 +60,7 @@ struct DownloadLinks: Sendable {
         return groups.map { group, members in
             var body = GroupBody(group, members: members)
             let photo = links[StoragePath.groupPhoto(groupId: group.id).key]
+            body.photo.url = photo?.photo
             body.photo.downloadURL = photo?.photo
             body.photo.thumbnails = photo?.thumbnails
             return body
@@ -72,6 +75,7 @@ struct DownloadLinks: Sendable {
         let links = try await links(photos.map(\.key), request)
         return photos.map { photo in
             var body = AlbumPhotoBody(photo)
+            body.url = links[photo.key]?.photo
             body.downloadURL = links[photo.key]?.photo
             body.thumbnails = links[photo.key]?.thumbnails
             return body

@@ -101,7 +101,7 @@ struct GroupsController: Sendable {
     @Sendable func photo(_ request: Request, context: ServerContext) async throws -> PhotoBody {
         let (group, _) = try await memberGroup(context)
         let key = StoragePath.groupPhoto(groupId: group.id).key
-        return try await links.photo(try await uploads.photo(url: group.photoURL, where: { $0.key == key }) ?? PhotoBody(group), key: key, request)
+        return try await links.photo(try await uploads.photo(where: { $0.key == key }) ?? PhotoBody(group), key: key, request)
     }
 
     /// A new download URL for the group's photo (its admins only); the previous one stops working.

@@ -44,17 +44,24 @@ struct Problem: HTTPResponseError, Encodable {
         case .notFound: self.init(.notFound, "not-found", error.description)
         case .unsupportedPhoto, .photoTooLarge: self.init(.unprocessableContent, "photo", error.description)
         case .invalidState: self.init(.conflict, "invalid-state", error.description)
-        case .storage: self.init(.serviceUnavailable, "storage", error.description)
+        case .storage, .storageFull:
+            let failure = DependencyFailure(error)!
+            self.init(failure)
         case .rejected: self.init(.badGateway, "rejected", error.description)
         }
     }
 
+    /// A failure of the database or the storage: 503 or 507, a message without its detail.
+    init(_ failure: DependencyFailure) {
+        self.init(failure.status, failure.condition == .full ? "storage-full" : "storage", failure.description)
+    }
+
     func response(from request: Request, context: some RequestContext) throws -> Response { response }
 
-    /// When a client should try again after `status`: every 429 and 503 says (RFC 9110 §10.2.3).
+    /// When a client should try again after `status`: every 429, 503 and 507 says (RFC 9110 §10.2.3).
     static func retryAfter(_ status: HTTPResponse.Status) -> Int? {
         switch status {
-        case .tooManyRequests: 60
+        case .tooManyRequests, DependencyFailure.insufficientStorage: 60
         case .serviceUnavailable: 5
         default: nil
         }

@@ -5,8 +5,8 @@ import Foundation
 struct UploadsInProgress: Sendable {
     let store: any PartialUploadStore
 
-    func photo(url: String?, where matches: (TusUpload) -> Bool) async throws(UploadStoreFailure) -> PhotoBody? {
+    func photo(where matches: (TusUpload) -> Bool) async throws(UploadStoreFailure) -> PhotoBody? {
         guard let upload = try await store.unfinished().filter(matches).max(by: { $0.createdAt < $1.createdAt }) else { return nil }
-        return PhotoBody(state: "uploading", url: url, error: nil, acknowledgedBytes: try await store.offset(upload.id), totalBytes: upload.length)
+        return PhotoBody(state: "uploading", error: nil, acknowledgedBytes: try await store.offset(upload.id), totalBytes: upload.length)
     }
 }

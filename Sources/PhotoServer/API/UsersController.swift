@@ -38,8 +38,8 @@ struct UsersController: Sendable {
         let user = try await known(caller)
         let prefix = "profile_images/\(caller.id)/"
         let body =
-            try await uploads.photo(url: user.profilePhotoURL, where: { $0.owner == caller.id && $0.key.hasPrefix(prefix) })
-            ?? PhotoBody(state: user.profilePhotoURL == nil ? "none" : "ready", url: user.profilePhotoURL, error: nil, acknowledgedBytes: nil, totalBytes: nil)
+            try await uploads.photo(where: { $0.owner == caller.id && $0.key.hasPrefix(prefix) })
+            ?? PhotoBody(state: user.profilePhotoURL == nil ? "none" : "ready", error: nil, acknowledgedBytes: nil, totalBytes: nil)
         guard let key = user.profilePhotoKey else { return body }
         return try await links.photo(body, key: key, request)
     }
@@ -51,7 +51,7 @@ struct UsersController: Sendable {
         // As for a group's photo: asked before there is one, 409 (the README's rule), not 404 (the route exists).
         guard let key = user.profilePhotoKey else { throw ServiceError.invalidState("there is no profile picture for \(caller.id) yet") }
         _ = try await photos.regenerateToken(caller: caller.id, try StoragePath(key: key))
-        return try await links.photo(PhotoBody(state: "ready", url: user.profilePhotoURL, error: nil, acknowledgedBytes: nil, totalBytes: nil), key: key, request)
+        return try await links.photo(PhotoBody(state: "ready", error: nil, acknowledgedBytes: nil, totalBytes: nil), key: key, request)
     }
 
     @Sendable func deletePhoto(_ request: Request, context: ServerContext) async throws -> HTTPResponse.Status {

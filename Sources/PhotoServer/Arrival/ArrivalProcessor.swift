@@ -18,15 +18,19 @@ struct ArrivalProcessor: Sendable {
             case notAllowed
             /// Storage, the database or the pipeline's pool failed: the bytes are kept and the client may ask again (503).
             case unavailable
+            /// The storage has no room: the bytes are kept and the client may ask again later (507).
+            case full
             /// As many photos as may wait are waiting for the pipeline: the bytes are kept; ask again (503).
             case busy
+            /// Bytes the server acknowledged are no longer in its store: the upload ends, to be started again (410).
+            case gone
         }
 
         var kind: Kind
         var description: String
 
         /// The upload's bytes are kept for the client to ask again (503), not deleted with it.
-        var keepsBytes: Bool { kind == .unavailable || kind == .busy }
+        var keepsBytes: Bool { kind == .unavailable || kind == .full || kind == .busy }
     }
 
     let intake: PhotoIntake
@@ -50,6 +54,7 @@ struct ArrivalProcessor: Sendable {
             switch error {
             case .notAllowed: throw Refusal(kind: .notAllowed, description: "\(error)")
             case .storage: throw Refusal(kind: .unavailable, description: "\(error)")
+            case .storageFull: throw Refusal(kind: .full, description: "\(error)")
             default: throw Refusal(kind: .unprocessable, description: "\(error)")
             }
         }

@@ -46,6 +46,11 @@ final class ServerMetrics: Sendable {
         CoreMetrics.Counter(label: "photoprep_rule_refusals_total", dimensions: [("reason", reason)], factory: factory).increment()
     }
 
+    /// A failure of the database or the storage (`DependencyFailure`), by condition (`unavailable`, `full`).
+    func dependencyFailure(_ condition: String) {
+        CoreMetrics.Counter(label: "photoprep_dependency_failures_total", dimensions: [("condition", condition)], factory: factory).increment()
+    }
+
     /// The Prometheus text exposition.
     func exposition() -> String { registry.emitToString() }
 }

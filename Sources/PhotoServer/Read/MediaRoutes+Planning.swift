@@ -37,6 +37,7 @@ extension MediaRoutes {
         var fields = [
             HTTPField(name: .eTag, value: etag), HTTPField(name: .lastModified, value: HTTPDate.format(photo.storedAt)),
             HTTPField(name: .cacheControl, value: cacheControl), HTTPField(name: Self.nosniff, value: "nosniff"),
+            HTTPField(name: Self.referrerPolicy, value: "no-referrer"),
         ]
         if varyOrigin { fields.append(HTTPField(name: .vary, value: "Origin")) }
         if Self.notModified(asked, etag: etag, storedAt: photo.storedAt) { return .headers(.notModified, HTTPFields(fields)) }

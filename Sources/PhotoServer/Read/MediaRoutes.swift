@@ -15,7 +15,7 @@ import PhotoServices
 ///
 /// HTTP as RFC 9110 says: a strong `ETag` (the content's SHA-256), `Last-Modified`, `304` on
 /// `If-None-Match` (or on `If-Modified-Since` when there is none), one byte range (`206`, `416` when it
-/// is unsatisfiable, `If-Range` honoured), `HEAD` with the same headers, `nosniff`. The bytes of a photo
+/// is unsatisfiable, `If-Range` honoured), `HEAD` with the same headers, `nosniff`, `Referrer-Policy: no-referrer`. The bytes of a photo
 /// in the local store are streamed from its file in 128 KiB chunks; a photo in S3 is a `307` to a
 /// presigned `GET` valid for five minutes (the bucket serves the bytes and their ranges itself; the
 /// server's CPU and bandwidth are not spent on it), after the same checks.
@@ -223,5 +223,11 @@ struct MediaRoutes: Sendable {
     }
 
     static let nosniff = HTTPField.Name("X-Content-Type-Options")!
-    static var notFound: Response { Problem(.notFound, "not-found", "no such photo").response }
+    /// Sent on every answer, so that nothing followed from a photo (a redirect, a page it is opened in) carries its URL and token on.
+    static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
+    static var notFound: Response {
+        var response = Problem(.notFound, "not-found", "no such photo").response
+        response.headers[referrerPolicy] = "no-referrer"
+        return response
+    }
 }

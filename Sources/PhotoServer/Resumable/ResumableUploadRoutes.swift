@@ -25,6 +25,8 @@ struct ResumableUploadRoutes: Sendable {
     let uploads: UploadHandler
     /// The address clients reach the server at, for upload locations.
     let address: PublicAddress
+    /// The stored photo's download URL, in the answer that completes its upload.
+    let links: DownloadLinks
 
     static let interopVersion = HTTPField.Name("Upload-Draft-Interop-Version")!
     static let uploadComplete = HTTPField.Name("Upload-Complete")!
@@ -148,10 +150,11 @@ struct ResumableUploadRoutes: Sendable {
             throw protocolError("the request said it completes the upload, but the server holds \(reached) of \(upload.length) bytes")
         }
         guard complete else { return answer(status: creation ? .created : .noContent, offset: reached, complete: false, version: version) }
-        // The photo is stored: where, in the body (the app shows it).
+        // The photo is stored: its key and download URL, in the body (the app shows it).
         var response = answer(status: creation ? .created : .ok, offset: reached, complete: true, version: version)
         response.headers[.contentType] = "application/json"
-        let body = try JSONSerialization.data(withJSONObject: ["key": upload.key, "url": upload.url ?? ""], options: [.sortedKeys, .withoutEscapingSlashes])
+        let url = try await links.links([upload.key], request)[upload.key]?.photo ?? ""
+        let body = try JSONSerialization.data(withJSONObject: ["key": upload.key, "url": url], options: [.sortedKeys, .withoutEscapingSlashes])
         response.body = ResponseBody(byteBuffer: ByteBuffer(bytes: body))
         return response
     }

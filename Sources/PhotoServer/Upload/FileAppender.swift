@@ -77,7 +77,7 @@ final class FileAppender: UploadAppender {
         let fd = self.fd, path = self.path, beforeAcknowledging = self.beforeAcknowledging
         let offset = start + count
         try await run {
-            guard fsync(fd) == 0 else { throw UploadStoreFailure(description: "\(path): cannot flush: \(String(cString: strerror(errno)))") }
+            guard fsync(fd) == 0 else { throw UploadStoreFailure.system(path, "cannot flush") }
             try beforeAcknowledging()
         }
         flushed(offset)
@@ -112,7 +112,7 @@ func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32, at offset: Int64, p
     while done < bytes.count {
         let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
         if n < 0 && errno == EINTR { continue }
-        guard n > 0 else { throw UploadStoreFailure(description: "\(path): cannot write: \(String(cString: strerror(errno)))") }
+        guard n > 0 else { throw UploadStoreFailure.system(path, "cannot write", code: n < 0 ? errno : ENOSPC) }
         done += n
     }
 }

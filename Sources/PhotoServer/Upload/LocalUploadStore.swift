@@ -45,11 +45,11 @@ final class LocalUploadStore: PartialUploadStore {
         let data = dataPath(upload.id), info = infoPath(upload.id)
         try await run {
             let fd = open(data, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-            guard fd >= 0 else { throw UploadStoreFailure(description: "\(data): cannot create: \(String(cString: strerror(errno)))") }
+            guard fd >= 0 else { throw UploadStoreFailure.system(data, "cannot create") }
             close(fd)
             let record = try Self.record(upload)
             do throws(AtomicFile.WriteError) { try AtomicFile.write(record, to: info, permissions: 0o600, flush: false) } catch {
-                throw UploadStoreFailure(description: error.message)
+                throw UploadStoreFailure(kind: error.full ? .full : .storage, description: error.message)
             }
         }
         unflushed.withLock { _ = $0.insert(upload.id) }
@@ -65,7 +65,7 @@ final class LocalUploadStore: PartialUploadStore {
             let fd = open(path, flags)
             guard fd >= 0, fsync(fd) == 0 else {
                 if fd >= 0 { close(fd) }
-                throw UploadStoreFailure(description: "\(path): cannot flush: \(String(cString: strerror(errno)))")
+                throw UploadStoreFailure.system(path, "cannot flush")
             }
             close(fd)
         }
@@ -135,6 +135,10 @@ final class LocalUploadStore: PartialUploadStore {
         let path = dataPath(id)
         return (try? await run { FileIdentity(path: path)?.size ?? 0 }) ?? 0
     }
+
+    /// Never: the offset between requests is the data file's size, so a file cut short or removed is reported
+    /// as what it holds (the client sends the rest again from there), never as more.
+    func lostBytes(_ id: String) async throws(UploadStoreFailure) -> Bool { false }
 
     /// The first `count` bytes received.
     func head(_ id: String, count: Int) async throws(UploadStoreFailure) -> [UInt8] {

@@ -11,6 +11,9 @@ protocol PartialUploadStore: Sendable {
     func upload(_ id: String) async throws(UploadStoreFailure) -> TusUpload?
     /// Bytes received and durable: what a client may be told the server holds.
     func offset(_ id: String) async throws(UploadStoreFailure) -> Int64
+    /// Whether bytes the store acknowledged are no longer there (a piece gone from the bucket, a data file cut
+    /// short or removed): the upload cannot be finished. Asked when a client asks the offset.
+    func lostBytes(_ id: String) async throws(UploadStoreFailure) -> Bool
     /// The first `count` bytes received.
     func head(_ id: String, count: Int) async throws(UploadStoreFailure) -> [UInt8]
     /// Every upload (for the expiry sweep, quotas, and the API's "uploading" state).

@@ -12,21 +12,24 @@ struct PieceAssembly: Sendable {
     func write(_ pieces: [SharedUploadStore.Piece], of upload: TusUpload, to file: String) async throws(UploadStoreFailure) {
         var expected: Int64 = 0
         for piece in pieces {
-            guard piece.start == expected else { throw UploadStoreFailure(description: "upload \(upload.id): a piece is missing at \(expected)") }
+            guard piece.start == expected else { throw UploadStoreFailure(kind: .gone, description: "upload \(upload.id): a piece is missing at \(expected)") }
             expected += piece.length
         }
         guard expected == upload.length else { throw UploadStoreFailure(description: "upload \(upload.id): \(expected) of \(upload.length) bytes listed") }
         let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        guard fd >= 0 else { throw UploadStoreFailure(description: "\(file): cannot create: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw UploadStoreFailure.system(file, "cannot create") }
         defer { close(fd) }
         var failure: UploadStoreFailure?
         await BoundedConcurrency.run(count: pieces.count, limit: 4) { [objects, io] index -> UploadStoreFailure? in
             let piece = pieces[index]
             do throws(UploadStoreFailure) {
                 let bytes: [UInt8]
-                do { bytes = try await objects.get(piece.objectKey) ?? [] } catch { throw UploadStoreFailure(description: "\(error)") }
+                let got: [UInt8]?
+                do { got = try await objects.get(piece.objectKey) } catch { throw UploadStoreFailure(description: "\(error)") }
+                guard let got else { throw UploadStoreFailure(kind: .gone, description: "\(piece.objectKey): missing from the bucket") }
+                bytes = got
                 guard bytes.count == piece.length else {
-                    throw UploadStoreFailure(description: "\(piece.objectKey): \(bytes.count) bytes, \(piece.length) listed")
+                    throw UploadStoreFailure(kind: .gone, description: "\(piece.objectKey): \(bytes.count) bytes, \(piece.length) listed")
                 }
                 try await Self.write(bytes, at: piece.start, to: fd, path: file, io: io)
                 return nil

@@ -76,6 +76,15 @@ final class SharedUploadStore: PartialUploadStore {
         } ?? 0
     }
 
+    /// One listing of the upload's pieces in the bucket against its rows: a piece recorded but not there is lost.
+    func lostBytes(_ id: String) async throws(UploadStoreFailure) -> Bool {
+        let recorded = try await pieces(of: id)
+        guard !recorded.isEmpty else { return false }
+        let there: Set<String>
+        do { there = Set(try await objects.list(prefix: Self.piecesPrefix(id))) } catch { throw UploadStoreFailure(description: "\(error)") }
+        return recorded.contains { !there.contains($0.objectKey) }
+    }
+
     func head(_ id: String, count: Int) async throws(UploadStoreFailure) -> [UInt8] {
         var bytes: [UInt8] = []
         for piece in try await pieces(of: id) where bytes.count < count {
@@ -211,7 +220,7 @@ final class SharedUploadStore: PartialUploadStore {
             do throws(UploadStoreFailure) {
                 try await PieceAssembly(objects: objects, io: io).write(try await pieces(of: upload.id), of: upload, to: file)
             } catch {
-                return .failure(.init(kind: .unavailable, description: "\(error)"))
+                return .failure(.init(kind: error.kind == .gone ? .gone : error.kind == .full ? .full : .unavailable, description: "\(error)"))
             }
             return await store(file)
         }

@@ -2,6 +2,7 @@ import CoreMetrics
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import PhotoServices
 
 /// The resumable-upload core both protocols share, shaped like tusd's handler over its data store and
@@ -25,6 +26,8 @@ struct UploadHandler: Sendable {
     let stopping: ShutdownSignal
     /// How slowly a body may arrive before the request is cut (408, what arrived kept).
     var pace = BodyPace()
+    /// Where a failure of the database or the storage is reported in full (the client gets no paths).
+    var logger = Logger(label: "photoprep.uploads")
 
     /// 16 bytes: enough to recognise every format (a HEIF by its major brand), and to name what else it is (GIF, TIFF …).
     static let sniffLength = 16
@@ -38,7 +41,7 @@ struct UploadHandler: Sendable {
             path = try StoragePath(key: key)
             try await processor.intake.authorize(caller: caller.id, writing: path)
         } catch {
-            if case .storage = error { throw refusal(.serviceUnavailable, "\(error)", reason: "storage") }
+            if let failure = DependencyFailure(error) { throw refusal(failure) }
             throw refusal(.forbidden, "\(error)", reason: "path")
         }
         guard length < path.sizeLimit else {
@@ -59,7 +62,7 @@ struct UploadHandler: Sendable {
             id: TusUpload.newID(), owner: caller.id, ownerName: caller.displayName, key: key, length: length, metadata: metadata,
             createdAt: now, expiresAt: now.addingTimeInterval(expiry), state: .receiving, url: nil)
         upload.metadata["key"] = key
-        do { try await store.create(upload) } catch { throw refusal(.internalServerError, "\(error)", reason: "storage") }
+        do { try await store.create(upload) } catch { throw refusal(error) }
         metrics.uploadsInProgress.increment()
         return upload
     }
@@ -72,6 +75,7 @@ struct UploadHandler: Sendable {
         do { durable = try await store.offset(upload.id) } catch { throw refusal(error) }
         switch UploadLifecycle.query(upload, caller: upload.owner, held: durable, now: Date()) {
         case .answer(let held):
+            if upload.state == .receiving, held > 0, try await lost(upload) { throw Self.gone(metrics) }
             return (upload, held)
         case .finish:
             guard store.lock(upload.id) else { throw refusal(Self.locked, "the upload is busy", reason: "locked") }
@@ -175,7 +179,13 @@ struct UploadHandler: Sendable {
         case .failure(let error):
             switch error.kind {
             case .unavailable:
-                throw refusal(.serviceUnavailable, "\(upload.key): \(error.description)", reason: "storage")
+                throw refusal(DependencyFailure(.unavailable, detail: "\(upload.key): \(error.description)"))
+            case .full:
+                throw refusal(DependencyFailure(.full, detail: "\(upload.key): \(error.description)"))
+            case .gone:
+                metrics.uploadsInProgress.decrement()
+                logger.error("an upload's bytes are gone from its store: ended", metadata: ["upload": "\(upload.id)", "detail": "\(error.description)"])
+                throw Self.gone(metrics)
             case .busy:
                 throw refusal(.serviceUnavailable, "\(upload.key): \(error.description)", reason: "busy")
             case .unprocessable:
@@ -201,24 +211,51 @@ struct UploadHandler: Sendable {
 
     static let locked = HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
 
+    /// The upload has ended because bytes the server acknowledged are gone: start a new one (tus and the draft: 410).
+    static func gone(_ metrics: ServerMetrics) -> UploadRefusal {
+        metrics.refusal("gone")
+        return UploadRefusal(status: .gone, description: "bytes of this upload are no longer on the server: start a new upload", reason: "gone")
+    }
+
+    /// Whether bytes of `upload` the server acknowledged are gone; when they are, the upload is ended (deleted) —
+    /// unless it finished meanwhile (its pieces freed by the finishing), which is not a loss.
+    private func lost(_ upload: TusUpload) async throws(UploadRefusal) -> Bool {
+        let lost: Bool
+        do { lost = try await store.lostBytes(upload.id) } catch { throw refusal(error) }
+        guard lost, let again = try? await store.upload(upload.id), again.state == .receiving else { return false }
+        guard (try? await store.delete(upload.id)) == true else { return false }
+        metrics.uploadsInProgress.decrement()
+        logger.error("an upload's bytes are gone from its store: ended", metadata: ["upload": "\(upload.id)"])
+        return true
+    }
+
     static func noSuchUpload(_ metrics: ServerMetrics) -> UploadRefusal {
         metrics.refusal("unknown")
         return UploadRefusal(status: .notFound, description: "no such upload", reason: "unknown")
     }
 
     /// What a failing store answers: 409 when another request wrote first, 400 for an upload in too
-    /// many pieces, else 500.
+    /// many pieces, 410 for acknowledged bytes that are gone, else the database's or the storage's failure (503,
+    /// 507 when full).
     func refusal(_ failure: UploadStoreFailure) -> UploadRefusal {
         switch failure.kind {
-        case .storage: refusal(.internalServerError, failure.description, reason: "storage")
+        case .storage, .full: refusal(DependencyFailure(failure))
+        case .gone: Self.gone(metrics)
         case .conflict: refusal(.conflict, failure.description, reason: "offset")
         case .tooManyPieces: refusal(.badRequest, failure.description, reason: "protocol")
         }
     }
 
+    /// The database's or the storage's failure, reported (logged in full, counted) and refused as every route
+    /// refuses one: 503 or 507 with `Retry-After`, and a message without the detail.
+    func refusal(_ failure: DependencyFailure) -> UploadRefusal {
+        failure.report(logger, metrics)
+        return refusal(failure.status, failure.description, reason: "storage")
+    }
+
     /// A refusal, counted in the refusals metric under `reason`. Every 429 and 503 says when to try again
-    /// (`Retry-After`): a minute for a quota (an upload must finish or expire first), five seconds for
-    /// storage that did not answer.
+    /// (`Retry-After`): a minute for a quota (an upload must finish or expire first) or a full storage, five
+    /// seconds for storage that did not answer.
     func refusal(_ status: HTTPResponse.Status, _ message: String, reason: String) -> UploadRefusal {
         metrics.refusal(reason)
         var refused = UploadRefusal(status: status, description: message, reason: reason)

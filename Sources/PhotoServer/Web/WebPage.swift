@@ -40,7 +40,7 @@ struct WebPage: Sendable {
                 + "base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
             Self.frameOptions: "DENY",
             MediaRoutes.nosniff: "nosniff",
-            Self.referrerPolicy: "no-referrer",
+            MediaRoutes.referrerPolicy: "no-referrer",
             .cacheControl: "no-cache",
         ]
     }
@@ -65,5 +65,4 @@ struct WebPage: Sendable {
     ]
     static let contentSecurityPolicy = HTTPField.Name("Content-Security-Policy")!
     static let frameOptions = HTTPField.Name("X-Frame-Options")!
-    static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
 }

@@ -29,8 +29,10 @@ public enum ServiceError: Error, Sendable, Equatable, CustomStringConvertible {
     case notFound(String)
     /// The operation does not apply in the current state (e.g. retrying a finished upload).
     case invalidState(String)
-    /// SQLite or the file system failed.
+    /// The database or the storage failed, or did not answer: trying again later may succeed.
     case storage(String)
+    /// The storage has no room for the photo (a full disk, a quota): trying again once there is room may succeed.
+    case storageFull(String)
     /// The server refused the request (a client in remote mode): its reason.
     case rejected(String)
 
@@ -50,6 +52,7 @@ public enum ServiceError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notFound(let what): "not found: \(what)"
         case .invalidState(let detail): detail
         case .storage(let detail): "storage error: \(detail)"
+        case .storageFull(let detail): "storage full: \(detail)"
         case .rejected(let detail): detail
         }
     }

@@ -25,22 +25,22 @@ public struct GroupService: Sendable {
     ///
     /// `id`: the new group's id chosen by the client (a UUID), which makes the creation safe to send
     /// again: when the group exists already, created by the same caller, it is returned as it is
-    /// (`photoJob` nil, nothing written); created by someone else, the call is refused.
+    /// (`photoJob` nil, nothing written); any other creation under an existing id — another name or other
+    /// participants, or someone else's group — is refused alike (409), so the refusal does not say whose it is.
     public func createGroup(
         creator: String, name: String, participants: [String], photo: PhotoInput? = nil, id: String? = nil
     ) async throws(ServiceError) -> Created {
         let (name, others, groupId) = try GroupRules.creation(creator: creator, name: name, participants: participants, id: id)
         let digest = Self.creationDigest(name: name, others: others)
         if id != nil, let existing = try await group(groupId) {
-            guard existing.createdBy == creator else { throw .notAllowed("group \(groupId) exists and was created by someone else") }
+            let taken = ServiceError.invalidState("group \(groupId) cannot be created with this id: a new group needs a new id (or Idempotency-Key)")
+            guard existing.createdBy == creator else { throw taken }
             // The same creation sent again gets the group; another one under its id is refused, not answered with a
             // group that is not what was asked for (groups made before their creation was recorded: no check).
             let recorded = try await database.read { db in
                 try await db.select().column("digest").from("groupCreation").where("groupId", .equal, groupId).first(decodingColumn: "digest", as: String.self)
             }
-            if let recorded, recorded != digest {
-                throw .invalidState("group \(groupId) was created with another name or other participants: a new group needs a new id (or Idempotency-Key)")
-            }
+            if let recorded, recorded != digest { throw taken }
             return Created(group: existing, members: try await members(of: groupId), photoJob: nil)
         }
         let original = try photo?.load()

@@ -33,7 +33,7 @@ public struct FolderStorage: PhotoStorage {
                 return error
             }
         }
-        if let written { throw .storage("\(key) could not be stored: \(written.message)") }
+        if let written { throw written.full ? .storageFull("\(key) could not be stored: \(written.message)") : .storage("\(key) could not be stored: \(written.message)") }
         return StoredPhotos.StoredObject(location: location(of: key), content: .init(of: bytes))
     }
 
