@@ -155,7 +155,8 @@ public struct PhotoServer: Sendable {
             store: try Self.partialUploads(configuration, database: database, io: io),
             processor: ArrivalProcessor(intake: intake, metrics: metrics, admission: Admission(capacity: threads + max(0, configuration.maxWaitingPhotos))),
             metrics: metrics, expiry: configuration.uploadExpiry, maxUnfinishedPerUser: configuration.maxUnfinishedUploadsPerUser,
-            stopping: ShutdownSignal(), pace: BodyPace(grace: configuration.bodyGrace, minRate: max(0, configuration.minBodyRate)), logger: logger)
+            stopping: ShutdownSignal(endProcessAfter: configuration.shutdownGrace + Self.cancellationBound, logger: logger),
+            pace: BodyPace(grace: configuration.bodyGrace, minRate: max(0, configuration.minBodyRate)), logger: logger)
         self.authenticator = authenticator
         self.metrics = metrics
         self.database = database
@@ -244,7 +245,7 @@ public struct PhotoServer: Sendable {
             scheme: configuration.tls == nil ? "http" : "https")
     }
 
-    /// After the shutdown grace, how long cancelled work may take to end before the process is ended (a trap).
+    /// After the shutdown grace, how long cancelled work may take to end before the process is ended (`ShutdownSignal`).
     static let cancellationBound = Duration.seconds(5)
 
     /// Serves until SIGTERM or SIGINT (or the task is cancelled): at most `shutdownGrace` plus `cancellationBound` after
@@ -258,7 +259,9 @@ public struct PhotoServer: Sendable {
             server: Self.server(
                 certificate: certificate, handshakeTimeout: configuration.tlsHandshakeTimeout, idleTimeout: configuration.idleTimeout,
                 connections: ConnectionCap(limit: configuration.maxConnectionsPerAddress, exempt: configuration.trustedProxies, metrics: metrics),
-                fromMemory: { MediaOnEventLoop(media: media, metrics: metrics, logger: logger) }),
+                fromMemory: { [idle = configuration.idleTimeout] in
+                    MediaOnEventLoop(media: media, metrics: metrics, logger: logger, stallTimeout: TimeAmount(idle))
+                }),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "photoprep"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             eventLoopGroupProvider: .shared(Self.eventLoops),
@@ -279,8 +282,7 @@ public struct PhotoServer: Sendable {
             gracefulShutdownSignals: [.sigterm, .sigint],
             cancellationSignals: [],
             logger: logger)
-        settings.maximumGracefulShutdownDuration = configuration.shutdownGrace
-        settings.maximumCancellationDuration = Self.cancellationBound
+        settings.maximumGracefulShutdownDuration = configuration.shutdownGrace  // then cancelled; ended by `uploads.stopping`
         let group = ServiceGroup(configuration: settings)
         do {
             try await group.run()

@@ -19,6 +19,12 @@ import NIOHTTPTypes
 /// requests keep their order. It sits after Hummingbird's connection-state handler, which sees these
 /// requests and answers as any other (idle time, `Connection: close`, graceful shutdown). Each one is logged
 /// and counted as `RequestLogMiddleware` does.
+///
+/// Back-pressure: answers are written here only while the connection is writable (its unsent bytes under the
+/// channel's high-water mark), and the connection is not read while it is not — a client that pipelines
+/// requests and reads no answer fills its own socket, not the server's memory. A connection that stays
+/// unwritable for `stallTimeout` (the idle timeout: its client reads nothing of what it asked for) is closed,
+/// whichever path its answers came from.
 final class MediaOnEventLoop: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -28,10 +34,15 @@ final class MediaOnEventLoop: ChannelDuplexHandler, RemovableChannelHandler {
     let media: MediaRoutes
     let metrics: ServerMetrics
     let logger: Logger
+    /// How long the connection may stay unwritable before it is closed.
+    let stallTimeout: TimeAmount
+    private var stall: Scheduled<Void>?
     /// Requests passed on to Hummingbird whose answer has not ended yet.
     private var passedOn = 0
     /// The request being answered here, until its end is read.
     private var answering: Answering?
+    /// A read held back while the connection was not writable, issued once it is.
+    private var readHeld = false
 
     private struct Answering {
         var request: HTTPRequest
@@ -40,17 +51,18 @@ final class MediaOnEventLoop: ChannelDuplexHandler, RemovableChannelHandler {
         var started: ContinuousClock.Instant
     }
 
-    init(media: MediaRoutes, metrics: ServerMetrics, logger: Logger) {
+    init(media: MediaRoutes, metrics: ServerMetrics, logger: Logger, stallTimeout: TimeAmount = .seconds(60)) {
         self.media = media
         self.metrics = metrics
         self.logger = logger
+        self.stallTimeout = stallTimeout
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let request):
             let started = ContinuousClock.now
-            if passedOn == 0, let (head, body) = media.fromMemory(request) {
+            if passedOn == 0, context.channel.isWritable, let (head, body) = media.fromMemory(request) {
                 answering = Answering(request: request, head: head, body: body, started: started)
                 return
             }
@@ -65,6 +77,35 @@ final class MediaOnEventLoop: ChannelDuplexHandler, RemovableChannelHandler {
             }
         }
         context.fireChannelRead(data)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        guard context.channel.isWritable else {
+            readHeld = true
+            return
+        }
+        context.read()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            stall?.cancel()
+            stall = nil
+            if readHeld {
+                readHeld = false
+                context.read()
+            }
+        } else if stall == nil {
+            let channel = context.channel
+            stall = context.eventLoop.scheduleTask(in: stallTimeout) { channel.close(promise: nil) }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        stall?.cancel()
+        stall = nil
+        context.fireChannelInactive()
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
