@@ -275,10 +275,12 @@ public struct PhotoServer: Sendable {
         await readiness.probe()  // answered before the first request can ask
         var settings = ServiceGroupConfiguration(
             services: [
-                .init(service: app), .init(service: sweeper), .init(service: uploads.stopping), .init(service: readiness),
+                .init(service: app), .init(service: sweeper), .init(service: readiness),
                 .init(service: PhotoJobRunner(jobs: services.jobs, mode: .continuous(every: configuration.jobInterval))),
                 .init(service: FileReloader(reloads: reloads, logger: logger)),
-            ] + authenticator.remote.map { .init(service: $0) },
+            ] + authenticator.remote.map { .init(service: $0) }
+                // Last: graceful shutdown ends the services from the last one, each after the one before it has ended.
+                + [.init(service: uploads.stopping)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             cancellationSignals: [],
             logger: logger)

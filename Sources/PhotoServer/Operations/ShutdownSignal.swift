@@ -51,8 +51,8 @@ final class ShutdownSignal: Service, Sendable {
     }
 
     func run() async throws {
-        let signalled = (try? await gracefulShutdown()) != nil
-        if signalled, let deadline = endProcessAfter {
+        try? await gracefulShutdown()  // or cancelled: the service group ends either way
+        if let deadline = endProcessAfter {
             let logger = self.logger
             Thread.detachNewThread {
                 Thread.sleep(forTimeInterval: Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18)

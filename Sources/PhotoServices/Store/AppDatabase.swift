@@ -170,7 +170,7 @@ public final class AppDatabase: Sendable {
     /// sees one consistent state by itself — half the round trips of `read` (no `BEGIN`, no `COMMIT`).
     public func query<T: Sendable>(_ statement: @Sendable (any SQLDatabase) async throws -> T) async throws(ServiceError) -> T {
         do {
-            return try await pool.withConnection { connection in try await statement(connection.sql) }
+            return try await pool.withConnection { connection in try await bounded(connection) { try await statement(connection.sql) } }
         } catch let error as ServiceError {
             throw error
         } catch {
@@ -187,7 +187,7 @@ public final class AppDatabase: Sendable {
 
     private func transaction<T: Sendable>(begin: String, _ body: @Sendable (any SQLDatabase) async throws -> T) async throws(ServiceError) -> T {
         do {
-            return try await pool.withConnection { connection in
+            return try await pool.withConnection { connection in try await bounded(connection) {
                 let db = connection.sql
                 try await db.raw(SQLQueryString(begin)).run()
                 let result: T
@@ -209,7 +209,7 @@ public final class AppDatabase: Sendable {
                     throw error
                 }
                 return result
-            }
+            } }
         } catch let error as ServiceError {
             throw error
         } catch let discarded as ConnectionPool<Connection>.Discard {
@@ -217,6 +217,35 @@ public final class AppDatabase: Sendable {
         } catch {
             throw .storage("\(location): \(Self.describe(error))")
         }
+    }
+
+    /// How long one statement or transaction may wait on a PostgreSQL connection before the connection is closed,
+    /// which fails what waits on it (a database that stopped answering — its host gone, its network cut — never
+    /// answers or resets; without this a request would wait for TCP to give up, many minutes).
+    public static let deadline = Duration.seconds(10)
+
+    /// Runs `work` on `connection`; on PostgreSQL the connection is closed when `work` has not ended within
+    /// `deadline`, or when its task is cancelled (a PostgreSQL statement does not stop for a cancelled task),
+    /// so that every call ends, with an error, in bounded time. SQLite waits its busy timeout instead.
+    private func bounded<T>(_ connection: Connection, _ work: () async throws -> T) async throws -> T {
+        guard kind == .postgres else { return try await work() }
+        let ended = Ended()
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try? await Task.sleep(for: Self.deadline)
+                if !ended.flag.load(ordering: .acquiring) { connection.close() }
+            }
+            defer {
+                ended.flag.store(true, ordering: .releasing)
+                group.cancelAll()
+            }
+            return try await work()
+        }
+    }
+
+    /// Whether a `bounded` call's work has ended (its watch then closes nothing).
+    private final class Ended: Sendable {
+        let flag = Atomic(false)
     }
 
     /// Ends the transaction with `statement` (COMMIT or ROLLBACK) whatever happened to the task that began it.
