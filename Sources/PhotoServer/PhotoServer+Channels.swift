@@ -14,10 +14,12 @@ extension PhotoServer {
         HTTPServerBuilder { responder in
             // A connection that completes no request part for `idleTimeout` is closed: one that sends nothing,
             // and one whose headers never end (a slow-loris, however many bytes it trickles); a slow upload's
-            // body parts count, and `BodyPace` cuts one that trickles.
+            // body parts count, and `BodyPace` cuts one that trickles; any other request must arrive whole within it
+            // (`RequestBodyDeadline`).
             let http1 = HTTP1Channel.Configuration(idleTimeout: TimeAmount(idleTimeout))
             guard let certificate else {
-                let channel = MediaOnEventLoop.Channel(base: HTTP1Channel(responder: connected(responder), configuration: http1), handler: fromMemory)
+                let channel = MediaOnEventLoop.Channel(
+                    base: HTTP1Channel(responder: connected(responder), configuration: http1), handler: fromMemory, bodyDeadline: TimeAmount(idleTimeout))
                 return ConnectionCap.Limited(base: channel, cap: connections)
             }
             let http2 = try HTTP2UpgradeChannel(

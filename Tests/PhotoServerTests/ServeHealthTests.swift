@@ -60,17 +60,7 @@ import TestSupport
     }
 
     @Test func aDatabaseThatStopsAnsweringIsNotReadyAndTheProbeDoesNotWait() async throws {
-        let cluster = try await PostgresCluster.shared()
-        let url = try await cluster.newDatabase()
-        let relayPort = ServerProcess.freePort()
-        let relay = try await onThread {
-            try ServerProcess(port: relayPort, executable: "python3", arguments: [
-                projectFolder.appendingPathComponent("Tests/TestSupport/Support/tcp_relay.py").path, String(relayPort), String(cluster.port),
-            ])
-        }
-        let server = try await onThread {
-            try PhotoServerProcess(arguments: ["--database", url.replacingOccurrences(of: ":\(cluster.port)/", with: ":\(relayPort)/")])
-        }
+        let (relay, server) = try await SeededServer.relayedPostgres()
         #expect(try await HTTPExchange.send("GET", server.base + "/health/ready").body == Self.ok)
 
         // The database's connections hang (nothing closed, nothing answered): not ready within a probe's timeout

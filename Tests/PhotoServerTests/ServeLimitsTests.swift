@@ -344,6 +344,30 @@ import TestSupport
         #expect(after >= 5.5 && after < 25, "cut after \(after) s")
     }
 
+    /// A body other than an upload's, trickled a byte every 300 ms (each byte resets the idle clock), is cut when
+    /// its request has not arrived whole within the idle timeout (3 s here) — to the download path and to the API
+    /// alike — while a request sent whole on a connection is answered.
+    @Test func aTricklingBodyOfAnotherRequestIsCutAtTheIdleTimeout() async throws {
+        let seeded = try await SeededServer.start(arguments: ["--idle-timeout", "3"])
+        for target in ["GET /media/profile_images/u1/a.jpg?v=0&token=0", "PATCH /v1/me"] {
+            let started = Date()
+            let trickle = try RawConnection(port: seeded.server.port)
+            try trickle.send("\(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
+            var cut: Double?
+            while cut == nil && Date().timeIntervalSince(started) < 30 {
+                try? trickle.send(" ")
+                // An answer may come before the body's end (a 404 needs no body): read past it to see the close.
+                _ = try await trickle.receive(timeout: 0.3)
+                if trickle.peerClosed { cut = Date().timeIntervalSince(started) }
+            }
+            let after = try #require(cut, "\(target): the connection was never cut")
+            #expect(after >= 2.5 && after < 20, "\(target): cut after \(after) s")
+        }
+        let whole = try RawConnection(port: seeded.server.port)
+        try whole.send("PATCH /v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+        #expect(try await whole.receive(timeout: 5).hasPrefix("HTTP/1.1 401"))
+    }
+
     /// A client trickling a byte a second is cut once its grace has passed (408, what arrived kept), while
     /// a photo sent at 50 KB/s through a throttling proxy completes.
     @Test func aTricklingBodyIsCutWhileASlowUploadCompletes() async throws {

@@ -51,6 +51,24 @@ struct SeededServer: Seeded {
     }
 }
 
+extension SeededServer {
+    /// A server on a new PostgreSQL database reached through a relay (`tcp_relay.py`) the test can stop (SIGSTOP:
+    /// the database stops answering, nothing closed) and continue.
+    static func relayedPostgres(_ arguments: [String] = []) async throws -> (relay: ServerProcess, server: PhotoServerProcess) {
+        let cluster = try await PostgresCluster.shared()
+        let url = try await cluster.newDatabase()
+        let relayPort = ServerProcess.freePort()
+        let relay = try await onThread {
+            try ServerProcess(port: relayPort, executable: "python3", arguments: [
+                projectFolder.appendingPathComponent("Tests/TestSupport/Support/tcp_relay.py").path, String(relayPort), String(cluster.port),
+            ])
+        }
+        let relayed = url.replacingOccurrences(of: ":\(cluster.port)/", with: ":\(relayPort)/")
+        let server = try await onThread { try PhotoServerProcess(arguments: ["--database", relayed] + arguments) }
+        return (relay, server)
+    }
+}
+
 /// The server's router on the seeded folder, in the test's process (HummingbirdTesting: no process, no
 /// port): the same routes, middleware and services as `serve`, for what needs no real process.
 struct SeededRouter: Seeded {

@@ -128,16 +128,20 @@ final class MediaOnEventLoop: ChannelDuplexHandler, RemovableChannelHandler {
             status: head.status.code, bytes: 0, user: nil, started: answering.started, logger: logger, metrics: metrics)
     }
 
-    /// `base`'s connections (HTTP/1.1) with a `MediaOnEventLoop` after Hummingbird's connection-state handler.
+    /// `base`'s connections (HTTP/1.1) with a `MediaOnEventLoop` after Hummingbird's connection-state handler,
+    /// and before it a `RequestBodyDeadline` of `bodyDeadline`.
     struct Channel<Base: ServerChildChannel>: ServerChildChannel {
         typealias Value = Base.Value
         let base: Base
         let handler: @Sendable () -> MediaOnEventLoop
+        var bodyDeadline: TimeAmount = .seconds(60)
 
         func setup(channel: any NIOCore.Channel, logger: Logger) -> EventLoopFuture<Value> {
             base.setup(channel: channel, logger: logger).flatMapThrowing { value in
                 let pipeline = channel.pipeline.syncOperations
-                try pipeline.addHandler(handler(), position: .after(try pipeline.handler(type: HTTPConnectionStateHandler.self)))
+                let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
+                try pipeline.addHandler(handler(), position: .after(state))
+                try pipeline.addHandler(RequestBodyDeadline(limit: bodyDeadline), position: .after(state))
                 return value
             }
         }

@@ -46,6 +46,9 @@ public final class AppDatabase: Sendable {
     public let kind: Kind
     /// Where it is, for messages: the file, or the PostgreSQL URL without its password.
     public let location: String
+    /// On PostgreSQL, how long one statement or transaction may wait on its connection before the connection is
+    /// closed (`bounded`); nil: as long as it takes.
+    let deadline: Duration?
     private let pool: ConnectionPool<Connection>
     private let writes = Atomic<Int>(0)
 
@@ -63,9 +66,11 @@ public final class AppDatabase: Sendable {
 
     /// Opens (and migrates) the database at `location`: a `postgres://` (or `postgresql://`) URL, or a path
     /// to an SQLite file.
-    public static func open(_ location: String, role: Role = .services) async throws(ServiceError) -> AppDatabase {
+    /// `deadline`: on PostgreSQL, how long one statement or transaction may wait before its connection is closed
+    /// (a server's requests must end; a command may wait).
+    public static func open(_ location: String, role: Role = .services, deadline: Duration? = nil) async throws(ServiceError) -> AppDatabase {
         if location.hasPrefix("postgres://") || location.hasPrefix("postgresql://") {
-            return try await AppDatabase(postgres: location, role: role)
+            return try await AppDatabase(postgres: location, role: role, deadline: deadline)
         }
         return try await AppDatabase(path: location, role: role)
     }
@@ -120,7 +125,7 @@ public final class AppDatabase: Sendable {
     /// A PostgreSQL database, e.g. `postgres://user:password@host:5432/name` (`?sslmode=disable` or
     /// `require`; a `unix-socket` query names a socket path instead of host and port). The schema is
     /// migrated under an advisory lock, so instances started together migrate once.
-    public convenience init(postgres url: String, role: Role = .services, connections: Int = 8) async throws(ServiceError) {
+    public convenience init(postgres url: String, role: Role = .services, connections: Int = 8, deadline: Duration? = nil) async throws(ServiceError) {
         let configuration: SQLPostgresConfiguration
         do {
             configuration = try SQLPostgresConfiguration(url: url)
@@ -129,7 +134,7 @@ public final class AppDatabase: Sendable {
         }
         let logger = Logger(label: "photoprep.database")
         let ids = Counter()
-        try await self.init(kind: .postgres, role: role, location: Self.redacted(url), limit: connections) {
+        try await self.init(kind: .postgres, role: role, location: Self.redacted(url), limit: connections, deadline: deadline) {
             let connection = try await PostgresConnection.connect(
                 on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration.coreConfiguration, id: ids.next(), logger: logger)
             return Connection(
@@ -138,12 +143,18 @@ public final class AppDatabase: Sendable {
         }
     }
 
-    private init(kind: Kind, role: Role, location: String, limit: Int, connect: @escaping @Sendable () async throws -> Connection) async throws(ServiceError) {
+    private init(
+        kind: Kind, role: Role, location: String, limit: Int, deadline: Duration? = nil, connect: @escaping @Sendable () async throws -> Connection
+    ) async throws(ServiceError) {
         self.kind = kind
         self.location = location
+        self.deadline = deadline
         pool = ConnectionPool(limit: limit, connect: connect, isUsable: { $0.isUsable() }, close: { $0.close() })
         do {
-            try await write { db in try await Schema.migrate(db, kind: kind, role: role) }
+            // Not bounded by `deadline`: it may wait for another instance's migration (an advisory lock).
+            try await transaction(begin: kind == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN", bounded: false) { db in
+                try await Schema.migrate(db, kind: kind, role: role)
+            }
         } catch {
             await pool.shutdown()
             throw .storage("\(location): migrating the schema: \(error)")
@@ -185,9 +196,11 @@ public final class AppDatabase: Sendable {
         return try await transaction(begin: kind == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN", body)
     }
 
-    private func transaction<T: Sendable>(begin: String, _ body: @Sendable (any SQLDatabase) async throws -> T) async throws(ServiceError) -> T {
+    private func transaction<T: Sendable>(
+        begin: String, bounded isBounded: Bool = true, _ body: @Sendable (any SQLDatabase) async throws -> T
+    ) async throws(ServiceError) -> T {
         do {
-            return try await pool.withConnection { connection in try await bounded(connection) {
+            return try await pool.withConnection { connection in try await bounded(connection, isBounded) {
                 let db = connection.sql
                 try await db.raw(SQLQueryString(begin)).run()
                 let result: T
@@ -219,20 +232,17 @@ public final class AppDatabase: Sendable {
         }
     }
 
-    /// How long one statement or transaction may wait on a PostgreSQL connection before the connection is closed,
-    /// which fails what waits on it (a database that stopped answering — its host gone, its network cut — never
-    /// answers or resets; without this a request would wait for TCP to give up, many minutes).
-    public static let deadline = Duration.seconds(10)
-
-    /// Runs `work` on `connection`; on PostgreSQL the connection is closed when `work` has not ended within
-    /// `deadline`, or when its task is cancelled (a PostgreSQL statement does not stop for a cancelled task),
-    /// so that every call ends, with an error, in bounded time. SQLite waits its busy timeout instead.
-    private func bounded<T>(_ connection: Connection, _ work: () async throws -> T) async throws -> T {
-        guard kind == .postgres else { return try await work() }
+    /// Runs `work` on `connection`; with a `deadline` (PostgreSQL) the connection is closed when `work` has not
+    /// ended within it, or when its task is cancelled (a PostgreSQL statement does not stop for a cancelled task),
+    /// which fails what waits on it: a database that stopped answering (its host gone, its network cut) neither
+    /// answers nor resets, and without this a request would wait for TCP to give up, many minutes. SQLite waits its
+    /// busy timeout instead.
+    private func bounded<T>(_ connection: Connection, _ applies: Bool = true, _ work: () async throws -> T) async throws -> T {
+        guard applies, kind == .postgres, let deadline else { return try await work() }
         let ended = Ended()
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                try? await Task.sleep(for: Self.deadline)
+                try? await Task.sleep(for: deadline)
                 if !ended.flag.load(ordering: .acquiring) { connection.close() }
             }
             defer {

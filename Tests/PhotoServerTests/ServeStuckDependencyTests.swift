@@ -2,26 +2,11 @@ import Foundation
 import Testing
 import TestSupport
 
-/// A database that stops answering (the PostgreSQL connection's relay stopped with SIGSTOP) while a photo is
-/// finishing: the request is answered 503 within the statement deadline, SIGTERM still ends the server within
-/// `--shutdown-grace` plus the 5 s cancellation bound, and nothing acknowledged is lost — with the database back,
-/// asking the upload's offset finishes it.
-@Suite struct ServeShutdownBoundTests {
-    /// The relay to `cluster`'s PostgreSQL, and a server whose database is reached through it.
-    static func relayed(_ arguments: [String] = []) async throws -> (relay: ServerProcess, server: PhotoServerProcess) {
-        let cluster = try await PostgresCluster.shared()
-        let url = try await cluster.newDatabase()
-        let relayPort = ServerProcess.freePort()
-        let relay = try await onThread {
-            try ServerProcess(port: relayPort, executable: "python3", arguments: [
-                projectFolder.appendingPathComponent("Tests/TestSupport/Support/tcp_relay.py").path, String(relayPort), String(cluster.port),
-            ])
-        }
-        let relayed = url.replacingOccurrences(of: ":\(cluster.port)/", with: ":\(relayPort)/")
-        let server = try await onThread { try PhotoServerProcess(arguments: ["--database", relayed] + arguments) }
-        return (relay, server)
-    }
-
+/// A database that stops answering (the PostgreSQL connection's relay stopped with SIGSTOP), or SQLite's write
+/// lock held by another process, while a photo is finishing: the request is answered 503 in bounded time, SIGTERM
+/// still ends the server within `--shutdown-grace` plus the 5 s cancellation bound, and nothing acknowledged is
+/// lost — with the database back, asking the upload's offset finishes it.
+@Suite struct ServeStuckDependencyTests {
     /// Asks the offset until it is not 423 or 503 (as tus clients do, at most 30 s).
     static func headUntilAnswered(_ location: String, token: String) async throws -> HTTPExchange {
         var head = try await ServeRulesTests.head(location, token: token)
@@ -34,7 +19,7 @@ import TestSupport
     }
 
     @Test func aFinishWhoseDatabaseStopsAnsweringIs503InBoundedTime() async throws {
-        let (relay, server) = try await Self.relayed()
+        let (relay, server) = try await SeededServer.relayedPostgres()
         defer { kill(relay.processIdentifier, SIGCONT); server.stop() }
         let token = TestTokens.hs256(sub: "u1", claims: ["name": "Ana"])
         let photo = try Fixture.bytes("photos/storm-1920x1280.jpg")
@@ -55,8 +40,49 @@ import TestSupport
         #expect(server.stored("profile_images/u1/hung.jpg") != nil)
     }
 
+    /// Another process holds SQLite's write lock (as a long `photoprep` command, or a backup, would): the last PATCH
+    /// waits the busy timeout (10 s) once and is answered 503 with `Retry-After`, the bytes kept; once the lock is
+    /// let go, asking the offset finishes the upload.
+    @Test func aFinishWhileAnotherProcessHoldsSQLitesWriteLockIs503InBoundedTime() async throws {
+        let seeded = try await SeededServer.start()
+        let server = seeded.server
+        let token = TestTokens.hs256(sub: "u1")
+        let photo = try Fixture.bytes("photos/storm-1920x1280.jpg")
+        let key = "profile_images/u1/locked.jpg"
+        let created = try await ServeRulesTests.create(server, key: key, length: photo.count, token: token)
+        let location = try #require(created.header("Location"), "\(created)")
+
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        holder.arguments = [
+            "-c",
+            "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN IMMEDIATE');"
+                + " print('locked', flush=True); time.sleep(60)",
+            server.data.appendingPathComponent("app.sqlite").path,
+        ]
+        let output = Pipe()
+        holder.standardOutput = output
+        try holder.run()
+        defer { if holder.isRunning { holder.terminate() } }
+        let said = try await onThread { String(decoding: output.fileHandleForReading.availableData, as: UTF8.self) }
+        try #require(said.contains("locked"), "the lock holder: \(said)")
+
+        let started = ContinuousClock.now
+        let answer = try await ServeRulesTests.patch(location, offset: 0, body: photo, token: token)
+        let took = ContinuousClock.now - started
+        #expect(answer.status == 503 && answer.header("Retry-After") == "5", "\(answer)")
+        #expect(took < .seconds(25), "answered after \(took): SQLite's busy timeout is 10 s")
+        #expect(!answer.body.contains(server.data.path), "\(answer.body)")
+
+        holder.terminate()
+        holder.waitUntilExit()
+        let head = try await Self.headUntilAnswered(location, token: token)
+        #expect(head.status == 200 && head.header("Upload-Offset") == String(photo.count), "\(head)")
+        #expect(server.stored(key) != nil)
+    }
+
     @Test func sigtermEndsAServerWhoseFinishIsStuck() async throws {
-        let (relay, server) = try await Self.relayed(["--shutdown-grace", "2"])
+        let (relay, server) = try await SeededServer.relayedPostgres(["--shutdown-grace", "2"])
         defer { kill(relay.processIdentifier, SIGCONT); server.stop() }
         let token = TestTokens.hs256(sub: "u1", claims: ["name": "Ana"])
         let photo = try Fixture.bytes("photos/storm-1920x1280.jpg")
