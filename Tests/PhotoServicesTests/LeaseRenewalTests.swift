@@ -21,6 +21,19 @@ import Testing
         #expect(renewals.value == afterwards, "renewed after the work ended")
     }
 
+    /// A holder stuck past `atMost` stops renewing, though its work goes on: its lease runs out for another to take.
+    @Test func renewalStopsAfterAtMostWhileTheWorkGoesOn() async throws {
+        let renewals = Counter()
+        await LeaseRenewal.holding(for: .milliseconds(30), atMost: .milliseconds(50)) {
+            renewals.add()
+            return true
+        } _: {
+            try? await Task.sleep(for: .milliseconds(300))
+        }
+        // Every 10 ms for 50 ms: a handful at most (fewer on a busy machine), where 300 ms of work would have had ~30.
+        #expect(renewals.value <= 6, "\(renewals.value) renewals")
+    }
+
     @Test func aLostLeaseIsReportedOnceAndNoLongerRenewed() async throws {
         let renewals = Counter(), losses = Counter()
         await LeaseRenewal.holding(for: .milliseconds(30)) {

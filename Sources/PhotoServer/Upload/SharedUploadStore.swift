@@ -27,6 +27,9 @@ final class SharedUploadStore: PartialUploadStore {
     let folder: URL
     let io: NIOThreadPool
     let lease: Duration
+    /// The longest a finishing renews its lease: well past a slow legitimate one (a 10 MiB photo waiting for the
+    /// pipeline, three puts at their 20 s timeouts, a 10 s database deadline).
+    static let finishBound = Duration.seconds(120)
     /// This instance's id in finishing leases (random: no host names, no process ids).
     let runner = "serve-" + TusUpload.newID().prefix(12)
     let pieceSize: Int
@@ -209,8 +212,10 @@ final class SharedUploadStore: PartialUploadStore {
         let file = folder.appendingPathComponent("\(upload.id)-\(runner).bin").path
         defer { unlink(file) }
         let (lease, runner) = (self.lease, self.runner)
-        // Renewed while the pieces are gathered and the photo prepared and stored.
-        let outcome = await LeaseRenewal.holding(for: lease) { [self] in
+        // Renewed while the pieces are gathered and the photo prepared and stored — for at most `finishBound`: a
+        // finisher stuck past it lets the lease run out, and a retry or another instance takes the upload over (this
+        // one then records nothing: it no longer holds it).
+        let outcome = await LeaseRenewal.holding(for: lease, atMost: Self.finishBound) { [self] in
             _ = try? await write { db in
                 try await db.update("tusUpload").set("finishLeaseExpiresAt", to: SQLBind(Date() + lease.timeInterval))
                     .where("id", .equal, upload.id).where("finishOwner", .equal, runner).run()
