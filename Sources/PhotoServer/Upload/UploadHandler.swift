@@ -183,8 +183,7 @@ struct UploadHandler: Sendable {
             case .full:
                 throw refusal(DependencyFailure(.full, detail: "\(upload.key): \(error.description)"))
             case .gone:
-                metrics.uploadsInProgress.decrement()
-                logger.error("an upload's bytes are gone from its store: ended", metadata: ["upload": "\(upload.id)", "detail": "\(error.description)"])
+                ended(upload, detail: error.description)
                 throw Self.gone(metrics)
             case .busy:
                 throw refusal(.serviceUnavailable, "\(upload.key): \(error.description)", reason: "busy")
@@ -224,9 +223,14 @@ struct UploadHandler: Sendable {
         do { lost = try await store.lostBytes(upload.id) } catch { throw refusal(error) }
         guard lost, let again = try? await store.upload(upload.id), again.state == .receiving else { return false }
         guard (try? await store.delete(upload.id)) == true else { return false }
-        metrics.uploadsInProgress.decrement()
-        logger.error("an upload's bytes are gone from its store: ended", metadata: ["upload": "\(upload.id)"])
+        ended(upload, detail: "a piece the store listed is not in the bucket")
         return true
+    }
+
+    /// An upload ended because its bytes are gone: no longer in progress, and said in the error log.
+    private func ended(_ upload: TusUpload, detail: String) {
+        metrics.uploadsInProgress.decrement()
+        logger.error("an upload's bytes are gone from its store: ended", metadata: ["upload": "\(upload.id)", "detail": "\(detail)"])
     }
 
     static func noSuchUpload(_ metrics: ServerMetrics) -> UploadRefusal {
