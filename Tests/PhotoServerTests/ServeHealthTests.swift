@@ -4,10 +4,12 @@ import TestSupport
 
 /// `/health/live` and `/health/ready` (and `/health`) against the built server, with what it stands on failing
 /// for real: a storage folder that cannot be made, a storage file system that fills up (a tmpfs) and gets room
-/// again, a PostgreSQL connection that stops answering (its relay stopped with SIGSTOP) and answers again. Every
-/// probe is answered at once whatever the dependency does, names no path, and readiness comes back without a restart.
+/// again, a PostgreSQL connection that stops answering (its relay stopped with SIGSTOP, past the server's statement
+/// deadline) and answers again. Every probe is answered at once whatever the dependency does, names no path, and
+/// readiness comes back without a restart.
 @Suite struct ServeHealthTests {
     static let ok = "{\"status\":\"ok\",\"database\":\"ok\",\"storage\":\"ok\"}\n"
+    static let noAnswer = "{\"status\":\"unavailable\",\"database\":\"no answer\",\"storage\":\"ok\"}\n"
 
     @Test func liveAndReadyOnAHealthyServer() async throws {
         let server = try await onThread { try PhotoServerProcess() }
@@ -68,12 +70,20 @@ import TestSupport
         kill(relay.processIdentifier, SIGSTOP)
         defer { kill(relay.processIdentifier, SIGCONT) }
         let hung = try await Self.poll(server, until: 503)
-        #expect(hung.answer.body == "{\"status\":\"unavailable\",\"database\":\"no answer\",\"storage\":\"ok\"}\n", "\(hung.answer)")
+        #expect(hung.answer.body == Self.noAnswer, "\(hung.answer)")
         #expect(hung.answer.header("Retry-After") != nil)
         // Answered at all while the database hangs is the point (a route that waited for it would not answer
         // until SIGCONT); the bound is loose because the machine may be busy with other tests.
         #expect(hung.slowest < .seconds(10), "the slowest probe answered in \(hung.slowest)")
         #expect(try await HTTPExchange.send("GET", server.base + "/health/live").status == 200)
+
+        // Hung past the server's statement deadline (10 s): the probe's connection is closed, and the probes
+        // after it meet connections closed the same way or connects that get no answer either. Still no answer,
+        // and none of those connections may be used again once the database is back.
+        try await waitUntil(seconds: 30) { server.log.contains("not ready: database no answer") }
+        try await Task.sleep(for: .seconds(3))
+        let longer = try await HTTPExchange.send("GET", server.base + "/health/ready")
+        #expect(longer.status == 503 && longer.body == Self.noAnswer, "\(longer)")
 
         // The connections flow again: ready again, without a restart.
         kill(relay.processIdentifier, SIGCONT)

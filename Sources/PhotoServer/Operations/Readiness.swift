@@ -65,7 +65,8 @@ final class Readiness: Service, Sendable {
     }
 
     private func probe(_ dependency: Dependency) async {
-        checks.withLock { $0[dependency, default: Check()].waitingSince = .now }
+        let sent = ContinuousClock.now
+        checks.withLock { $0[dependency, default: Check()].waitingSince = sent }
         var problem: (word: String, detail: String)?
         switch dependency {
         case .database:
@@ -73,6 +74,9 @@ final class Readiness: Service, Sendable {
         case .storage:
             do throws(StorageProblem) { try await storage.probe(timeout: timeout) } catch { problem = (error.kind.rawValue, error.detail) }
         }
+        // A failure that came only after the timeout (the database's statement deadline closing its connection)
+        // is what the route already said while it waited: no answer.
+        if let failure = problem, ContinuousClock.now - sent > timeout { problem = ("no answer", failure.detail) }
         let before = checks.withLock { checks in
             defer { checks[dependency] = Check(answered: true, failure: problem?.word) }
             return checks[dependency]?.failure

@@ -57,11 +57,19 @@ public final class AppDatabase: Sendable {
     /// long as this is still `n` (`StoredPhotos.Recent`).
     public var writesEnded: Int { writes.load(ordering: .acquiring) }
 
-    /// One open connection, to either store.
+    /// One open connection, to either store; a retired one is closed and never used again.
     struct Connection: Sendable {
         let sql: any SQLDatabase
-        let isUsable: @Sendable () -> Bool
+        let isOpen: @Sendable () -> Bool
         let close: @Sendable () -> Void
+        let retired = Flag()
+
+        var isUsable: Bool { !retired.value.load(ordering: .acquiring) && isOpen() }
+    }
+
+    /// A flag set once, read from any task.
+    final class Flag: Sendable {
+        let value = Atomic(false)
     }
 
     /// Opens (and migrates) the database at `location`: a `postgres://` (or `postgresql://`) URL, or a path
@@ -96,7 +104,7 @@ public final class AppDatabase: Sendable {
                 try await sql.raw("PRAGMA busy_timeout = 10000").run()
                 try await sql.raw("PRAGMA journal_mode = WAL").run()
                 try await sql.raw("PRAGMA foreign_keys = ON").run()
-                return Connection(sql: sql, isUsable: { true }, close: { _ = connection.close().always { _ in _ = connection } })
+                return Connection(sql: sql, isOpen: { true }, close: { _ = connection.close().always { _ in _ = connection } })
             } catch {
                 try? await connection.close()
                 throw error
@@ -118,7 +126,7 @@ public final class AppDatabase: Sendable {
             }
             let connection = try await SQLiteConnection.open(storage: .memory)
             try await connection.sql(queryLogLevel: nil).raw("PRAGMA foreign_keys = ON").run()
-            return Connection(sql: connection.sql(queryLogLevel: nil), isUsable: { true }, close: { _ = connection.close().always { _ in _ = connection } })
+            return Connection(sql: connection.sql(queryLogLevel: nil), isOpen: { true }, close: { _ = connection.close().always { _ in _ = connection } })
         }
     }
 
@@ -138,7 +146,7 @@ public final class AppDatabase: Sendable {
             let connection = try await PostgresConnection.connect(
                 on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration.coreConfiguration, id: ids.next(), logger: logger)
             return Connection(
-                sql: connection.sql(queryLogLevel: nil), isUsable: { !connection.isClosed },
+                sql: connection.sql(queryLogLevel: nil), isOpen: { !connection.isClosed },
                 close: { _ = connection.close().always { _ in _ = connection } })
         }
     }
@@ -149,7 +157,7 @@ public final class AppDatabase: Sendable {
         self.kind = kind
         self.location = location
         self.deadline = deadline
-        pool = ConnectionPool(limit: limit, connect: connect, isUsable: { $0.isUsable() }, close: { $0.close() })
+        pool = ConnectionPool(limit: limit, connect: connect, isUsable: { $0.isUsable }, close: { $0.close() })
         do {
             // Not bounded by `deadline`: it may wait for another instance's migration (an advisory lock).
             try await transaction(begin: kind == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN", bounded: false) { db in
@@ -237,25 +245,27 @@ public final class AppDatabase: Sendable {
     /// which fails what waits on it: a database that stopped answering (its host gone, its network cut) neither
     /// answers nor resets, and without this a request would wait for TCP to give up, many minutes. SQLite waits its
     /// busy timeout instead.
+    ///
+    /// A connection the watch closed is retired first: the pool never gives it out again, even when the work's
+    /// failure arrives before the close has taken effect (a statement sent on a closed PostgreSQL connection is
+    /// lost without failing, and its caller would wait forever).
     private func bounded<T>(_ connection: Connection, _ applies: Bool = true, _ work: () async throws -> T) async throws -> T {
         guard applies, kind == .postgres, let deadline else { return try await work() }
-        let ended = Ended()
+        let ended = Flag()
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 try? await Task.sleep(for: deadline)
-                if !ended.flag.load(ordering: .acquiring) { connection.close() }
+                if !ended.value.load(ordering: .acquiring) {
+                    connection.retired.value.store(true, ordering: .releasing)
+                    connection.close()
+                }
             }
             defer {
-                ended.flag.store(true, ordering: .releasing)
+                ended.value.store(true, ordering: .releasing)
                 group.cancelAll()
             }
             return try await work()
         }
-    }
-
-    /// Whether a `bounded` call's work has ended (its watch then closes nothing).
-    private final class Ended: Sendable {
-        let flag = Atomic(false)
     }
 
     /// Ends the transaction with `statement` (COMMIT or ROLLBACK) whatever happened to the task that began it.

@@ -47,7 +47,13 @@ actor ConnectionPool<Connection: Sendable> {
 
     private func lease() async throws -> Connection {
         guard !closed else { throw PoolClosed() }
-        if let connection = idle.popLast() { return connection }
+        // One that closed while idle (its server or the network ended it) is dropped, never handed out: a
+        // statement sent on a closed PostgreSQL connection is lost without failing, and its caller would wait forever.
+        while let connection = idle.popLast() {
+            if isUsable(connection) { return connection }
+            opened -= 1
+            close(connection)
+        }
         if opened >= limit {
             if let connection = await withCheckedContinuation({ waiters.append($0) }) { return connection }
             guard !closed else { throw PoolClosed() }
