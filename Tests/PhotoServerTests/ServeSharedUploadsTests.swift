@@ -106,9 +106,6 @@ import TestSupport
         #expect(runs.map(\.outcome) == ["done"])
     }
 
-    /// 40 uploads at once with tuspy (a new connection for every request) through a round-robin
-    /// balancer: each upload's requests alternate between the instances. Every upload is stored once
-    /// and recorded once, finished once, and nothing partial is left in the bucket.
     /// Pieces that vanish from the bucket (a bucket lost and made again) are never claimed: asked its offset, the
     /// upload ends with 410 (start over, as tus says) instead of an offset the server cannot deliver; one whose last
     /// bytes arrive after its first piece vanished ends with 410 too, not 503 for ever. A new upload then works.
@@ -161,6 +158,9 @@ import TestSupport
         #expect(try await two.photoKeys() == [key])
     }
 
+    /// 40 uploads at once with tuspy (a new connection for every request) through a round-robin
+    /// balancer: each upload's requests alternate between the instances. Every upload is stored once
+    /// and recorded once, finished once, and nothing partial is left in the bucket.
     @Test func fortyUploadsThroughARoundRobinBalancer() async throws {
         let two = try await Self.start()
         defer { two.a.stop(); two.b.stop() }
