@@ -179,14 +179,15 @@ public struct PhotoServer: Sendable {
 
     /// Where uploads in progress are kept: with PostgreSQL and an `s3://` storage — the deployment on
     /// several machines — in the shared database and bucket, so that any instance continues any upload;
-    /// otherwise in the data folder.
+    /// otherwise in the data folder. One bucket request may take 20 s, as the photos' own (`BucketStorage`): a bucket
+    /// that stops answering fails the request that waits on it (503) instead of holding it for minutes.
     static func partialUploads(_ configuration: Configuration, database: AppDatabase, io: NIOThreadPool) throws -> any PartialUploadStore {
         let folder = configuration.data.appendingPathComponent("uploads")
         guard database.kind == .postgres, let storage = configuration.storage, storage.hasPrefix("s3://") else {
             return try LocalUploadStore(folder: folder, io: io)
         }
         let bucket = try S3Store(url: storage, environment: configuration.environment ?? ProcessInfo.processInfo.environment)
-        return try SharedUploadStore(database: database, objects: S3Objects(store: bucket), folder: folder, io: io, lease: configuration.jobLease)
+        return try SharedUploadStore(database: database, objects: S3Objects(store: bucket, timeout: .seconds(20)), folder: folder, io: io, lease: configuration.jobLease)
     }
 
     /// What answers requests: the stored photos (`/media/`) and every route, behind the same middleware.

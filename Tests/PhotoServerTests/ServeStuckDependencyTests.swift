@@ -1,11 +1,13 @@
 import Foundation
+import PhotoUpload
 import Testing
 import TestSupport
 
-/// A database that stops answering (the PostgreSQL connection's relay stopped with SIGSTOP), or SQLite's write
-/// lock held by another process, while a photo is finishing: the request is answered 503 in bounded time, SIGTERM
-/// still ends the server within `--shutdown-grace` plus the 5 s cancellation bound, and nothing acknowledged is
-/// lost — with the database back, asking the upload's offset finishes it.
+/// A database that stops answering (the PostgreSQL connection's relay stopped with SIGSTOP), SQLite's write lock
+/// held by another process, or a bucket that stops answering (moto stopped), while a photo is finishing: the request
+/// is answered 503 in bounded time, SIGTERM still ends the server within `--shutdown-grace` plus the 5 s
+/// cancellation bound, and nothing acknowledged is lost — with the dependency back, asking the upload's offset
+/// finishes it.
 @Suite struct ServeStuckDependencyTests {
     /// Asks the offset until it is not 423 or 503 (as tus clients do, at most 30 s).
     static func headUntilAnswered(_ location: String, token: String) async throws -> HTTPExchange {
@@ -110,6 +112,49 @@ import TestSupport
         try await onThread { try server.start() }
         let head = try await Self.headUntilAnswered(location, token: token)
         #expect(head.status == 200 && head.header("Upload-Offset") == String(photo.count), "\(head) \(server.log.suffix(3000))")
+        let me = try await ServeAPITests.call(server, "GET", "/v1/me/photo", token: token)
+        #expect(me.body["state"] as? String == "ready", "\(me.body)")
+    }
+
+    /// The bucket stops answering (moto stopped with SIGSTOP) while a photo's last bytes arrive: with SQLite the
+    /// bytes are kept on disk and the photo's put to the bucket hangs; with PostgreSQL (uploads shared through the
+    /// bucket) the bytes' own piece does. Either way the PATCH is answered 503 with `Retry-After` within the bucket's
+    /// request bound (20 s); with the bucket answering again (SIGCONT), the client asks the offset and sends what the
+    /// server does not hold, and the upload finishes: its photo in the bucket and recorded once.
+    @Test(arguments: ["sqlite", "postgres"])
+    func aFinishWhoseBucketStopsAnsweringIs503InBoundedTime(database: String) async throws {
+        let moto = try await onThread { try MotoServer() }
+        try await moto.createBucket("photos")
+        let databaseArguments = database == "postgres" ? ["--database", try await PostgresCluster.shared().newDatabase()] : []
+        let server = try await onThread {
+            try PhotoServerProcess(arguments: ["--to", "s3://photos/prod"] + databaseArguments, environment: moto.environment())
+        }
+        defer { kill(moto.server.processIdentifier, SIGCONT); server.stop() }
+        let token = TestTokens.hs256(sub: "u1", claims: ["name": "Ana"])
+        let photo = try Fixture.bytes("photos/storm-1920x1280.jpg")
+        let key = "profile_images/u1/bucket.jpg"
+        let created = try await ServeRulesTests.create(server, key: key, length: photo.count, token: token)
+        let location = try #require(created.header("Location"), "\(created)")
+
+        kill(moto.server.processIdentifier, SIGSTOP)
+        let started = ContinuousClock.now
+        let answer = try await ServeRulesTests.patch(location, offset: 0, body: photo, token: token)
+        let took = ContinuousClock.now - started
+        #expect(answer.status == 503 && answer.header("Retry-After") == "5", "\(answer)")
+        #expect(took < .seconds(35), "answered after \(took): one bucket request may take 20 s")
+        #expect(!answer.body.contains("127.0.0.1") && !answer.body.contains("photos/prod"), "\(answer.body)")
+
+        kill(moto.server.processIdentifier, SIGCONT)
+        var head = try await Self.headUntilAnswered(location, token: token)
+        let held = try #require(head.header("Upload-Offset").flatMap(Int.init), "\(head) \(server.log.suffix(3000))")
+        if held < photo.count {
+            let rest = try await ServeRulesTests.patch(location, offset: held, body: Array(photo[held...]), token: token)
+            #expect(rest.status == 204, "\(rest) \(server.log.suffix(3000))")
+            head = try await Self.headUntilAnswered(location, token: token)
+        }
+        #expect(head.status == 200 && head.header("Upload-Offset") == String(photo.count), "\(head) \(server.log.suffix(3000))")
+        let objects = S3Objects(store: try S3Store(url: "s3://photos/prod", environment: moto.environment()))
+        #expect(try await objects.list(prefix: "profile_images/u1/") == ["profile_images/u1/bucket.jpg"])
         let me = try await ServeAPITests.call(server, "GET", "/v1/me/photo", token: token)
         #expect(me.body["state"] as? String == "ready", "\(me.body)")
     }
