@@ -158,4 +158,49 @@ import TestSupport
         let me = try await ServeAPITests.call(server, "GET", "/v1/me/photo", token: token)
         #expect(me.body["state"] as? String == "ready", "\(me.body)")
     }
+
+    /// PostgreSQL goes away while a photo is finishing (uploads shared through PostgreSQL and the bucket, the finishing
+    /// lease held in the database): a proxy in front of S3 holds the photo's put to its key; meanwhile the database's
+    /// connections stop answering (the relay stopped), the put goes on, and the connections are cut and refused (the
+    /// relay killed); then the database is back (a relay on the same port). The PATCH is answered 503 with
+    /// `Retry-After`, never left waiting; with the database back, asking the offset finishes the upload — no 423 left
+    /// over from the finishing that died with its connection beyond its 2 s lease — stored once, nothing left behind.
+    @Test func aDatabaseRestartedWhileAPhotoIsFinishingLeavesNothingStuck() async throws {
+        let scratch = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let resume = scratch.appendingPathComponent("resume")
+        let moto = try await onThread { try MotoServer() }
+        try await moto.createBucket("photos")
+        let key = "profile_images/u1/restarted.jpg"
+        let proxy = try await onThread { try FaultProxy(upstream: moto.server.port, faults: ["--hold-path", key, "--resume-file", resume.path]) }
+        let (relay, server) = try await SeededServer.relayedPostgres(
+            ["--to", "s3://photos/prod", "--job-lease", "2"], environment: moto.environment(endpoint: "http://127.0.0.1:\(proxy.server.port)"))
+        defer { kill(relay.processIdentifier, SIGCONT); server.stop() }
+        let token = TestTokens.hs256(sub: "u1", claims: ["name": "Ana"])
+        let photo = try Fixture.bytes("photos/storm-1920x1280.jpg")
+        let created = try await ServeRulesTests.create(server, key: key, length: photo.count, token: token)
+        let location = try #require(created.header("Location"), "\(created)")
+
+        async let patched = ServeRulesTests.patch(location, offset: 0, body: photo, token: token)
+        try await waitUntil(seconds: 60) { proxy.held > 0 }
+        kill(relay.processIdentifier, SIGSTOP)
+        _ = FileManager.default.createFile(atPath: resume.path, contents: nil)
+        try await Task.sleep(for: .seconds(2))
+        let cut = ContinuousClock.now
+        kill(relay.processIdentifier, SIGKILL)
+        let answer = try await patched
+        let took = ContinuousClock.now - cut
+        #expect(answer.status == 503 && answer.header("Retry-After") == "5", "\(answer) \(server.log.suffix(3000))")
+        #expect(took < .seconds(15), "answered \(took) after the database was cut")
+
+        let back = try await SeededServer.postgresRelay(port: relay.port)
+        defer { back.stop() }
+        let head = try await Self.headUntilAnswered(location, token: token)
+        #expect(head.status == 200 && head.header("Upload-Offset") == String(photo.count), "\(head) \(server.log.suffix(3000))")
+        let objects = S3Objects(store: try S3Store(url: "s3://photos/prod", environment: moto.environment()))
+        #expect(try await objects.list(prefix: "profile_images/u1/") == [key])
+        #expect(try await objects.list(prefix: "partial-uploads/").isEmpty, "no piece left behind")
+        let me = try await ServeAPITests.call(server, "GET", "/v1/me/photo", token: token)
+        #expect(me.body["state"] as? String == "ready", "\(me.body)")
+    }
 }

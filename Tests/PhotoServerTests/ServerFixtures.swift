@@ -54,18 +54,26 @@ struct SeededServer: Seeded {
 extension SeededServer {
     /// A server on a new PostgreSQL database reached through a relay (`tcp_relay.py`) the test can stop (SIGSTOP:
     /// the database stops answering, nothing closed) and continue.
-    static func relayedPostgres(_ arguments: [String] = []) async throws -> (relay: ServerProcess, server: PhotoServerProcess) {
+    static func relayedPostgres(
+        _ arguments: [String] = [], environment: [String: String] = [:]
+    ) async throws -> (relay: ServerProcess, server: PhotoServerProcess) {
         let cluster = try await PostgresCluster.shared()
         let url = try await cluster.newDatabase()
-        let relayPort = ServerProcess.freePort()
-        let relay = try await onThread {
-            try ServerProcess(port: relayPort, executable: "python3", arguments: [
-                projectFolder.appendingPathComponent("Tests/TestSupport/Support/tcp_relay.py").path, String(relayPort), String(cluster.port),
+        let relay = try await postgresRelay(port: ServerProcess.freePort())
+        let relayed = url.replacingOccurrences(of: ":\(cluster.port)/", with: ":\(relay.port)/")
+        let server = try await onThread { try PhotoServerProcess(arguments: ["--database", relayed] + arguments, environment: environment) }
+        return (relay, server)
+    }
+
+    /// A relay on `port` to the shared PostgreSQL cluster (again on the port of one that was killed: the database
+    /// back after a restart).
+    static func postgresRelay(port: Int) async throws -> ServerProcess {
+        let cluster = try await PostgresCluster.shared()
+        return try await onThread {
+            try ServerProcess(port: port, executable: "python3", arguments: [
+                projectFolder.appendingPathComponent("Tests/TestSupport/Support/tcp_relay.py").path, String(port), String(cluster.port),
             ])
         }
-        let relayed = url.replacingOccurrences(of: ":\(cluster.port)/", with: ":\(relayPort)/")
-        let server = try await onThread { try PhotoServerProcess(arguments: ["--database", relayed] + arguments) }
-        return (relay, server)
     }
 }
 
