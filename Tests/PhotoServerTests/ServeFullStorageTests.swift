@@ -1,5 +1,6 @@
 import Foundation
 import PhotoPrep
+import PhotoUpload
 import Testing
 import TestSupport
 
@@ -109,5 +110,44 @@ struct ServeFullStorageTests {
         #expect(media.status == 200 && media.header("Referrer-Policy") == "no-referrer", "\(media)")
         let unknown = try await HTTPExchange.send("GET", server.base + "/media/profile_images/u1/none.jpg?v=0&token=0")
         #expect(unknown.status == 404 && unknown.header("Referrer-Policy") == "no-referrer")
+    }
+
+    /// A bucket that says it has no room (507, MinIO's `XMinioStorageFull`, from a proxy in front of moto) for the
+    /// photo (SQLite: the bytes kept on disk) or for the bytes' own piece (PostgreSQL: uploads shared through the
+    /// bucket): the same 507 with `Retry-After: 60`, an error-level log line with the bucket's words and the count;
+    /// with room again, the client asks the offset, sends what the server does not hold, and the upload finishes.
+    @Test(arguments: ["sqlite", "postgres"])
+    func aBucketWithNoRoomIs507(database: String) async throws {
+        let moto = try await onThread { try MotoServer() }
+        try await moto.createBucket("photos")
+        let proxy = try await onThread { try FaultProxy(upstream: moto.server.port, faults: ["--fail-507", "1"]) }
+        let databaseArguments = database == "postgres" ? ["--database", try await PostgresCluster.shared().newDatabase()] : []
+        let server = try await onThread {
+            try PhotoServerProcess(
+                arguments: ["--to", "s3://photos/prod"] + databaseArguments, environment: moto.environment(endpoint: "http://127.0.0.1:\(proxy.server.port)"))
+        }
+        defer { server.stop() }
+        let token = TestTokens.hs256(sub: "u1", claims: ["name": "Ana"])
+        let photo = try Fixture.bytes("photos/storm-1920x1280.jpg")
+        let key = "profile_images/u1/roomless.jpg"
+        let created = try await ServeRulesTests.create(server, key: key, length: photo.count, token: token)
+        let location = try #require(created.header("Location"), "\(created)")
+
+        let answer = try await ServeRulesTests.patch(location, offset: 0, body: photo, token: token)
+        Self.expectFull(answer, server, "the bucket full (\(database))", hasBody: true)
+        #expect(!answer.body.contains("photos/prod") && !answer.body.contains("127.0.0.1"), "\(answer.body)")
+        #expect(Self.loggedAsError(server, "XMinioStorageFull"), "\(server.log.suffix(2000))")
+        #expect(try await Self.failures(server, "full") == 1)
+
+        var head = try await ServeStuckDependencyTests.headUntilAnswered(location, token: token)
+        let held = try #require(head.header("Upload-Offset").flatMap(Int.init), "\(head) \(server.log.suffix(3000))")
+        if held < photo.count {
+            let rest = try await ServeRulesTests.patch(location, offset: held, body: Array(photo[held...]), token: token)
+            #expect(rest.status == 204, "\(rest) \(server.log.suffix(3000))")
+            head = try await ServeStuckDependencyTests.headUntilAnswered(location, token: token)
+        }
+        #expect(head.status == 200 && head.header("Upload-Offset") == String(photo.count), "\(head) \(server.log.suffix(3000))")
+        let objects = S3Objects(store: try S3Store(url: "s3://photos/prod", environment: moto.environment()))
+        #expect(try await objects.list(prefix: "profile_images/u1/") == [key])
     }
 }

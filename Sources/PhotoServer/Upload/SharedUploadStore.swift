@@ -157,7 +157,7 @@ final class SharedUploadStore: PartialUploadStore {
     /// bytes (else another request got there first: the object is deleted, `conflict`).
     func addPiece(_ id: String, at start: Int64, _ bytes: [UInt8]) async throws(UploadStoreFailure) {
         let key = Self.piecesPrefix(id) + String(format: "%012lld", start) + "-" + TusUpload.newID().prefix(8)
-        do { try await objects.put(key, bytes) } catch { throw UploadStoreFailure(description: "\(error)") }
+        do { try await objects.put(key, bytes) } catch { throw UploadStoreFailure(kind: error.isFull ? .full : .storage, description: "\(error)") }
         let maxPieces = self.maxPieces
         let added: Result<Void, UploadStoreFailure>
         do {

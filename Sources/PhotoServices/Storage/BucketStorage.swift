@@ -19,7 +19,9 @@ public struct BucketStorage: PhotoStorage {
     }
 
     public func put(_ bytes: [UInt8], key: String) async throws(ServiceError) -> StoredPhotos.StoredObject {
-        do { try await objects.put(key, bytes, contentType: "image/jpeg") } catch { throw .storage("\(key) could not be stored: \(error)") }
+        do { try await objects.put(key, bytes, contentType: "image/jpeg") } catch {
+            throw error.isFull ? .storageFull("\(key) could not be stored: \(error)") : .storage("\(key) could not be stored: \(error)")
+        }
         return StoredPhotos.StoredObject(location: location(of: key), content: .init(of: bytes))
     }
 
