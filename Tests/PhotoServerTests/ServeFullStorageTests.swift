@@ -139,13 +139,7 @@ struct ServeFullStorageTests {
         #expect(Self.loggedAsError(server, "XMinioStorageFull"), "\(server.log.suffix(2000))")
         #expect(try await Self.failures(server, "full") == 1)
 
-        var head = try await ServeStuckDependencyTests.headUntilAnswered(location, token: token)
-        let held = try #require(head.header("Upload-Offset").flatMap(Int.init), "\(head) \(server.log.suffix(3000))")
-        if held < photo.count {
-            let rest = try await ServeRulesTests.patch(location, offset: held, body: Array(photo[held...]), token: token)
-            #expect(rest.status == 204, "\(rest) \(server.log.suffix(3000))")
-            head = try await ServeStuckDependencyTests.headUntilAnswered(location, token: token)
-        }
+        let head = try await ServeStuckDependencyTests.resume(location, photo, token: token, server: server)
         #expect(head.status == 200 && head.header("Upload-Offset") == String(photo.count), "\(head) \(server.log.suffix(3000))")
         let objects = S3Objects(store: try S3Store(url: "s3://photos/prod", environment: moto.environment()))
         #expect(try await objects.list(prefix: "profile_images/u1/") == [key])

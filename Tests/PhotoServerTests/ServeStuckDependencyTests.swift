@@ -20,6 +20,17 @@ import TestSupport
         return head
     }
 
+    /// What a tus client does once the server answers again: asks the offset (`headUntilAnswered`), sends what the
+    /// server does not hold of `photo`, and asks again; the last answer.
+    static func resume(_ location: String, _ photo: [UInt8], token: String, server: PhotoServerProcess) async throws -> HTTPExchange {
+        let head = try await headUntilAnswered(location, token: token)
+        let held = try #require(head.header("Upload-Offset").flatMap(Int.init), "\(head) \(server.log.suffix(3000))")
+        guard held < photo.count else { return head }
+        let rest = try await ServeRulesTests.patch(location, offset: held, body: Array(photo[held...]), token: token)
+        #expect(rest.status == 204, "\(rest) \(server.log.suffix(3000))")
+        return try await headUntilAnswered(location, token: token)
+    }
+
     @Test func aFinishWhoseDatabaseStopsAnsweringIs503InBoundedTime() async throws {
         let (relay, server) = try await SeededServer.relayedPostgres()
         defer { kill(relay.processIdentifier, SIGCONT); server.stop() }
@@ -145,13 +156,7 @@ import TestSupport
         #expect(!answer.body.contains("127.0.0.1") && !answer.body.contains("photos/prod"), "\(answer.body)")
 
         kill(moto.server.processIdentifier, SIGCONT)
-        var head = try await Self.headUntilAnswered(location, token: token)
-        let held = try #require(head.header("Upload-Offset").flatMap(Int.init), "\(head) \(server.log.suffix(3000))")
-        if held < photo.count {
-            let rest = try await ServeRulesTests.patch(location, offset: held, body: Array(photo[held...]), token: token)
-            #expect(rest.status == 204, "\(rest) \(server.log.suffix(3000))")
-            head = try await Self.headUntilAnswered(location, token: token)
-        }
+        let head = try await Self.resume(location, photo, token: token, server: server)
         #expect(head.status == 200 && head.header("Upload-Offset") == String(photo.count), "\(head) \(server.log.suffix(3000))")
         let objects = S3Objects(store: try S3Store(url: "s3://photos/prod", environment: moto.environment()))
         #expect(try await objects.list(prefix: "profile_images/u1/") == ["profile_images/u1/bucket.jpg"])
