@@ -145,8 +145,10 @@ public final class AppDatabase: Sendable {
         try await self.init(kind: .postgres, role: role, location: Self.redacted(url), limit: connections, deadline: deadline) {
             let connection = try await PostgresConnection.connect(
                 on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration.coreConfiguration, id: ids.next(), logger: logger)
+            let statements = PendingStatements()
+            connection.closeFuture.whenComplete { _ in statements.closeAll() }
             return Connection(
-                sql: connection.sql(queryLogLevel: nil), isOpen: { !connection.isClosed },
+                sql: GuardedSQL(base: connection.sql(queryLogLevel: nil), statements: statements), isOpen: { !connection.isClosed },
                 close: { _ = connection.close().always { _ in _ = connection } })
         }
     }
