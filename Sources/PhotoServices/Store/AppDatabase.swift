@@ -249,8 +249,7 @@ public final class AppDatabase: Sendable {
     /// busy timeout instead.
     ///
     /// A connection the watch closed is retired first: the pool never gives it out again, even when the work's
-    /// failure arrives before the close has taken effect (a statement sent on a closed PostgreSQL connection is
-    /// lost without failing, and its caller would wait forever).
+    /// failure arrives before the close has taken effect (whatever is sent on it fails, `GuardedSQL`).
     private func bounded<T>(_ connection: Connection, _ applies: Bool = true, _ work: () async throws -> T) async throws -> T {
         guard applies, kind == .postgres, let deadline else { return try await work() }
         let ended = Flag()

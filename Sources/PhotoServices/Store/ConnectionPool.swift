@@ -47,8 +47,8 @@ actor ConnectionPool<Connection: Sendable> {
 
     private func lease() async throws -> Connection {
         guard !closed else { throw PoolClosed() }
-        // One that closed while idle (its server or the network ended it) is dropped, never handed out: a
-        // statement sent on a closed PostgreSQL connection is lost without failing, and its caller would wait forever.
+        // One that closed while idle (its server or the network ended it) is dropped, never handed out: every
+        // statement on it would fail.
         while let connection = idle.popLast() {
             if isUsable(connection) { return connection }
             opened -= 1
