@@ -125,23 +125,24 @@ import TestSupport
     }
 
     /// PostgreSQL's statement deadline closes a connection whose statement has not answered in time. What the
-    /// transaction sends after that — here a statement after the failed one, caught, then its ROLLBACK — fails at
-    /// once instead of being written to the closed connection and lost (PostgresNIO writes it without a promise: its
+    /// transaction sends after that — here a statement after the failed one, caught, then its ROLLBACK — fails
+    /// instead of being written to the closed connection and lost (PostgresNIO writes it without a promise: its
     /// caller waited forever). The connection is not lent again: the next transaction gets a new one.
     @Test func statementsOnAConnectionTheDeadlineClosedFailInsteadOfWaiting() async throws {
         let url = try await PostgresCluster.shared().newDatabase()
         let database = try await AppDatabase(postgres: url, connections: 1, deadline: .seconds(1))
         defer { Task { await database.close() } }
-        let started = ContinuousClock.now
+        // Ended at all (not waiting for ever) and failed (the 30 s sleep cut by the 1 s deadline, not run to its end)
+        // is the point; how soon depends on how busy the machine is.
         let after = await #expect(throws: ServiceError.self) {
             try await database.write { db in
-                let slow = try? await db.raw("SELECT pg_sleep(5)").run()
+                let slow = try? await db.raw("SELECT pg_sleep(30)").run()
                 #expect(slow == nil, "the sleep was cut by the deadline")
                 try await db.raw("SELECT 1").run()
             }
         }
-        #expect(ContinuousClock.now - started < .seconds(4), "ended \(ContinuousClock.now - started) after it began")
-        #expect("\(after.map { "\($0)" } ?? "")".contains("closed"), "\(String(describing: after))")
+        // PostgresNIO's own failure for the statement in flight, or ours for one sent after the close.
+        #expect("\(after.map { "\($0)" } ?? "")".lowercased().contains("closed"), "\(String(describing: after))")
         try await database.write { db in try await db.insert(into: "user").model(User(id: "u1", displayName: "Ana")).run() }
         #expect(try await database.one(User.self, from: "user", id: "u1")?.displayName == "Ana")
     }
