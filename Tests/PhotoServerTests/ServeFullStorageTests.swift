@@ -118,14 +118,8 @@ struct ServeFullStorageTests {
     /// with room again, the client asks the offset, sends what the server does not hold, and the upload finishes.
     @Test(arguments: ["sqlite", "postgres"])
     func aBucketWithNoRoomIs507(database: String) async throws {
-        let moto = try await onThread { try MotoServer() }
-        try await moto.createBucket("photos")
-        let proxy = try await onThread { try FaultProxy(upstream: moto.server.port, faults: ["--fail-507", "1"]) }
-        let databaseArguments = database == "postgres" ? ["--database", try await PostgresCluster.shared().newDatabase()] : []
-        let server = try await onThread {
-            try PhotoServerProcess(
-                arguments: ["--to", "s3://photos/prod"] + databaseArguments, environment: moto.environment(endpoint: "http://127.0.0.1:\(proxy.server.port)"))
-        }
+        let bucket = try await BucketServer.start(database: database, faults: ["--fail-507", "1"])
+        let server = bucket.server
         defer { server.stop() }
         let token = TestTokens.hs256(sub: "u1", claims: ["name": "Ana"])
         let photo = try Fixture.bytes("photos/storm-1920x1280.jpg")
@@ -141,7 +135,6 @@ struct ServeFullStorageTests {
 
         let head = try await ServeStuckDependencyTests.resume(location, photo, token: token, server: server)
         #expect(head.status == 200 && head.header("Upload-Offset") == String(photo.count), "\(head) \(server.log.suffix(3000))")
-        let objects = S3Objects(store: try S3Store(url: "s3://photos/prod", environment: moto.environment()))
-        #expect(try await objects.list(prefix: "profile_images/u1/") == [key])
+        #expect(try await bucket.objects.list(prefix: "profile_images/u1/") == [key])
     }
 }

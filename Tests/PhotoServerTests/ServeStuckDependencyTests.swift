@@ -31,6 +31,19 @@ import TestSupport
         return try await headUntilAnswered(location, token: token)
     }
 
+    /// Sends all of `photo` in one PATCH while a dependency fails: 503 with `Retry-After: 5` within `bound` (`why`
+    /// says what bounds it), the body naming none of `hidden`.
+    static func sendAllExpecting503(
+        _ location: String, _ photo: [UInt8], token: String, within bound: Duration, because why: String, naming hidden: [String]
+    ) async throws {
+        let started = ContinuousClock.now
+        let answer = try await ServeRulesTests.patch(location, offset: 0, body: photo, token: token)
+        let took = ContinuousClock.now - started
+        #expect(answer.status == 503 && answer.header("Retry-After") == "5", "\(answer)")
+        #expect(took < bound, "answered after \(took): \(why)")
+        #expect(!hidden.contains { answer.body.contains($0) }, "\(answer.body)")
+    }
+
     @Test func aFinishWhoseDatabaseStopsAnsweringIs503InBoundedTime() async throws {
         let (relay, server) = try await SeededServer.relayedPostgres()
         defer { kill(relay.processIdentifier, SIGCONT); server.stop() }
@@ -40,12 +53,7 @@ import TestSupport
         let location = try #require(created.header("Location"), "\(created)")
 
         kill(relay.processIdentifier, SIGSTOP)
-        let started = ContinuousClock.now
-        let answer = try await ServeRulesTests.patch(location, offset: 0, body: photo, token: token)
-        let took = ContinuousClock.now - started
-        #expect(answer.status == 503 && answer.header("Retry-After") == "5", "\(answer)")
-        #expect(took < .seconds(25), "answered after \(took): the statement deadline is 10 s")
-        #expect(!answer.body.contains("127.0.0.1") && !answer.body.contains("postgres"), "\(answer.body)")
+        try await Self.sendAllExpecting503(location, photo, token: token, within: .seconds(25), because: "the statement deadline is 10 s", naming: ["127.0.0.1", "postgres"])
 
         kill(relay.processIdentifier, SIGCONT)
         let head = try await Self.headUntilAnswered(location, token: token)
@@ -80,12 +88,7 @@ import TestSupport
         let said = try await onThread { String(decoding: output.fileHandleForReading.availableData, as: UTF8.self) }
         try #require(said.contains("locked"), "the lock holder: \(said)")
 
-        let started = ContinuousClock.now
-        let answer = try await ServeRulesTests.patch(location, offset: 0, body: photo, token: token)
-        let took = ContinuousClock.now - started
-        #expect(answer.status == 503 && answer.header("Retry-After") == "5", "\(answer)")
-        #expect(took < .seconds(25), "answered after \(took): SQLite's busy timeout is 10 s")
-        #expect(!answer.body.contains(server.data.path), "\(answer.body)")
+        try await Self.sendAllExpecting503(location, photo, token: token, within: .seconds(25), because: "SQLite's busy timeout is 10 s", naming: [server.data.path])
 
         holder.terminate()
         holder.waitUntilExit()
@@ -134,12 +137,8 @@ import TestSupport
     /// server does not hold, and the upload finishes: its photo in the bucket and recorded once.
     @Test(arguments: ["sqlite", "postgres"])
     func aFinishWhoseBucketStopsAnsweringIs503InBoundedTime(database: String) async throws {
-        let moto = try await onThread { try MotoServer() }
-        try await moto.createBucket("photos")
-        let databaseArguments = database == "postgres" ? ["--database", try await PostgresCluster.shared().newDatabase()] : []
-        let server = try await onThread {
-            try PhotoServerProcess(arguments: ["--to", "s3://photos/prod"] + databaseArguments, environment: moto.environment())
-        }
+        let bucket = try await BucketServer.start(database: database)
+        let (moto, server) = (bucket.moto, bucket.server)
         defer { kill(moto.server.processIdentifier, SIGCONT); server.stop() }
         let token = TestTokens.hs256(sub: "u1", claims: ["name": "Ana"])
         let photo = try Fixture.bytes("photos/storm-1920x1280.jpg")
@@ -148,18 +147,12 @@ import TestSupport
         let location = try #require(created.header("Location"), "\(created)")
 
         kill(moto.server.processIdentifier, SIGSTOP)
-        let started = ContinuousClock.now
-        let answer = try await ServeRulesTests.patch(location, offset: 0, body: photo, token: token)
-        let took = ContinuousClock.now - started
-        #expect(answer.status == 503 && answer.header("Retry-After") == "5", "\(answer)")
-        #expect(took < .seconds(35), "answered after \(took): one bucket request may take 20 s")
-        #expect(!answer.body.contains("127.0.0.1") && !answer.body.contains("photos/prod"), "\(answer.body)")
+        try await Self.sendAllExpecting503(location, photo, token: token, within: .seconds(35), because: "one bucket request may take 20 s", naming: ["127.0.0.1", "photos/prod"])
 
         kill(moto.server.processIdentifier, SIGCONT)
         let head = try await Self.resume(location, photo, token: token, server: server)
         #expect(head.status == 200 && head.header("Upload-Offset") == String(photo.count), "\(head) \(server.log.suffix(3000))")
-        let objects = S3Objects(store: try S3Store(url: "s3://photos/prod", environment: moto.environment()))
-        #expect(try await objects.list(prefix: "profile_images/u1/") == ["profile_images/u1/bucket.jpg"])
+        #expect(try await bucket.objects.list(prefix: "profile_images/u1/") == ["profile_images/u1/bucket.jpg"])
         let me = try await ServeAPITests.call(server, "GET", "/v1/me/photo", token: token)
         #expect(me.body["state"] as? String == "ready", "\(me.body)")
     }

@@ -20,7 +20,8 @@ public struct BucketStorage: PhotoStorage {
 
     public func put(_ bytes: [UInt8], key: String) async throws(ServiceError) -> StoredPhotos.StoredObject {
         do { try await objects.put(key, bytes, contentType: "image/jpeg") } catch {
-            throw error.isFull ? .storageFull("\(key) could not be stored: \(error)") : .storage("\(key) could not be stored: \(error)")
+            let detail = "\(key) could not be stored: \(error)"
+            throw error.isFull ? .storageFull(detail) : .storage(detail)
         }
         return StoredPhotos.StoredObject(location: location(of: key), content: .init(of: bytes))
     }

@@ -40,11 +40,11 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import stats_file  # beside this script
+
 STORAGE_FULL = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>XMinioStorageFull</Code>'
                 b'<Message>Storage backend has reached its minimum free drive threshold. Please delete a few objects'
                 b' to proceed.</Message></Error>')
-
-import stats_file  # beside this script
 
 args = None
 lock = threading.Lock()
