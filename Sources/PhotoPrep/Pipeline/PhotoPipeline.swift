@@ -97,7 +97,7 @@ public struct PhotoPipeline: Sendable {
             sourceFormat: info.format, sourceWidth: info.width, sourceHeight: info.height, sourceBytes: fileBytes,
             sourceOrientation: orientation.rawValue, sourceHasGPS: info.exif.hasGPS,
             outputWidth: 0, outputHeight: 0, outputBytes: 0, action: .reencoded, quality: nil, encodes: 0,
-            decodeScale: 1, keptColorProfile: false, warnings: info.warnings, timings: .init())
+            decodeScale: 1, keptColorProfile: false, warnings: info.warnings, timings: .init(), takenAt: info.exif.takenAt?.iso8601)
 
         if passThrough, !bytes.isEmpty, let (jpeg, action, checked, warning) = lossless(bytes, info: info, orientation: orientation) {
             var kept = report
@@ -118,12 +118,15 @@ public struct PhotoPipeline: Sendable {
                     reencoded.report.timings.total = seconds(clock.now - start)
                     return reencoded
                 }
+                kept.placeholder = reencoded.report.placeholder
+                kept.timings.placeholder = reencoded.report.timings.placeholder
                 kept.timings.total = seconds(clock.now - start)
-                return PreparedPhoto(jpeg: jpeg, report: kept, thumbnails: reencoded.thumbnails)
+                return PreparedPhoto(jpeg: jpeg, report: kept, thumbnails: reencoded.thumbnails, placeholder: reencoded.placeholder)
             }
             let thumbnails = try thumbnails(ofPassedThrough: jpeg, upright.iccProfile, decoded: checked, warnings: &kept.warnings)
+            let placeholder = Self.placeholder(of: checked, report: &kept)
             kept.timings.total = seconds(clock.now - start)
-            return PreparedPhoto(jpeg: jpeg, report: kept, thumbnails: thumbnails)
+            return PreparedPhoto(jpeg: jpeg, report: kept, thumbnails: thumbnails, placeholder: placeholder)
         }
 
         let plan = DecodePlan(info: info, fileBytes: fileBytes, target: target, options: options, fromFile: path != nil)
@@ -180,27 +183,28 @@ public struct PhotoPipeline: Sendable {
         report.encodes = encoded.encodes
         report.keptColorProfile = !profile.isEmpty
         // From the pixels just encoded (shrunk to fit the budget, if it came to that): no second decode.
-        let thumbnails = try Thumbnails.make(
-            from: encoded.width == image.width ? image : Resizer.resize(image, width: encoded.width, height: encoded.height),
-            options: options, extraSegments: profile)
+        let stored = encoded.width == image.width ? image : Resizer.resize(image, width: encoded.width, height: encoded.height)
+        let thumbnails = try Thumbnails.make(from: stored, options: options, extraSegments: profile)
+        let placeholder = Self.placeholder(of: stored, report: &report)
         report.timings.total = seconds(clock.now - start)
-        return PreparedPhoto(jpeg: encoded.jpeg, report: report, thumbnails: thumbnails)
+        return PreparedPhoto(jpeg: encoded.jpeg, report: report, thumbnails: thumbnails, placeholder: placeholder)
     }
 
-    /// Thumbnails of a JPEG passed through without decoding: decoded once, at the smallest DCT scale that
-    /// still covers the largest thumbnail — or from `decoded`, the same pixels decoded while checking the photo.
+    /// The placeholder of the photo whose pixels (upright, at any scale) are `image`, timed into `report`.
+    private static func placeholder(of image: PixelImage, report: inout PrepareReport) -> [UInt8] {
+        let clock = ContinuousClock(), started = clock.now
+        let hash = ThumbHash.placeholder(of: image)
+        report.placeholder = ThumbHash.base64(hash)
+        report.timings.placeholder = seconds(clock.now - started)
+        return hash
+    }
+
+    /// Thumbnails of a JPEG kept without re-encoding, from `decoded`: its pixels as decoded while checking it, at the
+    /// smallest DCT scale that still covers the largest thumbnail.
     private func thumbnails(
-        ofPassedThrough jpeg: [UInt8], _ iccProfile: [UInt8]?, decoded: PixelImage?, warnings: inout [String]
+        ofPassedThrough jpeg: [UInt8], _ iccProfile: [UInt8]?, decoded image: PixelImage, warnings: inout [String]
     ) throws(PhotoPrepError) -> [Thumbnail] {
         guard !options.thumbnails.isEmpty else { return [] }
-        let image: PixelImage
-        if let decoded {
-            image = decoded
-        } else {
-            let info = try SourceInfo.read(jpeg, maxPixels: options.maxPixels)
-            guard let plan = thumbnailPlan(info, fileBytes: jpeg.count) else { return [] }
-            image = try Decoder.decode(jpeg, info: info, plan: plan, options: options).image
-        }
         let profile = colorProfileSegments(iccProfile, channels: image.channels, warnings: &warnings)
         return try Thumbnails.make(from: image, options: options, extraSegments: profile)
     }
@@ -219,11 +223,11 @@ public struct PhotoPipeline: Sendable {
     /// Then it is passed through as it is (only when it holds nothing else), or rebuilt from the
     /// segments we keep (`JPEGSegments.rebuilt`), or turned upright losslessly (`tjTransform`, which
     /// writes a new file) when its EXIF orientation is not 1 and its edges allow it.
-    /// When the photo is kept as it is and thumbnails are asked for, the check's decode is made at their scale and
-    /// returned (`checked`), so that a photo passed through is decoded once, not twice.
+    /// The check's decode is made at the thumbnails' scale (1/8 when none are asked for) and returned upright
+    /// (`checked`): the thumbnails and the placeholder of a photo kept as it is are made from it, with no second decode.
     func lossless(
         _ bytes: [UInt8], info: SourceInfo, orientation: Orientation
-    ) -> (jpeg: [UInt8], action: PrepareReport.Action, checked: PixelImage?, warning: String?)? {
+    ) -> (jpeg: [UInt8], action: PrepareReport.Action, checked: PixelImage, warning: String?)? {
         guard let structure = info.jpeg, structure.wellFormed,
             max(info.width, info.height) <= options.maxEdge,
             !structure.arithmetic, structure.components == 1 || structure.components == 3,
@@ -244,14 +248,14 @@ public struct PhotoPipeline: Sendable {
             let plan = thumbnailPlan(info, fileBytes: bytes.count)
             guard let checked = decodesCleanly(scale: plan?.scale ?? 8) else { return nil }
             let whole = rebuilt.count == bytes.count
-            return (whole ? bytes : rebuilt, whole ? .passedThrough : .metadataStripped, plan == nil ? nil : checked, problem)
+            return (whole ? bytes : rebuilt, whole ? .passedThrough : .metadataStripped, checked, problem)
         }
-        guard decodesCleanly() != nil, let transformer = try? TurboJPEGTransformer(),
+        guard let checked = decodesCleanly(scale: thumbnailPlan(info, fileBytes: bytes.count)?.scale ?? 8), let transformer = try? TurboJPEGTransformer(),
             let upright = transformer.upright(bytes, orientation: orientation)
         else { return nil }
         let profile = keepICC ? info.iccProfile.flatMap(JPEGSegments.iccSegments) ?? [] : []
         let jpeg = upright.withUnsafeBytes { JPEGSegments.inserting(profile, into: $0) }
-        return jpeg.count < options.maxBytes ? (jpeg, .losslesslyOriented, nil, problem) : nil
+        return jpeg.count < options.maxBytes ? (jpeg, .losslesslyOriented, orientation.apply(to: checked), problem) : nil
     }
 
     /// Refuses a photo whose decode, as planned, would hold more than `options.maxMemory` (`MemoryEstimate`).

@@ -4,6 +4,8 @@ public struct PreparedPhoto: Sendable {
     public var report: PrepareReport
     /// One per `PrepareOptions.thumbnails` edge, smallest first.
     public var thumbnails: [Thumbnail] = []
+    /// Its placeholder (`ThumbHash`), from the pixels stored (also in `report.placeholder`, in base64).
+    public var placeholder: [UInt8] = []
 }
 
 /// A small copy of a prepared photo (`PrepareOptions.thumbnails`).
@@ -53,6 +55,8 @@ public struct PrepareReport: Sendable, Codable, Equatable {
         public var resize = 0.0
         public var orient = 0.0
         public var encode = 0.0
+        /// Making the placeholder (`ThumbHash.placeholder`).
+        public var placeholder = 0.0
         public var total = 0.0
     }
 
@@ -90,4 +94,10 @@ public struct PrepareReport: Sendable, Codable, Equatable {
     /// Codec warnings (for example, "Premature end of JPEG file") and dropped-metadata notes.
     public var warnings: [String]
     public var timings: Timings
+    /// The placeholder (`ThumbHash`) of the photo as stored, in base64: what an app draws while the photo loads.
+    public var placeholder: String?
+    /// When the photo was taken (EXIF `DateTimeOriginal` with `OffsetTimeOriginal`), as ISO 8601 with its offset: read
+    /// before the metadata is dropped, never written to the output. Nil when the source has none, or no offset, or a
+    /// value that is no date (`CaptureTime`).
+    public var takenAt: String?
 }
