@@ -97,6 +97,9 @@ struct ReportRow: Codable {
     var quality: Int?
     var score: Double?
     var encodes: Int?
+    /// The output's placeholder (`PrepareReport.placeholder`) and the capture time its source's EXIF gave.
+    var placeholder: String?
+    var takenAt: String?
     var seconds: Double
     var warning: String?
     var error: String?
@@ -118,6 +121,8 @@ struct ReportRow: Codable {
             quality = r.quality
             score = r.score
             encodes = r.encodes
+            placeholder = r.placeholder
+            takenAt = r.takenAt
             warning = r.warnings.isEmpty ? nil : r.warnings.joined(separator: "; ")
         case .present(let url):
             status = "present"
@@ -131,7 +136,7 @@ struct ReportRow: Codable {
         }
     }
 
-    static let csvHeader = "status,source,output,source_format,source_width,source_height,source_bytes,output_width,output_height,output_bytes,quality,score,encodes,seconds,warning,error"
+    static let csvHeader = "status,source,output,source_format,source_width,source_height,source_bytes,output_width,output_height,output_bytes,quality,score,encodes,placeholder,taken_at,seconds,warning,error"
 
     var csv: String {
         func field(_ value: (any CustomStringConvertible)?) -> String {
@@ -141,7 +146,7 @@ struct ReportRow: Codable {
         }
         let values: [(any CustomStringConvertible)?] = [
             status, source, output, sourceFormat, sourceWidth, sourceHeight, sourceBytes, outputWidth, outputHeight,
-            outputBytes, quality, score, encodes, cFormat("%.4f", seconds), warning, error,
+            outputBytes, quality, score, encodes, placeholder, takenAt, cFormat("%.4f", seconds), warning, error,
         ]
         return values.map(field).joined(separator: ",")
     }

@@ -68,7 +68,7 @@ final class Manifest: Sendable {
     /// Everything that changes the output, as one string.
     static func settingsKey(_ o: PrepareOptions) -> String {
         let bg = hex([o.background.red, o.background.green, o.background.blue])
-        return "v2;edge=\(o.maxEdge);bytes=\(o.maxBytes);target=\(o.quality.key);q=\(o.qualities.lowerBound)-\(o.qualities.upperBound);bg=\(bg);"
+        return "v3;edge=\(o.maxEdge);bytes=\(o.maxBytes);target=\(o.quality.key);q=\(o.qualities.lowerBound)-\(o.qualities.upperBound);bg=\(bg);"
             + "meta=\(o.metadata.rawValue);strict=\(o.strict);margin=\(o.shrinkOnLoadMargin);min=\(o.minimumEdge);"
             + "tol=\(o.budgetTolerance);pass=\(o.allowPassThrough);pixels=\(o.maxPixels);progressive=\(o.progressive)"
             + (o.thumbnails.isEmpty ? "" : ";thumbs=\(o.thumbnails.map(String.init).joined(separator: ","))")
@@ -84,7 +84,7 @@ extension Manifest.Entry {
         let r = report, t = report.timings
         let timings = JSONObject()
             .number("decode", t.decode).number("resize", t.resize).number("orient", t.orient).number("encode", t.encode)
-            .number("total", t.total)
+            .number("placeholder", t.placeholder).number("total", t.total)
         var written = JSONObject()
             .string("sourceFormat", r.sourceFormat.rawValue).number("sourceWidth", r.sourceWidth)
             .number("sourceHeight", r.sourceHeight).number("sourceBytes", r.sourceBytes)
@@ -99,6 +99,8 @@ extension Manifest.Entry {
         if let progressive = r.progressive { written = written.bool("progressive", progressive) }
         written = written.number("encodes", r.encodes).number("decodeScale", r.decodeScale)
             .bool("keptColorProfile", r.keptColorProfile).strings("warnings", r.warnings).object("timings", timings)
+        if let placeholder = r.placeholder { written = written.string("placeholder", placeholder) }
+        if let takenAt = r.takenAt { written = written.string("takenAt", takenAt) }
         return JSONObject()
             .string("output", output).string("sourceSHA256", sourceSHA256).string("settings", settings)
             .object("report", written).text + "}"

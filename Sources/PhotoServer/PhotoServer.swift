@@ -80,6 +80,9 @@ public struct PhotoServer: Sendable {
         /// What arriving photos (and their thumbnails) are encoded for: by default the smallest JPEG scoring SSIMULACRA2
         /// 85 against the resized photo, under the path's byte budget.
         public var quality: QualityTarget = .high
+        /// Whether each photo's capture time (its EXIF `DateTimeOriginal` with its offset) is recorded and shown as
+        /// `takenAt`; the stored file never carries it either way.
+        public var keepsCaptureTime = true
         /// Photos that may wait for the pipeline's threads beyond those being prepared; an upload finishing
         /// past it gets 503 with `Retry-After` and keeps its bytes (asking again finishes it).
         public var maxWaitingPhotos = 128
@@ -152,7 +155,8 @@ public struct PhotoServer: Sendable {
         // One intake for every way a photo arrives (an upload, a photo job), with the server's limits.
         let intake = PhotoIntake(
             database: database, destination: .storage(storage), cpu: cpu, memory: memory,
-            thumbnails: configuration.thumbnails, maxPixels: configuration.maxPixels, quality: configuration.quality)
+            thumbnails: configuration.thumbnails, maxPixels: configuration.maxPixels, quality: configuration.quality,
+            keepsCaptureTime: configuration.keepsCaptureTime)
         uploads = UploadHandler(
             store: try Self.partialUploads(configuration, database: database, io: io),
             processor: ArrivalProcessor(intake: intake, metrics: metrics, admission: Admission(capacity: threads + max(0, configuration.maxWaitingPhotos))),

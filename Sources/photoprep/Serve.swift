@@ -81,6 +81,11 @@ struct Serve: AsyncParsableCommand {
     var quality: QualityTarget?
 
     @Option(help: ArgumentHelp(
+        "keep: each photo's capture time (EXIF DateTimeOriginal with its offset) is recorded and shown as takenAt, albums listed by it; drop: it is not (env PHOTOPREP_CAPTURE_TIME; default keep). Stored files never carry it.",
+        valueName: "keep|drop"))
+    var captureTime: String?
+
+    @Option(help: ArgumentHelp(
         "A web origin whose pages may call the server (CORS), e.g. https://app.example.com, or * for any; repeatable (env PHOTOPREP_CORS_ORIGINS, comma-separated; default none).",
         valueName: "origin"))
     var corsOrigin: [String] = []
@@ -187,6 +192,11 @@ struct Serve: AsyncParsableCommand {
             configuration.quality = quality
         } else if let text = environment["PHOTOPREP_QUALITY"] {
             throw ValidationError("PHOTOPREP_QUALITY \(text): good, high, visually-lossless, score:N, a quality 1-100, or max")
+        }
+        switch setting(captureTime, "PHOTOPREP_CAPTURE_TIME") ?? "keep" {
+        case "keep": configuration.keepsCaptureTime = true
+        case "drop": configuration.keepsCaptureTime = false
+        case let other: throw ValidationError("--capture-time \(other): keep or drop")
         }
         let origins = corsOrigin.isEmpty ? (environment["PHOTOPREP_CORS_ORIGINS"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } : corsOrigin
         for origin in origins where origin != "*" {

@@ -147,6 +147,33 @@ import TestSupport
         #expect((failed["reason"] as? String)?.contains("truncated.png") == true)
     }
 
+    /// The placeholder and the capture time in `--json` and in the report; the re-run's `unchanged` event has them from
+    /// the manifest.
+    @Test func placeholderAndCaptureTimeInJSONAndTheReport() throws {
+        let root = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let inputs = [Fixture.path("metadata/taken.webp"), Fixture.path("photos/storm-1920x1280.jpg")]
+        let out = root.appendingPathComponent("o").path, report = root.appendingPathComponent("r.csv")
+        for (run, event) in [(1, "prepared"), (2, "unchanged")] {
+            let result = try photoprep(["prepare"] + inputs + ["--out", out, "--json", "--report", report.path])
+            #expect(result.status == 0, "\(result.stderr)")
+            let reports = result.jsonLines.filter { $0["event"] as? String == event }.compactMap { $0["report"] as? [String: Any] }
+            try #require(reports.count == 2, "run \(run): \(result.stdout)")
+            for report in reports {
+                let hash = try #require((report["placeholder"] as? String).flatMap { Data(base64Encoded: $0) }, "\(report)")
+                let drawn = try #require(ThumbHash.decode([UInt8](hash)))
+                let ratio = Double(try #require(report["outputWidth"] as? Int)) / Double(try #require(report["outputHeight"] as? Int))
+                #expect(abs(log(Double(drawn.width) / Double(drawn.height) / ratio)) < 0.2)
+            }
+            #expect(Set(reports.map { $0["takenAt"] as? String }) == ["2024-06-01T14:03:22+02:00", nil], "run \(run)")
+            let lines = try String(contentsOf: report, encoding: .utf8).split(separator: "\n")
+            #expect(lines[0].contains(",encodes,placeholder,taken_at,seconds,"))
+            let webp = try #require(lines.first { $0.contains("taken.webp") })
+            let placeholders = reports.compactMap { $0["placeholder"] as? String }
+            #expect(webp.contains(",2024-06-01T14:03:22+02:00,") && placeholders.contains { webp.contains(",\($0),") })
+        }
+    }
+
     @Test func csvReportHasOneRowPerInput() throws {
         let root = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: root) }

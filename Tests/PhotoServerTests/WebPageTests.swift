@@ -41,6 +41,19 @@ import TestSupport
         #expect(state.messages.map(\.text) == ["Ana created the group"] && state.group?.photoState == .done)
         let stored = try checkNormalised(server.stored("group_photos/\(groupId)/photo.jpg"), preset: .group, portrait: false)
         #expect(page["groupPageImage"] as? [Int] == [stored.width, stored.height], "the stored photo, rendered")
+        // While the photo was held back, its placeholder stood in for it, drawn by the page as our decoder draws the
+        // ThumbHash recorded with the photo (`ThumbHashTests` holds that to the photo's colours): its colours, its shape.
+        let placeholder = try #require(page["placeholderWhileLoading"] as? [String: Any])
+        let mean = try #require(placeholder["mean"] as? [Double]), drawn = try #require(placeholder["size"] as? [Int])
+        let box = try #require(placeholder["box"] as? [Double])
+        let record = try await seeded.database().one(StoredPhoto.self, from: "storedPhoto", id: "group_photos/\(groupId)/photo.jpg", key: "key")
+        let hash = try #require(record?.placeholder.flatMap { Data(base64Encoded: $0) })
+        let ours = try #require(ThumbHash.decode([UInt8](hash)))
+        let expected = [ours.meanRGB.red, ours.meanRGB.green, ours.meanRGB.blue]
+        #expect(placeholder["dataURL"] as? Bool == true && zip(mean, expected).allSatisfy { abs($0 - $1) < 1.5 }, "page \(mean), ours \(expected)")
+        #expect(drawn.max() == 32 && abs(Double(drawn[0]) / Double(drawn[1]) - Double(stored.width) / Double(stored.height)) < 0.2, "\(drawn)")
+        #expect(box[0] > 100 && abs(box[0] / box[1] - Double(drawn[0]) / Double(drawn[1])) < 0.05, "the box has the photo's shape before it came: \(box)")
+        #expect(page["placeholderAfterLoad"] as? [String] == ["replaced", ""], "gone once the photo loaded")
         let thumbnail = try PhotoPipeline(preset: .group).probe(try #require(server.stored("thumbnails/128/group_photos/\(groupId)/photo.jpg")))
         #expect(page["groupListImage"] as? [Int] == [thumbnail.width, thumbnail.height] && thumbnail.width == 128, "its 128 px thumbnail in the list")
         let progress = try #require(page["groupProgress"] as? [Int])

@@ -64,6 +64,8 @@ struct UserBody: ResponseEncodable {
     /// The URL an image view loads it from, no `Authorization` needed (`/media/…?v=…&token=…`).
     var profilePhotoDownloadURL: String?
     var profilePhotoThumbnails: [ThumbnailBody]?
+    /// The picture's placeholder (a ThumbHash, base64), drawn while it loads.
+    var profilePhotoPlaceholder: String?
 
     init(_ user: User) {
         id = user.id
@@ -85,6 +87,10 @@ struct PhotoBody: ResponseEncodable {
     var downloadURL: String?
     /// Its thumbnails, smallest first, each with its download URL.
     var thumbnails: [ThumbnailBody]?
+    /// Its placeholder (a ThumbHash, base64), drawn while it loads.
+    var placeholder: String?
+    /// When it was taken (ISO 8601, with the offset it was taken at), if its EXIF said.
+    var takenAt: String?
     var error: String?
     var acknowledgedBytes: Int64?
     var totalBytes: Int64?
@@ -130,6 +136,10 @@ struct AlbumPhotoBody: Encodable {
     var url: String?
     var downloadURL: String?
     var thumbnails: [ThumbnailBody]?
+    /// Its placeholder (a ThumbHash, base64), drawn while it loads.
+    var placeholder: String?
+    /// When it was taken (ISO 8601, with the offset it was taken at), if its EXIF said: the album's order.
+    var takenAt: String?
     var state: String
     var createdAt: Date
 

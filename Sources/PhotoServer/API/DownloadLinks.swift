@@ -7,10 +7,12 @@ struct DownloadLinks: Sendable {
     let photos: StoredPhotos
     let address: PublicAddress
 
-    /// A stored photo's download URL and its thumbnails'.
+    /// A stored photo's download URL and its thumbnails', its placeholder and capture time.
     struct Links {
         var photo: String
         var thumbnails: [ThumbnailBody]
+        var placeholder: String?
+        var takenAt: String?
     }
 
     /// The links of every stored photo among `keys`, by key.
@@ -24,7 +26,7 @@ struct DownloadLinks: Sendable {
                 photo: MediaRoutes.downloadURL(photo, base: base),
                 thumbnails: (thumbnails[photo.key] ?? []).map {
                     ThumbnailBody(edge: $0.edge, width: $0.width, height: $0.height, downloadURL: MediaRoutes.downloadURL(photo, base: base, edge: $0.edge))
-                })
+                }, placeholder: photo.placeholder, takenAt: photo.takenAt)
         }
     }
 
@@ -35,6 +37,8 @@ struct DownloadLinks: Sendable {
             body.url = links.photo
             body.downloadURL = links.photo
             body.thumbnails = links.thumbnails
+            body.placeholder = links.placeholder
+            body.takenAt = links.takenAt
         }
         return body
     }
@@ -47,6 +51,7 @@ struct DownloadLinks: Sendable {
             body.profilePhotoURL = photo?.photo
             body.profilePhotoDownloadURL = photo?.photo
             body.profilePhotoThumbnails = photo?.thumbnails
+            body.profilePhotoPlaceholder = photo?.placeholder
             return body
         }
     }
@@ -63,6 +68,8 @@ struct DownloadLinks: Sendable {
             body.photo.url = photo?.photo
             body.photo.downloadURL = photo?.photo
             body.photo.thumbnails = photo?.thumbnails
+            body.photo.placeholder = photo?.placeholder
+            body.photo.takenAt = photo?.takenAt
             return body
         }
     }
@@ -78,6 +85,8 @@ struct DownloadLinks: Sendable {
             body.url = links[photo.key]?.photo
             body.downloadURL = links[photo.key]?.photo
             body.thumbnails = links[photo.key]?.thumbnails
+            body.placeholder = links[photo.key]?.placeholder
+            body.takenAt = links[photo.key]?.takenAt
             return body
         }
     }

@@ -33,7 +33,8 @@ struct WebPage: Sendable {
             files[name] = File(bytes: ByteBuffer(bytes: bytes), contentType: type, etag: "\"\(hex(SHA256.hash(data: bytes)))\"")
         }
         self.files = files
-        let images = (["'self'"] + imageOrigins).joined(separator: " ")
+        // data: for the placeholders the page draws (`placeholder.js`) while photos load.
+        let images = (["'self'", "data:"] + imageOrigins).joined(separator: " ")
         headers = [
             Self.contentSecurityPolicy:
                 "default-src 'none'; script-src 'self'; style-src 'self'; img-src \(images); connect-src 'self'; "

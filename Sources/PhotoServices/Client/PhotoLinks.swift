@@ -13,6 +13,10 @@ public struct PhotoLinks: Codable, Sendable, Equatable {
     public var url: String?
     public var downloadURL: String?
     public var thumbnails: [Thumbnail]?
+    /// Its placeholder: a ThumbHash in base64, to draw (any ThumbHash decoder) while the photo loads.
+    public var placeholder: String?
+    /// When it was taken, as its EXIF said (ISO 8601 with the offset it was taken at); nil when unknown.
+    public var takenAt: String?
 
     public init(state: String, url: String?, downloadURL: String? = nil, thumbnails: [Thumbnail]? = nil) {
         self.state = state

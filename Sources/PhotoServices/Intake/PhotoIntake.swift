@@ -30,10 +30,13 @@ public struct PhotoIntake: Sendable {
     let maxPixels: Int
     /// What photos are encoded for (`PrepareOptions.quality`).
     let quality: QualityTarget
+    /// Whether a photo's capture time (`PrepareReport.takenAt`) is recorded with it; never written to the stored file.
+    let keepsCaptureTime: Bool
 
     public init(
         database: AppDatabase, destination: PhotoDestination, cpu: NIOThreadPool = .singleton, memory: MemoryBudget? = nil, thumbnails: ThumbnailSizes = ThumbnailSizes(),
-        maxPixels: Int = PrepareOptions(preset: .photo).maxPixels, quality: QualityTarget = .high, credentials: @escaping @Sendable (String) -> String? = { _ in nil }
+        maxPixels: Int = PrepareOptions(preset: .photo).maxPixels, quality: QualityTarget = .high, keepsCaptureTime: Bool = true,
+        credentials: @escaping @Sendable (String) -> String? = { _ in nil }
     ) {
         self.database = database
         self.destination = destination
@@ -43,6 +46,7 @@ public struct PhotoIntake: Sendable {
         self.thumbnails = thumbnails
         self.maxPixels = maxPixels
         self.quality = quality
+        self.keepsCaptureTime = keepsCaptureTime
         self.credentials = credentials
     }
 
@@ -63,7 +67,9 @@ public struct PhotoIntake: Sendable {
         let prepared = try await prepare(contentsOf: file, for: path, thumbnails: thumbnails.edges(for: path))
         let preparing = ContinuousClock.now - started
         try await authorize(caller: caller, writing: path)
-        var stored = StoredPhotos.StoredObjects(photo: try await storage.put(prepared.jpeg, key: path.key), thumbnails: [], score: prepared.report.score)
+        var stored = StoredPhotos.StoredObjects(
+            photo: try await storage.put(prepared.jpeg, key: path.key), thumbnails: [], score: prepared.report.score,
+            placeholder: prepared.report.placeholder, takenAt: keepsCaptureTime ? prepared.report.takenAt : nil)
         for thumbnail in prepared.thumbnails {
             let object = try await storage.put(thumbnail.jpeg, key: path.thumbnailKey(edge: thumbnail.edge))
             stored.thumbnails.append((thumbnail.edge, thumbnail.width, thumbnail.height, object))

@@ -121,7 +121,8 @@ public struct StoredPhotos: Sendable {
         try await db.insert(into: "storedPhoto")
             .model(StoredPhoto(
                 key: key, location: photo.location, sha256: photo.content.sha256, size: photo.content.size, token: newToken(), storedAt: date,
-                score: stored.score))
+                score: stored.score, placeholder: stored.placeholder, takenAt: stored.takenAt,
+                takenAtUTC: stored.takenAt.flatMap { ISO8601DateFormatter().date(from: $0) }))
             .run()
         for thumbnail in stored.thumbnails {
             try await db.insert(into: "storedThumbnail")
@@ -211,6 +212,10 @@ public struct StoredPhotos: Sendable {
         public var thumbnails: [(edge: Int, width: Int, height: Int, object: StoredObject)]
         /// The photo's SSIMULACRA2 score (`PrepareReport.score`).
         public var score: Double?
+        /// Its placeholder (`PrepareReport.placeholder`).
+        public var placeholder: String? = nil
+        /// When it was taken (`PrepareReport.takenAt`), nil when not to be kept.
+        public var takenAt: String? = nil
     }
 
     /// One object in storage: where, and what readers are told of its bytes.

@@ -44,12 +44,18 @@ public struct ProfileService: Sendable {
         return (record, job)
     }
 
-    /// The caller's photos in an album, oldest first (with their upload state).
+    /// The caller's photos in an album, oldest first: by when each was taken (`StoredPhoto.takenAtUTC`), or, for one
+    /// whose photo did not say (or is not stored yet), when it was added.
     public func albumPhotos(caller: String, album: String) async throws(ServiceError) -> [AlbumPhoto] {
         try await database.read { db in
             try await Users.require([caller], db)
-            return try await db.select().columns("*").from("albumPhoto").where("userId", .equal, caller).where("album", .equal, album)
-                .orderBy("createdAt").orderBy("id").all(decoding: AlbumPhoto.self)
+            return try await db.raw(
+                """
+                SELECT a.* FROM "albumPhoto" a LEFT JOIN "storedPhoto" s ON s."key" = a."key"
+                WHERE a."userId" = \(bind: caller) AND a."album" = \(bind: album)
+                ORDER BY COALESCE(s."takenAtUTC", a."createdAt"), a."createdAt", a."id"
+                """
+            ).all(decoding: AlbumPhoto.self)
         }
     }
 

@@ -145,6 +145,13 @@ public struct StoredPhoto: Codable, Sendable, Equatable {
     public var storedAt: Date
     /// The SSIMULACRA2 score it was encoded to against the resized photo (nil when it was kept as it arrived).
     public var score: Double?
+    /// Its placeholder: a ThumbHash in base64 (`PrepareReport.placeholder`).
+    public var placeholder: String? = nil
+    /// When it was taken, as its EXIF said, with the offset it was taken at (ISO 8601; `PrepareReport.takenAt`);
+    /// nil when it did not say, or the server keeps no capture times.
+    public var takenAt: String? = nil
+    /// `takenAt` as an instant: what albums are listed by.
+    public var takenAtUTC: Date? = nil
 }
 
 /// A thumbnail of a stored photo (`PrepareOptions.thumbnails`): read with the photo's token and version.

@@ -20,6 +20,7 @@ enum Schema {
         Migration(name: "services v2: stored photos' versions and download tokens", shippedAs: "", run: servicesV2),
         Migration(name: "services v3: each group's creation, to tell a resent creation from another", shippedAs: "", run: servicesV3),
         Migration(name: "services v4: each stored photo's perceptual quality score", shippedAs: "", run: servicesV4),
+        Migration(name: "services v5: each stored photo's placeholder and capture time", shippedAs: "", run: servicesV5),
     ]
     /// The photo jobs (embedded services and clients alike), their runs, and replaced objects still to delete.
     static let jobs = [
@@ -145,6 +146,14 @@ enum Schema {
     private static func servicesV4(_ db: any SQLDatabase) async throws {
         // The SSIMULACRA2 score the photo was encoded to (`PrepareReport.score`); none for a photo kept as it arrived.
         try await db.alter(table: "storedPhoto").column("score", type: .real).run()
+    }
+
+    private static func servicesV5(_ db: any SQLDatabase) async throws {
+        // The ThumbHash in base64 (`PrepareReport.placeholder`); the capture time as the photo's EXIF said it, with its
+        // offset (ISO 8601), and as an instant, which albums are listed by. One column a statement: SQLite adds no more.
+        try await db.alter(table: "storedPhoto").column("placeholder", type: .text).run()
+        try await db.alter(table: "storedPhoto").column("takenAt", type: .text).run()
+        try await db.alter(table: "storedPhoto").column("takenAtUTC", type: .timestamp).run()
     }
 
     private static func jobsV1(_ db: any SQLDatabase) async throws {

@@ -28,6 +28,27 @@ UPLOAD_BYTES_PER_SECOND = 150 * 1024
 INTERRUPTED_BYTES_PER_SECOND = 40 * 1024
 
 
+# The placeholder behind #group-photo-view: its picture's mean colour, size and the box's shape before the photo came.
+PLACEHOLDER_COLOUR = """(async () => {
+  const img = document.getElementById('group-photo-view');
+  const url = /url\\("(.*)"\\)/.exec(img.style.backgroundImage)[1];
+  const picture = new Image();
+  picture.src = url;
+  await picture.decode();
+  const canvas = document.createElement('canvas');
+  canvas.width = picture.width;
+  canvas.height = picture.height;
+  const context = canvas.getContext('2d');
+  context.drawImage(picture, 0, 0);
+  const data = context.getImageData(0, 0, picture.width, picture.height).data;
+  const sums = [0, 0, 0];
+  for (let i = 0; i < data.length; i += 4) for (let c = 0; c < 3; c++) sums[c] += data[i + c];
+  const box = img.getBoundingClientRect();
+  return { mean: sums.map((s) => s / (data.length / 4)), size: [picture.width, picture.height], box: [box.width, box.height],
+           dataURL: url.startsWith('data:image/png;base64,') };
+})()"""
+
+
 def patched_bytes(log_path, start):
     """Bytes the server received in PATCH bodies after byte `start` of its log, by upload id."""
     received = {}
@@ -161,10 +182,21 @@ def main():
                                timeout=15_000)
         result["groupId"] = beach.get_attribute("data-group")
         result["groupListImage"] = beach.locator("img").evaluate("i => [i.naturalWidth, i.naturalHeight]")
+        # The group's page with its photo held back: the placeholder is drawn in its place until the photo arrives.
+        held = []
+        page.route("**/media/group_photos/**", lambda route: held.append(route))
         beach.locator("button").click()
+        wait_until("document.getElementById('group-photo-view').dataset.placeholder === 'shown' && "
+                   "!document.getElementById('group-photo-view').complete", timeout=15_000)
+        result["placeholderWhileLoading"] = page.evaluate(PLACEHOLDER_COLOUR)
+        for route in held:
+            route.continue_()
+        page.unroute("**/media/group_photos/**")
         wait_until("(() => { const i = document.getElementById('group-photo-view'); return !i.hidden && i.complete && i.naturalWidth > 0; })()",
                                timeout=15_000)
         result["groupPageImage"] = page.eval_on_selector("#group-photo-view", "i => [i.naturalWidth, i.naturalHeight]")
+        result["placeholderAfterLoad"] = page.eval_on_selector(
+            "#group-photo-view", "i => [i.dataset.placeholder, i.style.backgroundImage]")
         result["groupTitle"] = page.text_content("#group-title")
 
         # Cancelled mid-upload: the upload is deleted on the server.

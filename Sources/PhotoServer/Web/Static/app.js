@@ -4,6 +4,7 @@
 
 import { Api, ApiError, subject } from "./api.js";
 import { upload } from "./tus.js";
+import { placeholderPicture } from "./placeholder.js";
 
 const $ = (id) => document.getElementById(id);
 const TOKEN = "photoprep.token"; // sessionStorage: gone with the tab, never in localStorage or a URL
@@ -51,8 +52,17 @@ function pictureURL(photo, edge) {
   return fit?.downloadURL ?? photo?.downloadURL ?? photo?.profilePhotoDownloadURL ?? null;
 }
 
-function show(img, url) {
+/**
+ * Shows `url` in `img`, with the photo's placeholder (a ThumbHash) drawn behind it, in the photo's shape, until the
+ * photo has loaded.
+ */
+function show(img, url, placeholder) {
   img.hidden = !url;
+  const drawn = url && placeholder ? placeholderPicture(placeholder) : null;
+  img.style.backgroundImage = drawn ? `url("${drawn.url}")` : "";
+  img.style.aspectRatio = drawn ? `auto ${drawn.ratio}` : "";
+  img.dataset.placeholder = drawn ? "shown" : "";
+  if (drawn) img.addEventListener("load", () => { img.style.backgroundImage = ""; img.dataset.placeholder = "replaced"; }, { once: true });
   if (url) img.src = url;
   else img.removeAttribute("src");
 }
@@ -116,7 +126,7 @@ async function loadProfile() {
   if (!user) return;
   $("who").textContent = `Signed in as ${user.displayName} (${user.id})`;
   $("profile-name").textContent = user.displayName;
-  show($("profile-photo"), pictureURL(user, 128));
+  show($("profile-photo"), pictureURL(user, 128), user?.profilePhotoPlaceholder);
 }
 
 async function setProfilePhoto(file) {
@@ -130,7 +140,7 @@ async function loadGroups() {
   if (!page) return;
   $("group-list").replaceChildren(...page.groups.map((group) => {
     const img = el("img", { attrs: { alt: "" } });
-    show(img, pictureURL(group.photo, 96));
+    show(img, pictureURL(group.photo, 96), group.photo?.placeholder);
     const open = el("button", { text: group.name, className: "secondary", attrs: { type: "button" } });
     open.onclick = () => openGroup(group.id);
     return el("li", { attrs: { "data-group": group.id } }, img, open, el("span", { text: `${group.members.length} members` }));
@@ -143,7 +153,7 @@ async function openGroup(id) {
   $("group-page").hidden = false;
   $("group-page").dataset.group = id;
   $("group-title").textContent = group.name;
-  show($("group-photo-view"), group.photo?.downloadURL ?? null);
+  show($("group-photo-view"), group.photo?.downloadURL ?? null, group.photo?.placeholder);
   $("group-members").replaceChildren(...group.members.map((m) => el("li", { text: m.isAdmin ? `${m.userId} (admin)` : m.userId })));
   $("group-admin").hidden = !group.members.some((m) => m.userId === me && m.isAdmin);
 }
@@ -205,7 +215,7 @@ async function loadAlbum() {
   if (!page) return;
   $("album-photos").replaceChildren(...page.photos.map((photo) => {
     const img = el("img", { attrs: { alt: `Album photo ${photo.id}` } });
-    show(img, pictureURL(photo, 256));
+    show(img, pictureURL(photo, 256), photo.placeholder);
     const remove = el("button", { text: "Delete", className: "secondary", attrs: { type: "button", "aria-label": `Delete photo ${photo.id}` } });
     remove.onclick = async () => { await attempt(() => api.deleteAlbumPhoto(album, photo.id)); await loadAlbum(); };
     return el("li", { attrs: { "data-photo": photo.id } }, img, el("span", { text: photo.state }), remove);
