@@ -5,6 +5,19 @@
 #include <stdint.h>
 #include <webp/decode.h>
 #include <webp/demux.h>
+#include <webp/encode.h>
+#include <webp/mux.h>
+
+/// A WebP bitstream with an ICC profile (ICCP chunk) in its container; 0 on failure. `out` is freed with WebPDataClear.
+static inline int photoprep_webp_with_icc(const uint8_t *webp, size_t webpSize, const uint8_t *icc, size_t iccSize, WebPData *out) {
+    WebPMux *mux = WebPMuxNew();
+    if (mux == NULL) return 0;
+    WebPData image = { webp, webpSize }, profile = { icc, iccSize };
+    int ok = WebPMuxSetImage(mux, &image, 1) == WEBP_MUX_OK && WebPMuxSetChunk(mux, "ICCP", &profile, 1) == WEBP_MUX_OK
+        && WebPMuxAssemble(mux, out) == WEBP_MUX_OK;
+    WebPMuxDelete(mux);
+    return ok;
+}
 
 /// WebPData is built here so that Swift hands over a pointer and a size (the inline WebPDemux and
 /// WebPAnimDecoderNew take its address).

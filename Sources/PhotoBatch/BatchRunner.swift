@@ -97,7 +97,9 @@ final class BatchRunner: Sendable {
 
     /// The thumbnails' paths under the output folder (`--thumbnails`), in the pipeline's order.
     private func thumbnailKeys(of file: InputFile) -> [String] {
-        pipeline.options.thumbnails.map { Thumbnail.key(of: file.relativeOutput, edge: $0) }
+        pipeline.options.thumbnails.flatMap { edge in
+            [Thumbnail.key(of: file.relativeOutput, edge: edge)] + (pipeline.options.webpThumbnails ? [Thumbnail.webpKey(of: file.relativeOutput, edge: edge)] : [])
+        }
     }
 
     func process(_ file: InputFile) async -> Outcome {
@@ -132,8 +134,11 @@ final class BatchRunner: Sendable {
         do {
             let photo = try pipeline.prepare(taking: &bytes, file: file.path)
             // The thumbnails before the photo, on disk and at the destination: a photo that is there has its thumbnails.
-            let thumbnails = photo.thumbnails.map { (key: Thumbnail.key(of: file.relativeOutput, edge: $0.edge), jpeg: $0.jpeg) }
-            for thumbnail in thumbnails { try AtomicFile.write(thumbnail.jpeg, to: Path.join(outputRoot, thumbnail.key)) }
+            let thumbnails = photo.thumbnails.flatMap { thumbnail in
+                [(key: Thumbnail.key(of: file.relativeOutput, edge: thumbnail.edge), bytes: thumbnail.jpeg)]
+                    + (thumbnail.webp.map { [(key: Thumbnail.webpKey(of: file.relativeOutput, edge: thumbnail.edge), bytes: $0)] } ?? [])
+            }
+            for thumbnail in thumbnails { try AtomicFile.write(thumbnail.bytes, to: Path.join(outputRoot, thumbnail.key)) }
             try AtomicFile.write(photo.jpeg, to: outputPath)
             if let upload {
                 do {

@@ -72,6 +72,7 @@ final class Manifest: Sendable {
             + "meta=\(o.metadata.rawValue);strict=\(o.strict);margin=\(o.shrinkOnLoadMargin);min=\(o.minimumEdge);"
             + "tol=\(o.budgetTolerance);pass=\(o.allowPassThrough);pixels=\(o.maxPixels);progressive=\(o.progressive)"
             + (o.thumbnails.isEmpty ? "" : ";thumbs=\(o.thumbnails.map(String.init).joined(separator: ","))")
+            + (o.webpThumbnails ? ";webp" : "")
     }
 }
 
@@ -100,6 +101,16 @@ extension Manifest.Entry {
         written = written.number("encodes", r.encodes).number("decodeScale", r.decodeScale)
             .bool("keptColorProfile", r.keptColorProfile).strings("warnings", r.warnings).object("timings", timings)
         if let placeholder = r.placeholder { written = written.string("placeholder", placeholder) }
+        if let thumbnails = r.thumbnails {
+            written = written.objects("thumbnails", thumbnails.map { t in
+                var object = JSONObject().number("edge", t.edge).number("width", t.width).number("height", t.height).number("bytes", t.bytes)
+                if let score = t.score { object = object.number("score", score) }
+                if let bytes = t.webpBytes { object = object.number("webpBytes", bytes) }
+                if let quality = t.webpQuality { object = object.number("webpQuality", quality) }
+                if let score = t.webpScore { object = object.number("webpScore", score) }
+                return object
+            })
+        }
         if let takenAt = r.takenAt { written = written.string("takenAt", takenAt) }
         return JSONObject()
             .string("output", output).string("sourceSHA256", sourceSHA256).string("settings", settings)
@@ -122,6 +133,7 @@ struct JSONObject {
         return adding(name, list + "]")
     }
     func object(_ name: String, _ value: JSONObject) -> JSONObject { adding(name, value.text + "}") }
+    func objects(_ name: String, _ values: [JSONObject]) -> JSONObject { adding(name, "[" + values.map { $0.text + "}" }.joined(separator: ",") + "]") }
 
     private func adding(_ name: String, _ value: String) -> JSONObject {
         var object = self

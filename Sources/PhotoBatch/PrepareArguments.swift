@@ -64,6 +64,9 @@ package struct PrepareArguments: ParsableArguments {
     @Option(help: "Also write thumbnails of each output, long edges of 16 to 16384 px as a comma-separated list (e.g. 512 or 128,256; up to 8), to thumbnails/EDGE/ under --out at the same relative path — what `photoprep serve` makes on arrival (album photos 512, avatars 128,256).")
     var thumbnails: ThumbnailEdges?
 
+    @Flag(help: "With --thumbnails, also write each thumbnail as WebP, from the same pixels and for the same quality target, to thumbnails/webp/EDGE/ at the same relative path plus .webp — what `photoprep serve` makes on arrival.")
+    var webpThumbnails = defaults.webpThumbnails
+
     @Option(help: "Take share I of N (1-based) of the inputs, by a stable hash of their relative path: N processes on N machines with the same inputs and --upload s3://… prepare the batch once between them; photos already uploaded from the same content and settings are skipped.")
     var shard: Shard?
 
@@ -79,6 +82,7 @@ package struct PrepareArguments: ParsableArguments {
         settings.force = force
         settings.shard = shard
         settings.thumbnails = thumbnails?.edges ?? []
+        settings.webpThumbnails = webpThumbnails
         return settings
     }
 }
@@ -100,9 +104,12 @@ package struct PrepareSettings: Equatable, Sendable {
     /// Long edges of the thumbnails written beside each output (`--thumbnails`), none by default; each goes under
     /// `--out` at `Thumbnail.key(of:edge:)` of its output's relative path, the server's layout.
     var thumbnails: [Int] = []
+    /// Each thumbnail also as WebP (`--webp-thumbnails`), at `Thumbnail.webpKey(of:edge:)`.
+    var webpThumbnails = false
 
     func validate() throws {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if webpThumbnails && thumbnails.isEmpty { throw ValidationError("--webp-thumbnails needs --thumbnails") }
         if quiet && json { throw ValidationError("--quiet and --json cannot be combined") }
         try pipeline.validate()
     }
@@ -125,6 +132,7 @@ package struct PrepareSettings: Equatable, Sendable {
         let manifest = Manifest(folder: out)
         var options = pipeline.options
         options.thumbnails = thumbnails
+        options.webpThumbnails = webpThumbnails
         let runner = BatchRunner(
             files: files, outputRoot: out, pipeline: PhotoPipeline(options: options), manifest: manifest,
             reuse: !force, upload: upload)

@@ -65,6 +65,7 @@ package enum PrepareCommandLine {
             Option(name: "--force", kind: .flag { $0.force = true }),
             Option(name: "--shard", kind: .value { read(Shard(argument: $1), into: &$0.shard) }),
             Option(name: "--thumbnails", kind: .value { read(ThumbnailEdges(argument: $1)?.edges, into: &$0.thumbnails) }),
+            Option(name: "--webp-thumbnails", kind: .flag { $0.webpThumbnails = true }),
             Option(name: "--preset", kind: .value { read(PrepareOptions.Preset(rawValue: $1), into: &$0.pipeline.preset) }),
             Option(name: "--max-edge", kind: .value { read(Int($1), into: &$0.pipeline.maxEdge) }),
             Option(name: "--max-bytes", kind: .value { read(ByteSize(argument: $1), into: &$0.pipeline.maxBytes) }),

@@ -83,6 +83,9 @@ public struct PhotoServer: Sendable {
         /// Whether each photo's capture time (its EXIF `DateTimeOriginal` with its offset) is recorded and shown as
         /// `takenAt`; the stored file never carries it either way.
         public var keepsCaptureTime = true
+        /// Whether each thumbnail is also made as WebP on arrival, kept when it reaches the JPEG's SSIMULACRA2 score in
+        /// fewer bytes, and served to readers that accept it (`Accept: image/webp`, `Vary: Accept`) or ask for it.
+        public var webpThumbnails = true
         /// Photos that may wait for the pipeline's threads beyond those being prepared; an upload finishing
         /// past it gets 503 with `Retry-After` and keeps its bytes (asking again finishes it).
         public var maxWaitingPhotos = 128
@@ -156,7 +159,7 @@ public struct PhotoServer: Sendable {
         let intake = PhotoIntake(
             database: database, destination: .storage(storage), cpu: cpu, memory: memory,
             thumbnails: configuration.thumbnails, maxPixels: configuration.maxPixels, quality: configuration.quality,
-            keepsCaptureTime: configuration.keepsCaptureTime)
+            keepsCaptureTime: configuration.keepsCaptureTime, webpThumbnails: configuration.webpThumbnails)
         uploads = UploadHandler(
             store: try Self.partialUploads(configuration, database: database, io: io),
             processor: ArrivalProcessor(intake: intake, metrics: metrics, admission: Admission(capacity: threads + max(0, configuration.maxWaitingPhotos))),

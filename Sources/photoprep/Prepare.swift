@@ -35,7 +35,7 @@ struct UploaderBatchUpload: BatchUpload {
     func objectURL(key: String) -> String? { uploader.objectURL(key: key) }
 
     func upload(file: String, key: String, metadata: [String: String]) async throws -> String {
-        let request = UploadRequest(key: key, metadata: metadata, authorization: authorization)
+        let request = UploadRequest(key: key, contentType: key.hasSuffix(".webp") ? "image/webp" : "image/jpeg", metadata: metadata, authorization: authorization)
         switch await uploader.upload(.file(file), request: request).result() {
         case .finished(let location): return location
         case .failed(let error): throw CommandFailure(message: error.description)

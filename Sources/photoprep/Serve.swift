@@ -86,6 +86,11 @@ struct Serve: AsyncParsableCommand {
     var captureTime: String?
 
     @Option(help: ArgumentHelp(
+        "on: each thumbnail is also made as WebP on arrival, kept when it reaches the JPEG's SSIMULACRA2 score in fewer bytes, served to clients that accept image/webp; off: JPEG only (env PHOTOPREP_WEBP_THUMBNAILS; default on).",
+        valueName: "on|off"))
+    var webpThumbnails: String?
+
+    @Option(help: ArgumentHelp(
         "A web origin whose pages may call the server (CORS), e.g. https://app.example.com, or * for any; repeatable (env PHOTOPREP_CORS_ORIGINS, comma-separated; default none).",
         valueName: "origin"))
     var corsOrigin: [String] = []
@@ -197,6 +202,11 @@ struct Serve: AsyncParsableCommand {
         case "keep": configuration.keepsCaptureTime = true
         case "drop": configuration.keepsCaptureTime = false
         case let other: throw ValidationError("--capture-time \(other): keep or drop")
+        }
+        switch setting(webpThumbnails, "PHOTOPREP_WEBP_THUMBNAILS") ?? "on" {
+        case "on": configuration.webpThumbnails = true
+        case "off": configuration.webpThumbnails = false
+        case let other: throw ValidationError("--webp-thumbnails \(other): on or off")
         }
         let origins = corsOrigin.isEmpty ? (environment["PHOTOPREP_CORS_ORIGINS"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } : corsOrigin
         for origin in origins where origin != "*" {

@@ -37,6 +37,53 @@ import TestSupport
     }
 
     /// A JPEG that already fits is passed through untouched; its thumbnails are made all the same.
+    /// WebP beside each JPEG when one reaches the JPEG's score in fewer bytes: decoded (by libwebp and by `dwebp`, the
+    /// reference tool) it is the thumbnail's size and scores at least the JPEG's against the same pixels; a photo
+    /// with a colour profile gets it in the WebP's container too. Where none reaches it, none is made.
+    @Test(arguments: ["photos/storm-1920x1280.jpg", "formats/display-p3.heic", "photos/ladybird-2560x1600.jpg"])
+    func webpThumbnailsAreTheSamePictureInFewerBytes(file: String) async throws {
+        for target in [QualityTarget.high, .good] {
+            var options = PrepareOptions(preset: .photo)
+            options.thumbnails = [512, 256]
+            options.webpThumbnails = true
+            options.quality = target
+            let photo = try PhotoPipeline(options: options).prepare(contentsOf: Fixture.path(file))
+            #expect(photo.report.thumbnails?.map(\.webpBytes) == photo.thumbnails.map { $0.webp?.count })
+            for thumbnail in photo.thumbnails {
+                guard let webp = thumbnail.webp else {
+                    #expect(thumbnail.webpScore == nil && thumbnail.webpQuality == nil)
+                    continue
+                }
+                #expect(webp.count < thumbnail.jpeg.count && (thumbnail.webpScore ?? 0) >= (thumbnail.score ?? 100) - TargetSearch(target: 0, qualities: 50...100, limit: 0).tolerance)
+                let decoded = try #require(LibWebPEncoder.decodeRGB(webp, width: thumbnail.width, height: thumbnail.height), "\(file) \(thumbnail.edge)")
+                let jpeg = try decodeJPEG(thumbnail.jpeg)
+                #expect(Self.difference(decoded, jpeg) < 4, "\(file) \(thumbnail.edge): the same picture")
+                let structure = try LibWebPDecoder.structure(webp)
+                #expect((structure.iccProfile != nil) == photo.report.keptColorProfile, "\(file): the profile goes with the pixels")
+                // dwebp (Debian's webp) reads it too.
+                let folder = try temporaryFolder()
+                defer { try? FileManager.default.removeItem(at: folder) }
+                let input = folder.appendingPathComponent("t.webp"), output = folder.appendingPathComponent("t.ppm")
+                try Data(webp).write(to: input)
+                let dwebp = try await runSupportCommand("dwebp", [input.path, "-ppm", "-o", output.path])
+                #expect(dwebp.status == 0, "\(dwebp.stderr)")
+                let header = String(decoding: try Data(contentsOf: output).prefix(20), as: UTF8.self).split(whereSeparator: \.isWhitespace)
+                #expect(header.count >= 3 && header[1] == "\(thumbnail.width)" && header[2] == "\(thumbnail.height)", "\(header)")
+            }
+        }
+    }
+
+    /// The storm photo's 512 px WebP reaches its JPEG's score in fewer bytes (the check above has something to check).
+    @Test func stormsAlbumThumbnailHasAWebP() throws {
+        var options = PrepareOptions(preset: .photo)
+        options.thumbnails = [512]
+        options.webpThumbnails = true
+        let photo = try PhotoPipeline(options: options).prepare(contentsOf: Fixture.path("photos/storm-1920x1280.jpg"))
+        #expect(photo.thumbnails.first?.webp != nil)
+        options.webpThumbnails = false
+        #expect(try PhotoPipeline(options: options).prepare(contentsOf: Fixture.path("photos/storm-1920x1280.jpg")).thumbnails.first?.webp == nil)
+    }
+
     @Test func aPassedThroughPhotoHasThumbnailsToo() throws {
         var options = PrepareOptions(preset: .photo)
         options.quality = .max  // kept as it is
@@ -64,7 +111,7 @@ import TestSupport
         let plan = DecodePlan(info: info, fileBytes: photo.jpeg.count, target: small.outputSize(width: info.width, height: info.height), options: small)
         #expect(plan.scale == 2)  // 960 × 640 covers 512 × 341; 1/4 would not (the check alone decodes at 1/8)
         let decoded = try Decoder.decode(photo.jpeg, info: info, plan: plan, options: options).image
-        let expected = try Thumbnails.make(from: decoded, options: options, extraSegments: [])
+        let expected = try Thumbnails.make(from: decoded, options: options, extraSegments: [], iccProfile: nil)
         #expect(photo.thumbnails.map(\.edge) == [100, 512])
         let same = photo.thumbnails.map(\.jpeg) == expected.map(\.jpeg)
         #expect(same, "the thumbnails differ from those of the output decoded on its own")

@@ -12,7 +12,11 @@ import TestSupport
         StoredPhotos.StoredObjects(
             photo: .init(location: "file:///s/\(name)", content: .init(of: Array(name.utf8))),
             thumbnails: thumbnails.map { edge in
-                (edge, edge, edge / 2, StoredPhotos.StoredObject(location: "file:///t/\(edge)/\(name)", content: .init(of: Array("\(edge)\(name)".utf8))))
+                (
+                    edge, edge, edge / 2, StoredPhotos.StoredObject(location: "file:///t/\(edge)/\(name)", content: .init(of: Array("\(edge)\(name)".utf8))),
+                    // The 256 px one has a WebP.
+                    edge == 256 ? StoredPhotos.StoredObject(location: "file:///w/\(edge)/\(name)", content: .init(of: Array("w\(edge)\(name)".utf8))) : nil
+                )
             })
     }
 
@@ -29,6 +33,9 @@ import TestSupport
         let small = try #require(try await photos.media(path.key, edge: 128))
         #expect(small.object?.location == "file:///t/128/a" && small.object?.width == 128 && small.object?.height == 64 && small.photo == whole.photo)
         #expect(try await photos.media(path.key, edge: 64)?.object == nil, "a size that was not made")
+        let large = try #require(try await photos.media(path.key, edge: 256)?.object)
+        #expect(small.object?.webpLocation == nil && large.webpLocation == "file:///w/256/a" && large.webpSize == 5)
+        #expect(large.webpSha256 == StoredPhotos.Content(of: Array("w256a".utf8)).sha256)
         #expect(try await photos.media("profile_images/u1/b.jpg", edge: nil) == nil)
 
         // Only the owner regenerates the token; the old one is gone.
@@ -42,7 +49,7 @@ import TestSupport
             try await PhotoIntake.record(
                 caller: "u1", displayName: nil, path: .profileImage(userId: "u1", file: "b.jpg"), stored: Self.objects("b", thumbnails: [128]), db)
         }
-        #expect(Set(replaced) == ["file:///s/a", "file:///t/128/a", "file:///t/256/a"])
+        #expect(Set(replaced) == ["file:///s/a", "file:///t/128/a", "file:///t/256/a", "file:///w/256/a"])
         #expect(try await photos.media(path.key, edge: nil) == nil)
         #expect(try await photos.media("profile_images/u1/b.jpg", edge: 128)?.object?.location == "file:///t/128/b")
     }

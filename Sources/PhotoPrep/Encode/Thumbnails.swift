@@ -2,12 +2,14 @@
 /// resized — so a photo is decoded once for itself and its thumbnails. Each long edge in
 /// `PrepareOptions.thumbnails` (never larger than the photo), the largest first and each smaller one from
 /// the one before (`Resizer.thumbnail` from a larger copy, not from the original: a fraction of the work), encoded to
-/// the photo's quality target (`BudgetEncoder`, without a byte budget) with the photo's colour profile.
+/// the photo's quality target (`BudgetEncoder`, without a byte budget) with the photo's colour profile — and, with
+/// `PrepareOptions.webpThumbnails`, as WebP too when a WebP is the same picture in fewer bytes (`WebPEncoder`).
 enum Thumbnails {
     /// The quality of thumbnails when the photo fills its budget (`QualityTarget.max`): they have no budget of their own.
     static let fillingQuality = 82
 
-    static func make(from image: PixelImage, options: PrepareOptions, extraSegments: [UInt8]) throws(PhotoPrepError) -> [Thumbnail] {
+    /// `extraSegments`: the colour profile's JPEG segments, from `iccProfile` (nil when none is kept).
+    static func make(from image: PixelImage, options: PrepareOptions, extraSegments: [UInt8], iccProfile: [UInt8]?) throws(PhotoPrepError) -> [Thumbnail] {
         guard !options.thumbnails.isEmpty else { return [] }
         var unbounded = options
         unbounded.maxBytes = .max
@@ -19,7 +21,12 @@ enum Thumbnails {
             let size = PrepareOptions(maxEdge: edge, maxBytes: .max).outputSize(width: source.width, height: source.height)
             let pixels = size == (source.width, source.height) ? source : Resizer.thumbnail(source, width: size.width, height: size.height)
             let encoded = try encoder.encode(pixels)
-            made.append(Thumbnail(edge: edge, width: pixels.width, height: pixels.height, jpeg: encoded.jpeg, score: encoded.score))
+            var thumbnail = Thumbnail(edge: edge, width: pixels.width, height: pixels.height, jpeg: encoded.jpeg, score: encoded.score)
+            if options.webpThumbnails, let score = encoded.score,
+                let webp = try WebPEncoder(target: score, jpegBytes: encoded.jpeg.count, iccProfile: iccProfile).encode(pixels) {
+                (thumbnail.webp, thumbnail.webpQuality, thumbnail.webpScore) = (webp.webp, webp.quality, webp.score)
+            }
+            made.append(thumbnail)
             source = pixels
         }
         return made.reversed()

@@ -119,11 +119,13 @@ public struct PhotoPipeline: Sendable {
                     return reencoded
                 }
                 kept.placeholder = reencoded.report.placeholder
+                kept.thumbnails = reencoded.report.thumbnails
                 kept.timings.placeholder = reencoded.report.timings.placeholder
                 kept.timings.total = seconds(clock.now - start)
                 return PreparedPhoto(jpeg: jpeg, report: kept, thumbnails: reencoded.thumbnails, placeholder: reencoded.placeholder)
             }
             let thumbnails = try thumbnails(ofPassedThrough: jpeg, upright.iccProfile, decoded: checked, warnings: &kept.warnings)
+            kept.thumbnails = thumbnails.isEmpty ? nil : thumbnails.map(\.summary)
             let placeholder = Self.placeholder(of: checked, report: &kept)
             kept.timings.total = seconds(clock.now - start)
             return PreparedPhoto(jpeg: jpeg, report: kept, thumbnails: thumbnails, placeholder: placeholder)
@@ -184,7 +186,8 @@ public struct PhotoPipeline: Sendable {
         report.keptColorProfile = !profile.isEmpty
         // From the pixels just encoded (shrunk to fit the budget, if it came to that): no second decode.
         let stored = encoded.width == image.width ? image : Resizer.resize(image, width: encoded.width, height: encoded.height)
-        let thumbnails = try Thumbnails.make(from: stored, options: options, extraSegments: profile)
+        let thumbnails = try Thumbnails.make(from: stored, options: options, extraSegments: profile, iccProfile: profile.isEmpty ? nil : info.iccProfile)
+        report.thumbnails = thumbnails.isEmpty ? nil : thumbnails.map(\.summary)
         let placeholder = Self.placeholder(of: stored, report: &report)
         report.timings.total = seconds(clock.now - start)
         return PreparedPhoto(jpeg: encoded.jpeg, report: report, thumbnails: thumbnails, placeholder: placeholder)
@@ -206,7 +209,7 @@ public struct PhotoPipeline: Sendable {
     ) throws(PhotoPrepError) -> [Thumbnail] {
         guard !options.thumbnails.isEmpty else { return [] }
         let profile = colorProfileSegments(iccProfile, channels: image.channels, warnings: &warnings)
-        return try Thumbnails.make(from: image, options: options, extraSegments: profile)
+        return try Thumbnails.make(from: image, options: options, extraSegments: profile, iccProfile: profile.isEmpty ? nil : iccProfile)
     }
 
     /// How a photo is decoded for its thumbnails alone (nil when none are asked for): at the smallest DCT scale

@@ -65,6 +65,9 @@ public struct PrepareOptions: Sendable, Hashable {
     /// photo's own pixels, never larger than the photo, at the same `quality` target and no byte budget (quality 82 when
     /// the photo fills its budget, `QualityTarget.max`).
     public var thumbnails: [Int] = []
+    /// Each thumbnail also as WebP, from the same pixels, when one reaches the JPEG's SSIMULACRA2 score in fewer bytes
+    /// (`WebPEncoder`).
+    public var webpThumbnails = false
 
     public init(maxEdge: Int, maxBytes: Int) {
         self.maxEdge = maxEdge

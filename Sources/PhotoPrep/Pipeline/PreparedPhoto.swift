@@ -17,6 +17,10 @@ public struct Thumbnail: Sendable, Equatable {
     public var jpeg: [UInt8]
     /// Its SSIMULACRA2 score against the pixels it encodes.
     public var score: Double?
+    /// The same pixels as WebP (`PrepareOptions.webpThumbnails`), with its quality and score (`WebPEncoder`).
+    public var webp: [UInt8]?
+    public var webpQuality: Int?
+    public var webpScore: Double?
 
     public init(edge: Int, width: Int, height: Int, jpeg: [UInt8], score: Double?) {
         self.edge = edge
@@ -32,10 +36,35 @@ public struct Thumbnail: Sendable, Equatable {
     /// Where the thumbnail at `edge` of the photo at `key` goes: `thumbnails/{edge}/{key}` — the server's storage keys
     /// and the files `prepare --thumbnails` writes under `--out` alike.
     public static func key(of key: String, edge: Int) -> String { folder + "/" + String(edge) + "/" + key }
+
+    /// Where its WebP goes: `thumbnails/webp/{edge}/{key}.webp` (a folder of its own: no photo's key can be another's WebP).
+    public static func webpKey(of key: String, edge: Int) -> String { folder + "/webp/" + String(edge) + "/" + key + ".webp" }
+
+    /// What the report says of it.
+    public var summary: PrepareReport.ThumbnailSummary {
+        PrepareReport.ThumbnailSummary(
+            edge: edge, width: width, height: height, bytes: jpeg.count, score: score.map(PrepareReport.rounded), webpBytes: webp?.count,
+            webpQuality: webpQuality, webpScore: webpScore.map(PrepareReport.rounded))
+    }
 }
 
 /// What `PhotoPipeline.prepare` did to one photo.
 public struct PrepareReport: Sendable, Codable, Equatable {
+    /// A thumbnail's size, bytes and SSIMULACRA2 score, and its WebP's when one was made.
+    public struct ThumbnailSummary: Sendable, Codable, Equatable {
+        public var edge: Int
+        public var width: Int
+        public var height: Int
+        public var bytes: Int
+        public var score: Double?
+        public var webpBytes: Int?
+        public var webpQuality: Int?
+        public var webpScore: Double?
+    }
+
+    /// A score as reports give it: two decimals.
+    static func rounded(_ score: Double) -> Double { (score * 100).rounded() / 100 }
+
     /// How the output bytes came about.
     public enum Action: String, Sendable, Codable {
         /// Decoded, resized/oriented as needed, encoded under the budget.
@@ -96,6 +125,8 @@ public struct PrepareReport: Sendable, Codable, Equatable {
     public var timings: Timings
     /// The placeholder (`ThumbHash`) of the photo as stored, in base64: what an app draws while the photo loads.
     public var placeholder: String?
+    /// The thumbnails made (`PrepareOptions.thumbnails`), smallest first; nil when none were asked for.
+    public var thumbnails: [ThumbnailSummary]?
     /// When the photo was taken (EXIF `DateTimeOriginal` with `OffsetTimeOriginal`), as ISO 8601 with its offset: read
     /// before the metadata is dropped, never written to the output. Nil when the source has none, or no offset, or a
     /// value that is no date (`CaptureTime`).

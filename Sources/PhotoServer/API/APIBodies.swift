@@ -10,7 +10,10 @@ struct ThumbnailBody: Encodable {
     var edge: Int
     var width: Int
     var height: Int
+    /// JPEG, or WebP to a client whose `Accept` names image/webp when the thumbnail has one.
     var downloadURL: String
+    /// Its WebP, when one was made (the same picture in fewer bytes).
+    var webpDownloadURL: String?
 }
 
 struct UpdateMe: Decodable {

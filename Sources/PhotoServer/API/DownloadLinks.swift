@@ -25,7 +25,9 @@ struct DownloadLinks: Sendable {
             Links(
                 photo: MediaRoutes.downloadURL(photo, base: base),
                 thumbnails: (thumbnails[photo.key] ?? []).map {
-                    ThumbnailBody(edge: $0.edge, width: $0.width, height: $0.height, downloadURL: MediaRoutes.downloadURL(photo, base: base, edge: $0.edge))
+                    ThumbnailBody(
+                        edge: $0.edge, width: $0.width, height: $0.height, downloadURL: MediaRoutes.downloadURL(photo, base: base, edge: $0.edge),
+                        webpDownloadURL: $0.webpLocation == nil ? nil : MediaRoutes.downloadURL(photo, base: base, edge: $0.edge, format: .webp))
                 }, placeholder: photo.placeholder, takenAt: photo.takenAt)
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import PhotoPrep
 import PhotoServices
 
 /// How a request for a stored photo is answered — its conditional, range and redirect headers — decided before any byte
@@ -39,14 +40,18 @@ extension MediaRoutes {
             HTTPField(name: .cacheControl, value: cacheControl), HTTPField(name: Self.nosniff, value: "nosniff"),
             HTTPField(name: Self.referrerPolicy, value: "no-referrer"),
         ]
-        if varyOrigin { fields.append(HTTPField(name: .vary, value: "Origin")) }
+        // A thumbnail's URL answers JPEG or WebP by `Accept`: caches must keep the two apart.
+        let thumbnail = photo.key.hasPrefix(Thumbnail.folder + "/")
+        if varyOrigin || thumbnail {
+            fields.append(HTTPField(name: .vary, value: [thumbnail ? "Accept" : nil, varyOrigin ? "Origin" : nil].compactMap { $0 }.joined(separator: ", ")))
+        }
         if Self.notModified(asked, etag: etag, storedAt: photo.storedAt) { return .headers(.notModified, HTTPFields(fields)) }
         guard inStore else {
             guard case .redirect(let presigned) = read else { return .notFound }
             fields.append(HTTPField(name: .location, value: presigned.absoluteString))
             return .headers(.temporaryRedirect, HTTPFields(fields))
         }
-        fields.append(HTTPField(name: .contentType, value: "image/jpeg"))
+        fields.append(HTTPField(name: .contentType, value: photo.key.hasPrefix(Thumbnail.folder + "/webp/") ? "image/webp" : "image/jpeg"))
         fields.append(HTTPField(name: .acceptRanges, value: "bytes"))
         let size = Int(photo.size)
         var status = HTTPResponse.Status.ok

@@ -2,9 +2,13 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import PhotoPrep
 import PhotoServices
 
-/// Stored photos back out: `GET` and `HEAD /media/{key}`, and their thumbnails (`&size={edge}`).
+/// Stored photos back out: `GET` and `HEAD /media/{key}`, and their thumbnails (`&size={edge}`): JPEG, or the
+/// thumbnail's WebP when it has one and the request's `Accept` names `image/webp` (every thumbnail answer says
+/// `Vary: Accept`, so that no cache hands one client's format to another), or when asked for it (`&format=webp`:
+/// 404 when there is none).
 ///
 /// Two ways in, both answering 404 — never 403 — to anyone else, so that nothing says a photo exists:
 /// - a **download URL** (`?v={version}&token={token}`, `MediaRoutes.downloadURL`): no `Authorization`
@@ -78,6 +82,7 @@ struct MediaRoutes: Sendable {
         var version: String?
         var token: String?
         var size: String?
+        var format: String?
 
         init(_ query: String?) {
             guard var query else { return }
@@ -91,6 +96,7 @@ struct MediaRoutes: Sendable {
                         case 1 where bytes[start] == UInt8(ascii: "v"): version = value()
                         case 4 where bytes[start..<equals].elementsEqual("size".utf8): size = value()
                         case 5 where bytes[start..<equals].elementsEqual("token".utf8): token = value()
+                        case 6 where bytes[start..<equals].elementsEqual("format".utf8): format = value()
                         default: break
                         }
                     }
@@ -100,10 +106,32 @@ struct MediaRoutes: Sendable {
         }
     }
 
-    /// The download URL of `photo` (or of its thumbnail for `edge`): on `--public-url`, else on the request's host.
-    static func downloadURL(_ photo: StoredPhoto, base: String, edge: Int? = nil) -> String {
+    /// The download URL of `photo` (or of its thumbnail for `edge`, or that thumbnail's WebP): on `--public-url`, else on the
+    /// request's host.
+    static func downloadURL(_ photo: StoredPhoto, base: String, edge: Int? = nil, format: Format? = nil) -> String {
         let path = photo.key.split(separator: "/").map { String($0).addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? String($0) }
         return "\(base)/media/\(path.joined(separator: "/"))?v=\(version(photo))&token=\(photo.token)" + (edge.map { "&size=\($0)" } ?? "")
+            + (format.map { "&format=\($0.rawValue)" } ?? "")
+    }
+
+    /// A thumbnail's formats.
+    enum Format: String {
+        case jpeg, webp
+    }
+
+    /// The format a thumbnail is served in: the one asked for (`format`; nil for one we do not have), else WebP when
+    /// `Accept` names `image/webp` (with a q above 0: `image/*` and `*/*` do not count, a client that lists nothing
+    /// gets JPEG), else JPEG. Whether a WebP exists is the record's to say (`served`).
+    static func format(asked: String?, accept: String?) -> (format: Format, asked: Bool)? {
+        if let asked { return Format(rawValue: asked).map { ($0, true) } }
+        guard let accept else { return (.jpeg, false) }
+        for range in accept.split(separator: ",") {
+            let parts = range.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard parts.first == "image/webp" else { continue }
+            let q = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+            return (q > 0 ? .webp : .jpeg, false)
+        }
+        return (.jpeg, false)
     }
 
     /// A photo's version in its URL: the first 16 hex digits of its SHA-256.
@@ -122,17 +150,19 @@ struct MediaRoutes: Sendable {
         let photo: StoredPhoto
         let cacheControl: String
         do {
-            guard size == nil || edge != nil, let path = try? StoragePath(key: key), let found = try await photos.media(key, edge: edge) else {
+            guard size == nil || edge != nil, let format = Self.format(asked: query.format, accept: request.headers[.accept]),
+                let path = try? StoragePath(key: key), let found = try await photos.media(key, edge: edge)
+            else {
                 return Self.notFound
             }
             if let token = query.token {
-                guard let granted = Self.granted(found, key: key, edge: edge, version: query.version, token: token) else {
+                guard let granted = Self.granted(found, key: key, edge: edge, format: format, version: query.version, token: token) else {
                     return Self.notFound
                 }
                 (photo, cacheControl) = (granted, Self.immutable)
             } else {
                 guard case .success(let caller) = context.identity, try await photos.mayRead(caller: caller.id, path),
-                    let readable = Self.served(found, key: key, edge: edge)
+                    let readable = Self.served(found, key: key, edge: edge, format: format)
                 else { return Self.notFound }
                 (photo, cacheControl) = (readable, "private, no-cache")
             }
@@ -154,10 +184,11 @@ struct MediaRoutes: Sendable {
         let question = target.utf8.firstIndex(of: UInt8(ascii: "?"))
         let query = Query(question.map { String(target[target.index(after: $0)...]) })
         let edge = query.size.flatMap { Int($0) }
-        guard let token = query.token, query.size == nil || edge != nil,
+        guard let token = query.token, query.size == nil || edge != nil, let format = Self.format(asked: query.format, accept: request.headerFields[.accept]),
             let key = Self.percentDecoded(target.utf8[..<(question ?? target.utf8.endIndex)].dropFirst("/media/".count)),
             (try? StoragePath(key: key)) != nil,  // as `serve`: Swift's == equates look-alikes (K and KELVIN SIGN)
-            let found = photos.remembered(key, edge: edge), let photo = Self.granted(found, key: key, edge: edge, version: query.version, token: token)
+            let found = photos.remembered(key, edge: edge),
+            let photo = Self.granted(found, key: key, edge: edge, format: format, version: query.version, token: token)
         else { return nil }
         switch plan(method: request.method, headers: request.headerFields, photo: photo, cacheControl: Self.immutable) {
         case .notFound:
@@ -180,16 +211,27 @@ struct MediaRoutes: Sendable {
 
     /// What a download URL (`v`, `token`) is granted from the photo's record: the object to serve — the
     /// photo, or its thumbnail for `edge` — or nil (404) for a token or version that is not the photo's.
-    static func granted(_ found: StoredPhotos.Media, key: String, edge: Int?, version: String?, token: String) -> StoredPhoto? {
+    static func granted(
+        _ found: StoredPhotos.Media, key: String, edge: Int?, format: (format: Format, asked: Bool) = (.jpeg, false), version: String?, token: String
+    ) -> StoredPhoto? {
         guard same(token, found.photo.token), isVersion(version, of: found.photo) else { return nil }
-        return served(found, key: key, edge: edge)
+        return served(found, key: key, edge: edge, format: format)
     }
 
-    /// The object a reader is served: the photo, or with `edge` its thumbnail (nil when it has none).
-    static func served(_ found: StoredPhotos.Media, key: String, edge: Int?) -> StoredPhoto? {
-        guard edge != nil else { return found.photo }
+    /// The object a reader is served: the photo, or with `edge` its thumbnail (nil when it has none) — its WebP for
+    /// `format` webp when it has one (when it has none: nil if asked for by `format=webp`, the JPEG if only accepted).
+    static func served(_ found: StoredPhotos.Media, key: String, edge: Int?, format: (format: Format, asked: Bool) = (.jpeg, false)) -> StoredPhoto? {
+        guard edge != nil else { return format.asked && format.format == .webp ? nil : found.photo }
         guard let thumbnail = found.object else { return nil }
         var photo = found.photo
+        if format.format == .webp, let location = thumbnail.webpLocation, let sha256 = thumbnail.webpSha256, let size = thumbnail.webpSize {
+            photo.location = location
+            photo.sha256 = sha256
+            photo.size = size
+            photo.key = Thumbnail.webpKey(of: key, edge: thumbnail.edge)
+            return photo
+        }
+        if format.format == .webp && format.asked { return nil }
         photo.location = thumbnail.location
         photo.sha256 = thumbnail.sha256
         photo.size = thumbnail.size

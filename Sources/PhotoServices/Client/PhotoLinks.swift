@@ -5,7 +5,10 @@ public struct PhotoLinks: Codable, Sendable, Equatable {
         public var edge: Int
         public var width: Int
         public var height: Int
+        /// JPEG, or WebP to a client that accepts image/webp when the thumbnail has one.
         public var downloadURL: String
+        /// Its WebP, when the server made one (the same picture in fewer bytes).
+        public var webpDownloadURL: String?
     }
 
     /// none, pending, uploading, ready, failed, cancelled.

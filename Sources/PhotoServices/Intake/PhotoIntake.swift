@@ -26,6 +26,8 @@ public struct PhotoIntake: Sendable {
     let credentials: @Sendable (String) -> String?
     /// The thumbnails `take` makes and stores with each photo.
     let thumbnails: ThumbnailSizes
+    /// Whether `take` makes each thumbnail as WebP too (when a WebP is the same picture in fewer bytes).
+    let webpThumbnails: Bool
     /// The most pixels a photo may declare (checked from its header, before decoding).
     let maxPixels: Int
     /// What photos are encoded for (`PrepareOptions.quality`).
@@ -36,7 +38,7 @@ public struct PhotoIntake: Sendable {
     public init(
         database: AppDatabase, destination: PhotoDestination, cpu: NIOThreadPool = .singleton, memory: MemoryBudget? = nil, thumbnails: ThumbnailSizes = ThumbnailSizes(),
         maxPixels: Int = PrepareOptions(preset: .photo).maxPixels, quality: QualityTarget = .high, keepsCaptureTime: Bool = true,
-        credentials: @escaping @Sendable (String) -> String? = { _ in nil }
+        webpThumbnails: Bool = false, credentials: @escaping @Sendable (String) -> String? = { _ in nil }
     ) {
         self.database = database
         self.destination = destination
@@ -47,6 +49,7 @@ public struct PhotoIntake: Sendable {
         self.maxPixels = maxPixels
         self.quality = quality
         self.keepsCaptureTime = keepsCaptureTime
+        self.webpThumbnails = webpThumbnails
         self.credentials = credentials
     }
 
@@ -64,7 +67,7 @@ public struct PhotoIntake: Sendable {
         let path = try StoragePath(key: key)
         guard let storage = destination.storage else { throw .invalidState("photos are taken in only where their storage is this process's") }
         let started = ContinuousClock.now
-        let prepared = try await prepare(contentsOf: file, for: path, thumbnails: thumbnails.edges(for: path))
+        let prepared = try await prepare(contentsOf: file, for: path, thumbnails: thumbnails.edges(for: path), webpThumbnails: webpThumbnails)
         let preparing = ContinuousClock.now - started
         try await authorize(caller: caller, writing: path)
         var stored = StoredPhotos.StoredObjects(
@@ -72,7 +75,9 @@ public struct PhotoIntake: Sendable {
             placeholder: prepared.report.placeholder, takenAt: keepsCaptureTime ? prepared.report.takenAt : nil)
         for thumbnail in prepared.thumbnails {
             let object = try await storage.put(thumbnail.jpeg, key: path.thumbnailKey(edge: thumbnail.edge))
-            stored.thumbnails.append((thumbnail.edge, thumbnail.width, thumbnail.height, object))
+            var webp: StoredPhotos.StoredObject?
+            if let bytes = thumbnail.webp { webp = try await storage.put(bytes, key: path.webpThumbnailKey(edge: thumbnail.edge), contentType: "image/webp") }
+            stored.thumbnails.append((thumbnail.edge, thumbnail.width, thumbnail.height, object, webp))
         }
         let objects = stored
         let replaced = try await database.write { db in
@@ -97,9 +102,10 @@ public struct PhotoIntake: Sendable {
     /// The photo in `file` prepared with the path's preset on the bounded pool — one that already
     /// complies passes through byte for byte — with the `thumbnails` asked for, and checked against the
     /// path's limits.
-    public func prepare(contentsOf file: String, for path: StoragePath, thumbnails: [Int] = []) async throws(ServiceError) -> PreparedPhoto {
+    public func prepare(contentsOf file: String, for path: StoragePath, thumbnails: [Int] = [], webpThumbnails: Bool = false) async throws(ServiceError) -> PreparedPhoto {
         var options = PrepareOptions(preset: path.preset)
         options.thumbnails = thumbnails
+        options.webpThumbnails = webpThumbnails
         options.maxPixels = maxPixels
         options.quality = quality
         let pipeline = PhotoPipeline(options: options)

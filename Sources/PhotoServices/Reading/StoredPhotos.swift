@@ -47,7 +47,8 @@ public struct StoredPhotos: Sendable {
                 """
                 SELECT p."key", p."location", p."sha256", p."size", p."token", p."storedAt", p."score",
                   t."edge" AS "tEdge", t."width" AS "tWidth", t."height" AS "tHeight", t."location" AS "tLocation",
-                  t."sha256" AS "tSha256", t."size" AS "tSize"
+                  t."sha256" AS "tSha256", t."size" AS "tSize", t."webpLocation" AS "tWebpLocation", t."webpSha256" AS "tWebpSha256",
+                  t."webpSize" AS "tWebpSize"
                 FROM "storedPhoto" p LEFT JOIN "storedThumbnail" t ON t."key" = p."key" AND t."edge" = \(bind: edge ?? -1)
                 WHERE p."key" = \(bind: key)
                 """
@@ -58,7 +59,8 @@ public struct StoredPhotos: Sendable {
             let thumbnail = StoredThumbnail(
                 key: key, edge: thumbnailEdge, width: try row.decode(column: "tWidth", as: Int.self), height: try row.decode(column: "tHeight", as: Int.self),
                 location: try row.decode(column: "tLocation", as: String.self), sha256: try row.decode(column: "tSha256", as: String.self),
-                size: try row.decode(column: "tSize", as: Int64.self))
+                size: try row.decode(column: "tSize", as: Int64.self), webpLocation: try row.decode(column: "tWebpLocation", as: String?.self),
+                webpSha256: try row.decode(column: "tWebpSha256", as: String?.self), webpSize: try row.decode(column: "tWebpSize", as: Int64?.self))
             return (photo, thumbnail)
         }
     }
@@ -128,10 +130,11 @@ public struct StoredPhotos: Sendable {
             try await db.insert(into: "storedThumbnail")
                 .model(StoredThumbnail(
                     key: key, edge: thumbnail.edge, width: thumbnail.width, height: thumbnail.height, location: thumbnail.object.location,
-                    sha256: thumbnail.object.content.sha256, size: thumbnail.object.content.size))
+                    sha256: thumbnail.object.content.sha256, size: thumbnail.object.content.size, webpLocation: thumbnail.webp?.location,
+                    webpSha256: thumbnail.webp?.content.sha256, webpSize: thumbnail.webp?.content.size))
                 .run()
         }
-        let kept = Set(stored.thumbnails.map(\.object.location))
+        let kept = Set(stored.thumbnails.flatMap { [$0.object.location] + ($0.webp.map { [$0.location] } ?? []) })
         return old.filter { !kept.contains($0) }
     }
 
@@ -139,8 +142,10 @@ public struct StoredPhotos: Sendable {
     /// (`DELETE … RETURNING`, in SQLite and PostgreSQL alike): each is a trip to the database's thread and back.
     @discardableResult
     static func forget(key: String, _ db: any SQLDatabase) async throws -> [String] {
-        let thumbnails = try await db.delete(from: "storedThumbnail").where("key", .equal, key).returning("location")
-            .all(decodingColumn: "location", as: String.self)
+        let rows = try await db.delete(from: "storedThumbnail").where("key", .equal, key).returning("location", "webpLocation").all()
+        let thumbnails = try rows.flatMap { row in
+            [try row.decode(column: "location", as: String.self)] + (try row.decode(column: "webpLocation", as: String?.self).map { [$0] } ?? [])
+        }
         try await db.delete(from: "storedPhoto").where("key", .equal, key).run()
         return thumbnails
     }
@@ -209,7 +214,7 @@ public struct StoredPhotos: Sendable {
     /// A photo as the intake stored it: the photo, and its thumbnails.
     public struct StoredObjects: Sendable {
         public var photo: StoredObject
-        public var thumbnails: [(edge: Int, width: Int, height: Int, object: StoredObject)]
+        public var thumbnails: [(edge: Int, width: Int, height: Int, object: StoredObject, webp: StoredObject?)]
         /// The photo's SSIMULACRA2 score (`PrepareReport.score`).
         public var score: Double?
         /// Its placeholder (`PrepareReport.placeholder`).

@@ -30,6 +30,9 @@ public enum StoragePath: Sendable, Hashable {
     /// `thumbnailKey(edge:)` of the path whose key is `key`.
     public static func thumbnailKey(of key: String, edge: Int) -> String { Thumbnail.key(of: key, edge: edge) }
 
+    /// Where the WebP of its thumbnail at `edge` is stored (`Thumbnail.webpKey`).
+    public func webpThumbnailKey(edge: Int) -> String { Thumbnail.webpKey(of: key, edge: edge) }
+
     /// Uploads there must be strictly smaller than this many bytes.
     public var sizeLimit: Int {
         switch self {

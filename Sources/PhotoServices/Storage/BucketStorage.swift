@@ -18,8 +18,8 @@ public struct BucketStorage: PhotoStorage {
         objects.store.url(for: key).absoluteString
     }
 
-    public func put(_ bytes: [UInt8], key: String) async throws(ServiceError) -> StoredPhotos.StoredObject {
-        do { try await objects.put(key, bytes, contentType: "image/jpeg") } catch {
+    public func put(_ bytes: [UInt8], key: String, contentType: String) async throws(ServiceError) -> StoredPhotos.StoredObject {
+        do { try await objects.put(key, bytes, contentType: contentType) } catch {
             let detail = "\(key) could not be stored: \(error)"
             throw error.isFull ? .storageFull(detail) : .storage(detail)
         }

@@ -22,7 +22,7 @@ public struct FolderStorage: PhotoStorage {
         root.appending(path: key, directoryHint: .notDirectory).absoluteString
     }
 
-    public func put(_ bytes: [UInt8], key: String) async throws(ServiceError) -> StoredPhotos.StoredObject {
+    public func put(_ bytes: [UInt8], key: String, contentType: String) async throws(ServiceError) -> StoredPhotos.StoredObject {
         try Self.validate(key)
         let target = Path.join(root.path, key)
         let written: AtomicFile.WriteError? = try await blocking {

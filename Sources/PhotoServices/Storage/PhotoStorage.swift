@@ -14,9 +14,10 @@ public protocol PhotoStorage: Sendable {
     var destination: String { get }
     /// The location recorded for the object under `key`.
     func location(of key: String) -> String
-    /// Stores `bytes` whole under `key`: a reader sees the previous object or this one, never part of one.
-    /// Returns where it is and what readers are told of its bytes (their SHA-256 and count).
-    func put(_ bytes: [UInt8], key: String) async throws(ServiceError) -> StoredPhotos.StoredObject
+    /// Stores `bytes` (of `contentType`, what a bucket serves them as) whole under `key`: a reader sees the previous
+    /// object or this one, never part of one. Returns where it is and what readers are told of its bytes (their SHA-256
+    /// and count).
+    func put(_ bytes: [UInt8], key: String, contentType: String) async throws(ServiceError) -> StoredPhotos.StoredObject
     /// Deletes the object at `location` (one this storage gave); one already gone is not an error.
     func delete(_ location: String) async throws(ServiceError)
     /// How a reader gets the object under `key` that was recorded at `location`.
@@ -26,6 +27,13 @@ public protocol PhotoStorage: Sendable {
     /// Whether a photo could be put now, asked cheaply for a readiness probe: the storage answers within
     /// `timeout`, takes writes and has room; otherwise throws what is wrong.
     func probe(timeout: Duration) async throws(StorageProblem)
+}
+
+extension PhotoStorage {
+    /// Stores a JPEG under `key` (`put(_:key:contentType:)`).
+    public func put(_ bytes: [UInt8], key: String) async throws(ServiceError) -> StoredPhotos.StoredObject {
+        try await put(bytes, key: key, contentType: "image/jpeg")
+    }
 }
 
 /// Opens the storage at `destination`: `s3://bucket/prefix` (its endpoint, region and credentials from

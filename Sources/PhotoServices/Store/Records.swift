@@ -164,4 +164,8 @@ public struct StoredThumbnail: Codable, Sendable, Equatable {
     public var location: String
     public var sha256: String
     public var size: Int64
+    /// Its WebP (the same pixels), when one was made: where, its SHA-256 and size.
+    public var webpLocation: String? = nil
+    public var webpSha256: String? = nil
+    public var webpSize: Int64? = nil
 }
