@@ -72,7 +72,7 @@ final class Manifest: Sendable {
             + "meta=\(o.metadata.rawValue);strict=\(o.strict);margin=\(o.shrinkOnLoadMargin);min=\(o.minimumEdge);"
             + "tol=\(o.budgetTolerance);pass=\(o.allowPassThrough);pixels=\(o.maxPixels);progressive=\(o.progressive)"
             + (o.thumbnails.isEmpty ? "" : ";thumbs=\(o.thumbnails.map(String.init).joined(separator: ","))")
-            + (o.webpThumbnails ? ";webp" : "")
+            + (o.webpThumbnails ? ";webp" : "") + (o.squareThumbnails ? ";square" : "") + (o.focus.map { ";focus=\($0)" } ?? "")
     }
 }
 
@@ -112,6 +112,9 @@ extension Manifest.Entry {
             })
         }
         if let takenAt = r.takenAt { written = written.string("takenAt", takenAt) }
+        if let crop = r.squareCrop {
+            written = written.object("squareCrop", JSONObject().number("x", crop.x).number("y", crop.y).string("rule", crop.rule.rawValue))
+        }
         return JSONObject()
             .string("output", output).string("sourceSHA256", sourceSHA256).string("settings", settings)
             .object("report", written).text + "}"

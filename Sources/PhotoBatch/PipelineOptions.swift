@@ -112,6 +112,10 @@ package struct PipelineOptions: ParsableArguments {
 
 extension PrepareOptions.Preset: ExpressibleByArgument {}
 
+extension FocalPoint: ExpressibleByArgument {
+    public init?(argument: String) { self.init(parsing: argument) }
+}
+
 extension QualityTarget: ExpressibleByArgument {
     public init?(argument: String) { self.init(argument) }
     public var defaultValueDescription: String { description }

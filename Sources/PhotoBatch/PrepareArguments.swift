@@ -67,6 +67,12 @@ package struct PrepareArguments: ParsableArguments {
     @Flag(help: "With --thumbnails, also write each thumbnail as WebP, from the same pixels and for the same quality target, to thumbnails/webp/EDGE/ at the same relative path plus .webp — what `photoprep serve` makes on arrival.")
     var webpThumbnails = defaults.webpThumbnails
 
+    @Flag(help: "With --thumbnails, make them squares of those sides (avatars): the largest square of each photo, centred on --focus, else on the area libvips' attention rule picks (edges, skin tones, saturated colours), else the centre; never enlarged.")
+    var squareThumbnails = defaults.squareThumbnails
+
+    @Option(help: ArgumentHelp("With --square-thumbnails, the point to centre them on, as Mastodon's focus: x,y each from -1 to 1, 0,0 the centre, -1,1 the top left.", valueName: "x,y"))
+    var focus: FocalPoint?
+
     @Option(help: "Take share I of N (1-based) of the inputs, by a stable hash of their relative path: N processes on N machines with the same inputs and --upload s3://… prepare the batch once between them; photos already uploaded from the same content and settings are skipped.")
     var shard: Shard?
 
@@ -83,6 +89,8 @@ package struct PrepareArguments: ParsableArguments {
         settings.shard = shard
         settings.thumbnails = thumbnails?.edges ?? []
         settings.webpThumbnails = webpThumbnails
+        settings.squareThumbnails = squareThumbnails
+        settings.focus = focus
         return settings
     }
 }
@@ -106,10 +114,15 @@ package struct PrepareSettings: Equatable, Sendable {
     var thumbnails: [Int] = []
     /// Each thumbnail also as WebP (`--webp-thumbnails`), at `Thumbnail.webpKey(of:edge:)`.
     var webpThumbnails = false
+    /// Square thumbnails (`--square-thumbnails`), centred on `focus` (`--focus`) when given.
+    var squareThumbnails = false
+    var focus: FocalPoint?
 
     func validate() throws {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if webpThumbnails && thumbnails.isEmpty { throw ValidationError("--webp-thumbnails needs --thumbnails") }
+        if squareThumbnails && thumbnails.isEmpty { throw ValidationError("--square-thumbnails needs --thumbnails") }
+        if focus != nil && !squareThumbnails { throw ValidationError("--focus needs --square-thumbnails") }
         if quiet && json { throw ValidationError("--quiet and --json cannot be combined") }
         try pipeline.validate()
     }
@@ -133,6 +146,8 @@ package struct PrepareSettings: Equatable, Sendable {
         var options = pipeline.options
         options.thumbnails = thumbnails
         options.webpThumbnails = webpThumbnails
+        options.squareThumbnails = squareThumbnails
+        options.focus = focus
         let runner = BatchRunner(
             files: files, outputRoot: out, pipeline: PhotoPipeline(options: options), manifest: manifest,
             reuse: !force, upload: upload)

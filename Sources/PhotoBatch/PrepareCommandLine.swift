@@ -30,7 +30,8 @@ package enum PrepareCommandLine {
                 guard attached == nil else { return nil }
                 set(&settings)
             case .value(let set):
-                guard let value = attached ?? rest.popFirst(), !value.isEmpty, !value.hasPrefix("-"),
+                // A value may start with "-" when attached (`--focus=-0.5,0.25`), as argument parser reads it.
+                guard let value = attached ?? rest.popFirst(), !value.isEmpty, attached != nil || !value.hasPrefix("-"),
                     set(&settings, value)
                 else { return nil }
             }
@@ -66,6 +67,8 @@ package enum PrepareCommandLine {
             Option(name: "--shard", kind: .value { read(Shard(argument: $1), into: &$0.shard) }),
             Option(name: "--thumbnails", kind: .value { read(ThumbnailEdges(argument: $1)?.edges, into: &$0.thumbnails) }),
             Option(name: "--webp-thumbnails", kind: .flag { $0.webpThumbnails = true }),
+            Option(name: "--square-thumbnails", kind: .flag { $0.squareThumbnails = true }),
+            Option(name: "--focus", kind: .value { read(FocalPoint(parsing: $1), into: &$0.focus) }),
             Option(name: "--preset", kind: .value { read(PrepareOptions.Preset(rawValue: $1), into: &$0.pipeline.preset) }),
             Option(name: "--max-edge", kind: .value { read(Int($1), into: &$0.pipeline.maxEdge) }),
             Option(name: "--max-bytes", kind: .value { read(ByteSize(argument: $1), into: &$0.pipeline.maxBytes) }),

@@ -18,8 +18,19 @@ import PhotoPrep
         passed.warnings = ["Premature end of JPEG file", "quote \" backslash \\ tab \t newline \n bell \u{7} nul \u{0}", "é 照片 🙂 \u{2028}"]
         passed.timings.decode = 1e-7
         passed.timings.total = 123456.789
+        // Thumbnails with a WebP; square ones, and a capture time.
+        var webp = PrepareOptions(preset: .photo)
+        (webp.thumbnails, webp.webpThumbnails) = ([512, 128], true)
+        let withWebP = try PhotoPipeline(options: webp).prepare(contentsOf: Fixture.path("photos/storm-1920x1280.jpg")).report
+        #expect(withWebP.thumbnails?.contains { $0.webpBytes != nil } == true && withWebP.thumbnails?.contains { $0.webpBytes == nil } == true)
+        var square = PrepareOptions(preset: .profile)
+        (square.thumbnails, square.squareThumbnails) = ([128], true)
+        let squared = try PhotoPipeline(options: square).prepare(contentsOf: Fixture.path("metadata/taken.jpg")).report
+        #expect(squared.squareCrop != nil && squared.takenAt != nil)
         return [
             Manifest.Entry(output: "storm.jpg", sourceSHA256: Manifest.sha256([1, 2, 3]), settings: Manifest.settingsKey(PrepareOptions(preset: .profile)), report: reencoded),
+            Manifest.Entry(output: "webp.jpg", sourceSHA256: "", settings: Manifest.settingsKey(webp), report: withWebP),
+            Manifest.Entry(output: "square.jpg", sourceSHA256: "", settings: Manifest.settingsKey(square), report: squared),
             Manifest.Entry(output: "a \"b\"/c\\d é.jpg", sourceSHA256: "", settings: "v1;x=\u{1F}", report: passed),
         ]
     }
@@ -49,7 +60,7 @@ import PhotoPrep
         let manifest = Manifest(folder: folder)
         for entry in written { try manifest.record(entry) }
         let lines = try String(contentsOfFile: manifest.path, encoding: .utf8).split(separator: "\n")
-        #expect(lines.count == 2)
+        #expect(lines.count == written.count)
         let again = Manifest(folder: folder)
         for entry in written {
             try Data(repeating: 7, count: entry.report.outputBytes).write(to: URL(fileURLWithPath: folder + "/out.jpg"))

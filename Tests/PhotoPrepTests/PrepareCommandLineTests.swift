@@ -24,6 +24,7 @@ import PhotoPrep
             ["prepare", "p", "--out", "o", "--max-memory", "64MiB", "--decoding-threads", "1", "--max-bytes=1.5MB"],
             ["prepare", "p", "q", "--out", "o", "r", "--background=ffffff", "--max-edge=16"],
             ["prepare", "p", "--out", "o", "--thumbnails", "256,128", "--preset", "photo"],
+            ["prepare", "p", "--out", "o", "--thumbnails", "128", "--square-thumbnails", "--focus=-0.5,0.25", "--webp-thumbnails"],
         ]
         for line in lines {
             let read = try #require(PrepareCommandLine.read(line), "declined: \(line)")
@@ -38,6 +39,8 @@ import PhotoPrep
         #expect(sizes.pipeline.options.maxEdge == 1600 && sizes.pipeline.options.maxBytes == 800_000)
         #expect(sizes.pipeline.options.qualities.upperBound == 90)
         #expect(try #require(PrepareCommandLine.read(lines[8])).thumbnails == [256, 128])
+        let square = try #require(PrepareCommandLine.read(lines[9]))
+        #expect(square.squareThumbnails && square.webpThumbnails && square.focus == FocalPoint(x: -0.5, y: 0.25))
     }
 
     /// Help, errors, `--upload` and anything unusual stay argument parser's, with its messages.

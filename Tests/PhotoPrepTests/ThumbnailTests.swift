@@ -111,7 +111,8 @@ import TestSupport
         let plan = DecodePlan(info: info, fileBytes: photo.jpeg.count, target: small.outputSize(width: info.width, height: info.height), options: small)
         #expect(plan.scale == 2)  // 960 × 640 covers 512 × 341; 1/4 would not (the check alone decodes at 1/8)
         let decoded = try Decoder.decode(photo.jpeg, info: info, plan: plan, options: options).image
-        let expected = try Thumbnails.make(from: decoded, options: options, extraSegments: [], iccProfile: nil)
+        var report = photo.report
+        let expected = try Thumbnails.make(from: decoded, options: options, extraSegments: [], iccProfile: nil, report: &report)
         #expect(photo.thumbnails.map(\.edge) == [100, 512])
         let same = photo.thumbnails.map(\.jpeg) == expected.map(\.jpeg)
         #expect(same, "the thumbnails differ from those of the output decoded on its own")

@@ -1,5 +1,6 @@
 /// Small copies of the normalised photo for lists and avatars, made from its pixels — upright, already
-/// resized — so a photo is decoded once for itself and its thumbnails. Each long edge in
+/// resized — so a photo is decoded once for itself and its thumbnails; with `PrepareOptions.squareThumbnails`, squares
+/// cut from it (`SquareCrop`), each side at most the photo's short side (never enlarged). Each long edge in
 /// `PrepareOptions.thumbnails` (never larger than the photo), the largest first and each smaller one from
 /// the one before (`Resizer.thumbnail` from a larger copy, not from the original: a fraction of the work), encoded to
 /// the photo's quality target (`BudgetEncoder`, without a byte budget) with the photo's colour profile — and, with
@@ -9,7 +10,10 @@ enum Thumbnails {
     static let fillingQuality = 82
 
     /// `extraSegments`: the colour profile's JPEG segments, from `iccProfile` (nil when none is kept).
-    static func make(from image: PixelImage, options: PrepareOptions, extraSegments: [UInt8], iccProfile: [UInt8]?) throws(PhotoPrepError) -> [Thumbnail] {
+    /// The square the thumbnails were cut from is reported (`PrepareReport.squareCrop`).
+    static func make(
+        from image: PixelImage, options: PrepareOptions, extraSegments: [UInt8], iccProfile: [UInt8]?, report: inout PrepareReport
+    ) throws(PhotoPrepError) -> [Thumbnail] {
         guard !options.thumbnails.isEmpty else { return [] }
         var unbounded = options
         unbounded.maxBytes = .max
@@ -17,6 +21,13 @@ enum Thumbnails {
         let encoder = BudgetEncoder(options: unbounded, extraSegments: extraSegments)
         var made: [Thumbnail] = []
         var source = image
+        if options.squareThumbnails {
+            // Squares: cut once, then each side from the one before, as the long-edge fits are.
+            let square = SquareCrop(width: image.width, height: image.height, focus: options.focus, image: image)
+            let centre = square.centre(width: image.width, height: image.height)
+            report.squareCrop = .init(x: PrepareReport.rounded(centre.x), y: PrepareReport.rounded(centre.y), rule: square.rule)
+            source = square.cut(image)
+        }
         for edge in Set(options.thumbnails).sorted(by: >) {
             let size = PrepareOptions(maxEdge: edge, maxBytes: .max).outputSize(width: source.width, height: source.height)
             let pixels = size == (source.width, source.height) ? source : Resizer.thumbnail(source, width: size.width, height: size.height)
@@ -29,6 +40,7 @@ enum Thumbnails {
             made.append(thumbnail)
             source = pixels
         }
+        report.thumbnails = made.reversed().map(\.summary)
         return made.reversed()
     }
 }

@@ -120,12 +120,12 @@ public struct PhotoPipeline: Sendable {
                 }
                 kept.placeholder = reencoded.report.placeholder
                 kept.thumbnails = reencoded.report.thumbnails
+                kept.squareCrop = reencoded.report.squareCrop
                 kept.timings.placeholder = reencoded.report.timings.placeholder
                 kept.timings.total = seconds(clock.now - start)
                 return PreparedPhoto(jpeg: jpeg, report: kept, thumbnails: reencoded.thumbnails, placeholder: reencoded.placeholder)
             }
-            let thumbnails = try thumbnails(ofPassedThrough: jpeg, upright.iccProfile, decoded: checked, warnings: &kept.warnings)
-            kept.thumbnails = thumbnails.isEmpty ? nil : thumbnails.map(\.summary)
+            let thumbnails = try thumbnails(ofPassedThrough: jpeg, upright.iccProfile, decoded: checked, report: &kept)
             let placeholder = Self.placeholder(of: checked, report: &kept)
             kept.timings.total = seconds(clock.now - start)
             return PreparedPhoto(jpeg: jpeg, report: kept, thumbnails: thumbnails, placeholder: placeholder)
@@ -186,8 +186,8 @@ public struct PhotoPipeline: Sendable {
         report.keptColorProfile = !profile.isEmpty
         // From the pixels just encoded (shrunk to fit the budget, if it came to that): no second decode.
         let stored = encoded.width == image.width ? image : Resizer.resize(image, width: encoded.width, height: encoded.height)
-        let thumbnails = try Thumbnails.make(from: stored, options: options, extraSegments: profile, iccProfile: profile.isEmpty ? nil : info.iccProfile)
-        report.thumbnails = thumbnails.isEmpty ? nil : thumbnails.map(\.summary)
+        let thumbnails = try Thumbnails.make(
+            from: stored, options: options, extraSegments: profile, iccProfile: profile.isEmpty ? nil : info.iccProfile, report: &report)
         let placeholder = Self.placeholder(of: stored, report: &report)
         report.timings.total = seconds(clock.now - start)
         return PreparedPhoto(jpeg: encoded.jpeg, report: report, thumbnails: thumbnails, placeholder: placeholder)
@@ -205,11 +205,11 @@ public struct PhotoPipeline: Sendable {
     /// Thumbnails of a JPEG kept without re-encoding, from `decoded`: its pixels as decoded while checking it, at the
     /// smallest DCT scale that still covers the largest thumbnail.
     private func thumbnails(
-        ofPassedThrough jpeg: [UInt8], _ iccProfile: [UInt8]?, decoded image: PixelImage, warnings: inout [String]
+        ofPassedThrough jpeg: [UInt8], _ iccProfile: [UInt8]?, decoded image: PixelImage, report: inout PrepareReport
     ) throws(PhotoPrepError) -> [Thumbnail] {
         guard !options.thumbnails.isEmpty else { return [] }
-        let profile = colorProfileSegments(iccProfile, channels: image.channels, warnings: &warnings)
-        return try Thumbnails.make(from: image, options: options, extraSegments: profile, iccProfile: profile.isEmpty ? nil : iccProfile)
+        let profile = colorProfileSegments(iccProfile, channels: image.channels, warnings: &report.warnings)
+        return try Thumbnails.make(from: image, options: options, extraSegments: profile, iccProfile: profile.isEmpty ? nil : iccProfile, report: &report)
     }
 
     /// How a photo is decoded for its thumbnails alone (nil when none are asked for): at the smallest DCT scale
@@ -217,7 +217,8 @@ public struct PhotoPipeline: Sendable {
     private func thumbnailPlan(_ info: SourceInfo, fileBytes: Int) -> DecodePlan? {
         guard let largest = options.thumbnails.max() else { return nil }
         var small = options
-        small.maxEdge = largest
+        // A square's side is the photo's short side: the long side must be as much larger.
+        small.maxEdge = options.squareThumbnails ? largest * max(info.width, info.height) / max(1, min(info.width, info.height)) + 1 : largest
         return DecodePlan(info: info, fileBytes: fileBytes, target: small.outputSize(width: info.width, height: info.height), options: small)
     }
 

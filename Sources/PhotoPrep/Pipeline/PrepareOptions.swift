@@ -68,6 +68,11 @@ public struct PrepareOptions: Sendable, Hashable {
     /// Each thumbnail also as WebP, from the same pixels, when one reaches the JPEG's SSIMULACRA2 score in fewer bytes
     /// (`WebPEncoder`).
     public var webpThumbnails = false
+    /// Thumbnails are squares of these sides (avatars, shown as circles) instead of long-edge fits: cut from the
+    /// photo by `SquareCrop`, centred on `focus` when given.
+    public var squareThumbnails = false
+    /// The point square thumbnails are centred on (nil: the attention rule, else the centre).
+    public var focus: FocalPoint?
 
     public init(maxEdge: Int, maxBytes: Int) {
         self.maxEdge = maxEdge

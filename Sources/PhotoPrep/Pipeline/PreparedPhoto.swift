@@ -127,6 +127,15 @@ public struct PrepareReport: Sendable, Codable, Equatable {
     public var placeholder: String?
     /// The thumbnails made (`PrepareOptions.thumbnails`), smallest first; nil when none were asked for.
     public var thumbnails: [ThumbnailSummary]?
+    /// Where square thumbnails were cut (`PrepareOptions.squareThumbnails`): the square's centre, as fractions of the
+    /// photo's width and height, and what placed it.
+    public var squareCrop: SquareCropSummary?
+
+    public struct SquareCropSummary: Sendable, Codable, Equatable {
+        public var x: Double
+        public var y: Double
+        public var rule: SquareCrop.Rule
+    }
     /// When the photo was taken (EXIF `DateTimeOriginal` with `OffsetTimeOriginal`), as ISO 8601 with its offset: read
     /// before the metadata is dropped, never written to the output. Nil when the source has none, or no offset, or a
     /// value that is no date (`CaptureTime`).
