@@ -69,8 +69,13 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Unfinished uploads are deleted this many seconds after creation (env PHOTOPREP_UPLOAD_EXPIRY; default 86400).")
     var uploadExpiry: Double?
 
-    @Option(help: "Thumbnails made with every group photo and profile picture: long edges in pixels, comma-separated, or none (default 128,256).")
+    @Option(help: "Thumbnails made with every group photo and profile picture: squares' sides (long edges with --square-avatars off) in pixels, comma-separated, or none (default 128,256).")
     var avatarThumbnails = "128,256"
+
+    @Option(help: ArgumentHelp(
+        "on: avatar thumbnails are squares cut from the photo, centred on the focal point the client sends (tus metadata focus, or PUT …/photo/focus), else on what libvips' attention rule picks, else the centre; off: long-edge fits (env PHOTOPREP_SQUARE_AVATARS; default on).",
+        valueName: "on|off"))
+    var squareAvatars: String?
 
     @Option(help: "Thumbnails made with every album photo: long edges in pixels, comma-separated, or none (default 512).")
     var albumThumbnails = "512"
@@ -190,8 +195,14 @@ struct Serve: AsyncParsableCommand {
         configuration.issuer = issuer
         configuration.audience = audience
         configuration.requireAuthTime = requireAuthTime
+        let square: Bool
+        switch setting(squareAvatars, "PHOTOPREP_SQUARE_AVATARS") ?? "on" {
+        case "on": square = true
+        case "off": square = false
+        case let other: throw ValidationError("--square-avatars \(other): on or off")
+        }
         configuration.thumbnails = ThumbnailSizes(
-            avatar: try Self.edges(avatarThumbnails, "--avatar-thumbnails"), album: try Self.edges(albumThumbnails, "--album-thumbnails"))
+            avatar: try Self.edges(avatarThumbnails, "--avatar-thumbnails"), album: try Self.edges(albumThumbnails, "--album-thumbnails"), squareAvatars: square)
         configuration.uploadExpiry = uploadExpiry
         if let quality = quality ?? environment["PHOTOPREP_QUALITY"].map({ QualityTarget($0) }) ?? nil {
             configuration.quality = quality

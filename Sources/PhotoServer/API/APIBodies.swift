@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import PhotoPrep
 import PhotoServices
 
 // The API's bodies: what a handler returns (`ResponseEncodable`, written by `APIResponseEncoder`) and
@@ -18,6 +19,21 @@ struct ThumbnailBody: Encodable {
 
 struct UpdateMe: Decodable {
     var displayName: String
+}
+
+/// `PUT …/photo/focus`: the point the photo's square thumbnails are centred on, as Mastodon's `focus` (`x,y`, each −1…1);
+/// null for the attention rule's choice.
+struct SetFocus: Decodable {
+    var focus: String?
+
+    /// The focal point asked for (nil: none), or 422 naming the field.
+    func point() throws -> FocalPoint? {
+        guard let focus else { return nil }
+        guard let point = FocalPoint(parsing: focus) else {
+            throw Problem(.unprocessableContent, "focus", "focus: \"x,y\", each from -1 to 1 (0,0 the centre, -1,1 the top left), or null", field: "focus")
+        }
+        return point
+    }
 }
 
 struct CreateGroup: Decodable {
@@ -94,6 +110,8 @@ struct PhotoBody: ResponseEncodable {
     var placeholder: String?
     /// When it was taken (ISO 8601, with the offset it was taken at), if its EXIF said.
     var takenAt: String?
+    /// The focal point its square thumbnails are centred on (`x,y`), when one was given.
+    var focus: String?
     var error: String?
     var acknowledgedBytes: Int64?
     var totalBytes: Int64?

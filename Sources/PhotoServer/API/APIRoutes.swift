@@ -20,9 +20,10 @@ struct APIRoutes: Sendable {
         let uploads = UploadsInProgress(store: store)
         let photos = StoredPhotos(database: services.database)
         let links = DownloadLinks(photos: photos, address: address)
-        UsersController(users: services.users, profiles: services.profiles, photos: photos, uploads: uploads, links: links).addRoutes(to: v1)
+        UsersController(users: services.users, profiles: services.profiles, photos: photos, intake: services.intake, uploads: uploads, links: links)
+            .addRoutes(to: v1)
         AlbumsController(users: services.users, profiles: services.profiles, links: links).addRoutes(to: v1)
-        GroupsController(groups: services.groups, photos: photos, uploads: uploads, links: links).addRoutes(to: v1)
+        GroupsController(groups: services.groups, photos: photos, intake: services.intake, uploads: uploads, links: links).addRoutes(to: v1)
     }
 
     static let documentPath: String? = Bundle.module.path(forResource: "openapi", ofType: "yaml")

@@ -13,6 +13,7 @@ struct DownloadLinks: Sendable {
         var thumbnails: [ThumbnailBody]
         var placeholder: String?
         var takenAt: String?
+        var focus: String?
     }
 
     /// The links of every stored photo among `keys`, by key.
@@ -28,7 +29,7 @@ struct DownloadLinks: Sendable {
                     ThumbnailBody(
                         edge: $0.edge, width: $0.width, height: $0.height, downloadURL: MediaRoutes.downloadURL(photo, base: base, edge: $0.edge),
                         webpDownloadURL: $0.webpLocation == nil ? nil : MediaRoutes.downloadURL(photo, base: base, edge: $0.edge, format: .webp))
-                }, placeholder: photo.placeholder, takenAt: photo.takenAt)
+                }, placeholder: photo.placeholder, takenAt: photo.takenAt, focus: photo.focus)
         }
     }
 
@@ -41,6 +42,7 @@ struct DownloadLinks: Sendable {
             body.thumbnails = links.thumbnails
             body.placeholder = links.placeholder
             body.takenAt = links.takenAt
+            body.focus = links.focus
         }
         return body
     }
@@ -72,6 +74,7 @@ struct DownloadLinks: Sendable {
             body.photo.thumbnails = photo?.thumbnails
             body.photo.placeholder = photo?.placeholder
             body.photo.takenAt = photo?.takenAt
+            body.photo.focus = photo?.focus
             return body
         }
     }

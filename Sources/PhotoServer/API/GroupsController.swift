@@ -11,6 +11,7 @@ import PhotoServices
 struct GroupsController: Sendable {
     let groups: GroupService
     let photos: StoredPhotos
+    let intake: PhotoIntake
     let uploads: UploadsInProgress
     let links: DownloadLinks
 
@@ -23,6 +24,7 @@ struct GroupsController: Sendable {
         v1.get("groups/:id/messages", use: messages)
         v1.get("groups/:id/photo", use: photo)
         v1.post("groups/:id/photo/token", use: regenerateToken)
+        v1.put("groups/:id/photo/focus", use: setFocus)
         v1.get("notifications", use: notifications)
     }
 
@@ -105,6 +107,14 @@ struct GroupsController: Sendable {
     }
 
     /// A new download URL for the group's photo (its admins only); the previous one stops working.
+    /// Centres the group photo's square thumbnails on a focal point (null: the attention rule's choice): its admins only.
+    @Sendable func setFocus(_ request: Request, context: ServerContext) async throws -> PhotoBody {
+        let (group, _) = try await memberGroup(context)
+        let focus = try await request.decode(as: SetFocus.self, context: context).point()
+        let photo = try await intake.refocus(.groupPhoto(groupId: group.id), focus: focus, caller: try context.caller().id)
+        return try await links.photo(PhotoBody(group), key: photo.key, request)
+    }
+
     @Sendable func regenerateToken(_ request: Request, context: ServerContext) async throws -> PhotoBody {
         let (group, _) = try await memberGroup(context)
         let photo = try await photos.regenerateToken(caller: try context.caller().id, .groupPhoto(groupId: group.id))

@@ -8,6 +8,7 @@ struct UsersController: Sendable {
     let users: UserDirectory
     let profiles: ProfileService
     let photos: StoredPhotos
+    let intake: PhotoIntake
     let uploads: UploadsInProgress
     let links: DownloadLinks
 
@@ -17,6 +18,7 @@ struct UsersController: Sendable {
         v1.get("me/photo", use: photo)
         v1.delete("me/photo", use: deletePhoto)
         v1.post("me/photo/token", use: regenerateToken)
+        v1.put("me/photo/focus", use: setFocus)
         v1.get("users", use: search)
         v1.get("users/:id", use: user)
     }
@@ -51,6 +53,17 @@ struct UsersController: Sendable {
         // As for a group's photo: asked before there is one, 409 (the README's rule), not 404 (the route exists).
         guard let key = user.profilePhotoKey else { throw ServiceError.invalidState("there is no profile picture for \(caller.id) yet") }
         _ = try await photos.regenerateToken(caller: caller.id, try StoragePath(key: key))
+        return try await links.photo(PhotoBody(state: "ready", error: nil, acknowledgedBytes: nil, totalBytes: nil), key: key, request)
+    }
+
+    /// Centres the caller's picture's square thumbnails on a focal point (null: the attention rule's choice); they are
+    /// made again, and the picture gets new download URLs.
+    @Sendable func setFocus(_ request: Request, context: ServerContext) async throws -> PhotoBody {
+        let caller = try context.caller()
+        let focus = try await request.decode(as: SetFocus.self, context: context).point()
+        let user = try await known(caller)
+        guard let key = user.profilePhotoKey else { throw ServiceError.invalidState("there is no profile picture for \(caller.id) yet") }
+        _ = try await intake.refocus(try StoragePath(key: key), focus: focus, caller: caller.id)
         return try await links.photo(PhotoBody(state: "ready", error: nil, acknowledgedBytes: nil, totalBytes: nil), key: key, request)
     }
 

@@ -1,5 +1,6 @@
 import CoreMetrics
 import Foundation
+import PhotoPrep
 import PhotoServices
 
 /// What happens when the last byte of an upload arrived (tusd's `pre-finish`): the photo is taken in by
@@ -46,7 +47,8 @@ struct ArrivalProcessor: Sendable {
         }
         defer { admission.leave() }
         do {
-            let taken = try await intake.take(file, key: upload.key, caller: upload.owner, displayName: upload.ownerName)
+            let focus = upload.metadata["focus"].flatMap { FocalPoint(parsing: $0) }
+            let taken = try await intake.take(file, key: upload.key, caller: upload.owner, displayName: upload.ownerName, focus: focus)
             metrics.pipelineSeconds.record(taken.preparing)
             metrics.photosStored.increment()
             return taken.url

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import PhotoPrep
 import PhotoServices
 
 /// The resumable-upload core both protocols share, shaped like tusd's handler over its data store and
@@ -50,6 +51,9 @@ struct UploadHandler: Sendable {
                 reason: "size")
         }
         guard length > 0 else { throw refusal(.unsupportedMediaType, "an empty upload is not a photo", reason: "type") }
+        if let focus = metadata["focus"], FocalPoint(parsing: focus) == nil {
+            throw refusal(.unprocessableContent, "focus: \"x,y\", each from -1 to 1 (0,0 the centre, -1,1 the top left)", reason: "focus")
+        }
         let now = Date()
         let unfinished: Int
         do { unfinished = try await store.unfinished(now: now).filter { $0.owner == caller.id }.count } catch { throw refusal(error) }

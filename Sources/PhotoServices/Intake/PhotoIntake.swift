@@ -63,22 +63,18 @@ public struct PhotoIntake: Sendable {
     /// and deletes what they replaced. Throws `.notAllowed` when the caller may not (or no longer) write there, `.storage` when
     /// storage, the database or the pool failed (nothing recorded; ask again), and the photo's own error
     /// (`.unsupportedPhoto`, `.photoTooLarge`) when it cannot be stored.
-    public func take(_ file: String, key: String, caller: String, displayName: String?) async throws(ServiceError) -> Taken {
+    /// `focus`: where the photo's square thumbnails are centred (the client's, from the upload's metadata).
+    public func take(_ file: String, key: String, caller: String, displayName: String?, focus: FocalPoint? = nil) async throws(ServiceError) -> Taken {
         let path = try StoragePath(key: key)
         guard let storage = destination.storage else { throw .invalidState("photos are taken in only where their storage is this process's") }
         let started = ContinuousClock.now
-        let prepared = try await prepare(contentsOf: file, for: path, thumbnails: thumbnails.edges(for: path), webpThumbnails: webpThumbnails)
+        let prepared = try await prepare(contentsOf: file, for: path, thumbnails: thumbnailOptions(for: path, focus: focus))
         let preparing = ContinuousClock.now - started
         try await authorize(caller: caller, writing: path)
         var stored = StoredPhotos.StoredObjects(
             photo: try await storage.put(prepared.jpeg, key: path.key), thumbnails: [], score: prepared.report.score,
-            placeholder: prepared.report.placeholder, takenAt: keepsCaptureTime ? prepared.report.takenAt : nil)
-        for thumbnail in prepared.thumbnails {
-            let object = try await storage.put(thumbnail.jpeg, key: path.thumbnailKey(edge: thumbnail.edge))
-            var webp: StoredPhotos.StoredObject?
-            if let bytes = thumbnail.webp { webp = try await storage.put(bytes, key: path.webpThumbnailKey(edge: thumbnail.edge), contentType: "image/webp") }
-            stored.thumbnails.append((thumbnail.edge, thumbnail.width, thumbnail.height, object, webp))
-        }
+            placeholder: prepared.report.placeholder, takenAt: keepsCaptureTime ? prepared.report.takenAt : nil, focus: focus)
+        stored.thumbnails = try await store(prepared.thumbnails, of: path, in: storage)
         let objects = stored
         let replaced = try await database.write { db in
             try await Self.record(caller: caller, displayName: displayName, path: path, stored: objects, db)
@@ -89,6 +85,66 @@ public struct PhotoIntake: Sendable {
     }
 
     // MARK: - The steps
+
+    /// The thumbnails a photo at `path` gets: its sizes, squares for avatars (centred on `focus`), WebP beside.
+    public struct ThumbnailOptions: Sendable {
+        public var edges: [Int]
+        public var square: Bool
+        public var focus: FocalPoint?
+        public var webp: Bool
+
+        public init(edges: [Int] = [], square: Bool = false, focus: FocalPoint? = nil, webp: Bool = false) {
+            (self.edges, self.square, self.focus, self.webp) = (edges, square, focus, webp)
+        }
+    }
+
+    func thumbnailOptions(for path: StoragePath, focus: FocalPoint?) -> ThumbnailOptions {
+        ThumbnailOptions(edges: thumbnails.edges(for: path), square: thumbnails.square(for: path), focus: focus, webp: webpThumbnails)
+    }
+
+    /// Puts the thumbnails (and their WebPs) of the photo at `path`.
+    private func store(_ thumbnails: [Thumbnail], of path: StoragePath, in storage: any PhotoStorage) async throws(ServiceError) -> StoredPhotos.StoredThumbnails {
+        var stored: StoredPhotos.StoredThumbnails = []
+        for thumbnail in thumbnails {
+            let object = try await storage.put(thumbnail.jpeg, key: path.thumbnailKey(edge: thumbnail.edge))
+            var webp: StoredPhotos.StoredObject?
+            if let bytes = thumbnail.webp { webp = try await storage.put(bytes, key: path.webpThumbnailKey(edge: thumbnail.edge), contentType: "image/webp") }
+            stored.append((thumbnail.edge, thumbnail.width, thumbnail.height, object, webp))
+        }
+        return stored
+    }
+
+    /// Centres the square thumbnails of the photo stored at `path` on `focus` (nil: on what the attention rule picks)
+    /// — its owner's photos, a group's by its admins (`notAllowed` otherwise; `invalidState` when nothing is stored
+    /// there). They are made again from the stored photo and put over the old ones; the photo gets a new download token,
+    /// so that no browser keeps showing the old squares from its cache (its URLs until now stop working).
+    public func refocus(_ path: StoragePath, focus: FocalPoint?, caller: String) async throws(ServiceError) -> StoredPhoto {
+        guard let storage = destination.storage else { throw .invalidState("photos are refocused only where their storage is this process's") }
+        try await authorize(caller: caller, writing: path)
+        let options = thumbnailOptions(for: path, focus: focus)
+        guard options.square, !options.edges.isEmpty else { throw .invalidState("\(path.key) has no square thumbnails to centre") }
+        guard let photo = try await database.read({ db in try await StoredPhotos.photo(path.key, db) }) else {
+            throw .invalidState("there is no photo at \(path.key) yet")
+        }
+        guard let bytes = try await storage.bytes(key: path.key, location: photo.location) else { throw .storage("\(path.key) is not in storage") }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("photoprep-refocus-\(randomUUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        do { try Data(bytes).write(to: folder) } catch { throw .storage("cannot write a temporary file: \(error)") }
+        let prepared = try await prepare(contentsOf: folder.path, for: path, thumbnails: options)
+        let thumbnails = try await store(prepared.thumbnails, of: path, in: storage)
+        let (refocused, unused) = try await database.write { db in
+            guard var current = try await StoredPhotos.photo(path.key, db), current.sha256 == photo.sha256 else {
+                throw ServiceError.invalidState("the photo at \(path.key) was replaced meanwhile; centre the new one")
+            }
+            let unused = try await StoredPhotos.replaceThumbnails(key: path.key, with: thumbnails, db)
+            current.focus = focus?.description
+            current.token = StoredPhotos.newToken()
+            try await db.update("storedPhoto").set("focus", to: current.focus).set("token", to: current.token).where("key", .equal, path.key).run()
+            return (current, unused)
+        }
+        for object in unused { await deleteReplaced(object, caller: caller) }
+        return refocused
+    }
 
     /// May `caller` write `path`? The storage rules, with group admins read from the database.
     public func authorize(caller: String, writing path: StoragePath) async throws(ServiceError) {
@@ -102,10 +158,12 @@ public struct PhotoIntake: Sendable {
     /// The photo in `file` prepared with the path's preset on the bounded pool — one that already
     /// complies passes through byte for byte — with the `thumbnails` asked for, and checked against the
     /// path's limits.
-    public func prepare(contentsOf file: String, for path: StoragePath, thumbnails: [Int] = [], webpThumbnails: Bool = false) async throws(ServiceError) -> PreparedPhoto {
+    public func prepare(contentsOf file: String, for path: StoragePath, thumbnails: ThumbnailOptions = ThumbnailOptions()) async throws(ServiceError) -> PreparedPhoto {
         var options = PrepareOptions(preset: path.preset)
-        options.thumbnails = thumbnails
-        options.webpThumbnails = webpThumbnails
+        options.thumbnails = thumbnails.edges
+        options.webpThumbnails = thumbnails.webp
+        options.squareThumbnails = thumbnails.square
+        options.focus = thumbnails.focus
         options.maxPixels = maxPixels
         options.quality = quality
         let pipeline = PhotoPipeline(options: options)

@@ -1,6 +1,7 @@
 import Crypto
 public import Foundation
 import PhotoFiles
+public import PhotoPrep
 import SQLKit
 import Synchronization
 
@@ -124,9 +125,17 @@ public struct StoredPhotos: Sendable {
             .model(StoredPhoto(
                 key: key, location: photo.location, sha256: photo.content.sha256, size: photo.content.size, token: newToken(), storedAt: date,
                 score: stored.score, placeholder: stored.placeholder, takenAt: stored.takenAt,
-                takenAtUTC: stored.takenAt.flatMap { ISO8601DateFormatter().date(from: $0) }))
+                takenAtUTC: stored.takenAt.flatMap { ISO8601DateFormatter().date(from: $0) }, focus: stored.focus?.description))
             .run()
-        for thumbnail in stored.thumbnails {
+        return try await insert(stored.thumbnails, key: key, replacing: old, db)
+    }
+
+    /// A stored photo's thumbnails, as the intake put them.
+    public typealias StoredThumbnails = [(edge: Int, width: Int, height: Int, object: StoredObject, webp: StoredObject?)]
+
+    /// Records `thumbnails` for the photo at `key`; returns those of `old` (locations) they do not overwrite.
+    private static func insert(_ thumbnails: StoredThumbnails, key: String, replacing old: [String], _ db: any SQLDatabase) async throws -> [String] {
+        for thumbnail in thumbnails {
             try await db.insert(into: "storedThumbnail")
                 .model(StoredThumbnail(
                     key: key, edge: thumbnail.edge, width: thumbnail.width, height: thumbnail.height, location: thumbnail.object.location,
@@ -134,18 +143,25 @@ public struct StoredPhotos: Sendable {
                     webpSha256: thumbnail.webp?.content.sha256, webpSize: thumbnail.webp?.content.size))
                 .run()
         }
-        let kept = Set(stored.thumbnails.flatMap { [$0.object.location] + ($0.webp.map { [$0.location] } ?? []) })
+        let kept = Set(thumbnails.flatMap { [$0.object.location] + ($0.webp.map { [$0.location] } ?? []) })
         return old.filter { !kept.contains($0) }
+    }
+
+    /// Records `thumbnails` as those of the photo at `key` (made again: `PhotoIntake.refocus`); returns the locations of
+    /// those it had that the new ones do not overwrite (a WebP no longer made).
+    static func replaceThumbnails(key: String, with thumbnails: StoredThumbnails, _ db: any SQLDatabase) async throws -> [String] {
+        let rows = try await db.delete(from: "storedThumbnail").where("key", .equal, key).returning("location", "webpLocation").all()
+        let old = try rows.flatMap { row in
+            [try row.decode(column: "location", as: String.self)] + (try row.decode(column: "webpLocation", as: String?.self).map { [$0] } ?? [])
+        }
+        return try await insert(thumbnails, key: key, replacing: old, db)
     }
 
     /// Forgets the photo at `key` and its thumbnails; returns the thumbnails' locations (to delete). Two statements
     /// (`DELETE … RETURNING`, in SQLite and PostgreSQL alike): each is a trip to the database's thread and back.
     @discardableResult
     static func forget(key: String, _ db: any SQLDatabase) async throws -> [String] {
-        let rows = try await db.delete(from: "storedThumbnail").where("key", .equal, key).returning("location", "webpLocation").all()
-        let thumbnails = try rows.flatMap { row in
-            [try row.decode(column: "location", as: String.self)] + (try row.decode(column: "webpLocation", as: String?.self).map { [$0] } ?? [])
-        }
+        let thumbnails = try await replaceThumbnails(key: key, with: [], db)
         try await db.delete(from: "storedPhoto").where("key", .equal, key).run()
         return thumbnails
     }
@@ -214,13 +230,15 @@ public struct StoredPhotos: Sendable {
     /// A photo as the intake stored it: the photo, and its thumbnails.
     public struct StoredObjects: Sendable {
         public var photo: StoredObject
-        public var thumbnails: [(edge: Int, width: Int, height: Int, object: StoredObject, webp: StoredObject?)]
+        public var thumbnails: StoredThumbnails
         /// The photo's SSIMULACRA2 score (`PrepareReport.score`).
         public var score: Double?
         /// Its placeholder (`PrepareReport.placeholder`).
         public var placeholder: String? = nil
         /// When it was taken (`PrepareReport.takenAt`), nil when not to be kept.
         public var takenAt: String? = nil
+        /// The focal point its square thumbnails were centred on, when the client gave one.
+        public var focus: FocalPoint? = nil
     }
 
     /// One object in storage: where, and what readers are told of its bytes.

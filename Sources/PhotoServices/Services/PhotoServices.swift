@@ -19,6 +19,8 @@ public final class PhotoServices: Sendable {
     public let users: UserDirectory
     public let groups: GroupService
     public let profiles: ProfileService
+    /// How photos are taken in (and their squares centred again: `PhotoIntake.refocus`).
+    public let intake: PhotoIntake
 
     /// The services on `intake` — the one a server takes its arriving photos in with, so that its limits
     /// (pixels, thumbnails, quality) hold for every way a photo arrives.
@@ -30,6 +32,7 @@ public final class PhotoServices: Sendable {
         // Owner-only: staged photos and the journal of uploads in flight are nobody else's business.
         try? FileManager.default.createDirectory(at: stateFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         self.database = database
+        self.intake = intake
         jobs = PhotoJobs(
             store: JobStore(database: database, destination: intake.destination.name), intake: intake,
             staging: stateFolder.appendingPathComponent("staging"), lease: lease)

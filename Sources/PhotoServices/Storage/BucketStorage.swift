@@ -33,6 +33,10 @@ public struct BucketStorage: PhotoStorage {
         do { try await objects.delete(key) } catch { throw .storage("deleting \(location): \(error)") }
     }
 
+    public func bytes(key: String, location: String) async throws(ServiceError) -> [UInt8]? {
+        do { return try await objects.get(key) } catch { throw .storage("reading \(key): \(error)") }
+    }
+
     /// A presigned `GET` valid five minutes.
     public func read(key: String, location: String) -> StoredRead {
         .redirect(objects.store.presignedGET(key: key, expires: 300))

@@ -53,6 +53,11 @@ public struct FolderStorage: PhotoStorage {
         return .file(path: path)
     }
 
+    public func bytes(key: String, location: String) async throws(ServiceError) -> [UInt8]? {
+        guard case .file(let path) = read(key: key, location: location) else { return nil }
+        return try await blocking { FileManager.default.contents(atPath: path).map { [UInt8]($0) } }
+    }
+
     public func list(prefix: String) async throws(ServiceError) -> [String] {
         let root = root.path
         return try await blocking {

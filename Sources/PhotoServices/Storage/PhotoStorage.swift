@@ -22,6 +22,8 @@ public protocol PhotoStorage: Sendable {
     func delete(_ location: String) async throws(ServiceError)
     /// How a reader gets the object under `key` that was recorded at `location`.
     func read(key: String, location: String) -> StoredRead
+    /// The bytes of the object under `key` recorded at `location` (nil when there is none), for the server's own use.
+    func bytes(key: String, location: String) async throws(ServiceError) -> [UInt8]?
     /// The keys stored under `prefix`, for sweeping.
     func list(prefix: String) async throws(ServiceError) -> [String]
     /// Whether a photo could be put now, asked cheaply for a readiness probe: the storage answers within

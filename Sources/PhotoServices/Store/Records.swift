@@ -152,6 +152,8 @@ public struct StoredPhoto: Codable, Sendable, Equatable {
     public var takenAt: String? = nil
     /// `takenAt` as an instant: what albums are listed by.
     public var takenAtUTC: Date? = nil
+    /// The focal point its square thumbnails are centred on, as the client gave it (`x,y`, `FocalPoint`); nil: none given.
+    public var focus: String? = nil
 }
 
 /// A thumbnail of a stored photo (`PrepareOptions.thumbnails`): read with the photo's token and version.

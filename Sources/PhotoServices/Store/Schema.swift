@@ -20,7 +20,7 @@ enum Schema {
         Migration(name: "services v2: stored photos' versions and download tokens", shippedAs: "", run: servicesV2),
         Migration(name: "services v3: each group's creation, to tell a resent creation from another", shippedAs: "", run: servicesV3),
         Migration(name: "services v4: each stored photo's perceptual quality score", shippedAs: "", run: servicesV4),
-        Migration(name: "services v5: each stored photo's placeholder and capture time, its thumbnails' WebPs", shippedAs: "", run: servicesV5),
+        Migration(name: "services v5: each stored photo's placeholder, capture time and focal point, its thumbnails' WebPs", shippedAs: "", run: servicesV5),
     ]
     /// The photo jobs (embedded services and clients alike), their runs, and replaced objects still to delete.
     static let jobs = [
@@ -154,6 +154,8 @@ enum Schema {
         try await db.alter(table: "storedPhoto").column("placeholder", type: .text).run()
         try await db.alter(table: "storedPhoto").column("takenAt", type: .text).run()
         try await db.alter(table: "storedPhoto").column("takenAtUTC", type: .timestamp).run()
+        // The focal point its square thumbnails are centred on (`FocalPoint`, as given), when the client gave one.
+        try await db.alter(table: "storedPhoto").column("focus", type: .text).run()
         // A thumbnail's WebP, when one was made (`Thumbnail.webp`).
         try await db.alter(table: "storedThumbnail").column("webpLocation", type: .text).run()
         try await db.alter(table: "storedThumbnail").column("webpSha256", type: .text).run()

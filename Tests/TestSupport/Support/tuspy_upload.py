@@ -2,7 +2,7 @@
 """Uploads one file with tuspy, the tus project's own Python client (PyPI), and prints the outcome as
 one JSON object: {"ok": true, "url": ...} or {"ok": false, "status": HTTP status or null, "error": ...}.
 
-  tuspy_upload.py ENDPOINT KEY FILE [--token T] [--chunk-size BYTES] [--checksum] [--retries N]
+  tuspy_upload.py ENDPOINT KEY FILE [--token T] [--chunk-size BYTES] [--checksum] [--retries N] [--metadata NAME=VALUE ...]
 """
 import argparse
 import json
@@ -20,11 +20,13 @@ def main():
     parser.add_argument("--chunk-size", type=int, default=1 << 20)
     parser.add_argument("--checksum", action="store_true")
     parser.add_argument("--retries", type=int, default=0)
+    parser.add_argument("--metadata", action="append", default=[], help="more Upload-Metadata, e.g. focus=-0.5,0.25")
     args = parser.parse_args()
+    extra = dict(item.split("=", 1) for item in args.metadata)
     headers = {"Authorization": f"Bearer {args.token}"} if args.token else {}
     tus = client.TusClient(args.endpoint, headers=headers)
     uploader = tus.uploader(
-        file_path=args.file, chunk_size=args.chunk_size, metadata={"key": args.key, "filename": args.key.split("/")[-1]},
+        file_path=args.file, chunk_size=args.chunk_size, metadata={"key": args.key, "filename": args.key.split("/")[-1], **extra},
         upload_checksum=args.checksum, retries=args.retries, retry_delay=0.5)
     try:
         uploader.upload()
