@@ -372,7 +372,7 @@ import TestSupport
         let thumbnail = try #require((photo["thumbnails"] as? [[String: Any]])?.first { $0["edge"] as? Int == 256 })
         let stored = try PhotoPipeline(preset: .group).probe(try #require(server.stored(key)))
         let expected = [[stored.width, stored.height], [try #require(thumbnail["width"] as? Int), try #require(thumbnail["height"] as? Int)]]
-        #expect(expected[0] == [2048, 1280] && expected[1] == [256, 160])
+        #expect(expected[0] == [2048, 1280] && expected[1] == [256, 256], "the photo, and its square avatar thumbnail")
 
         let result = try await runSupportScript("browser_images.py", ["--server-log", server.logFile.path, url, try #require(thumbnail["downloadURL"] as? String)])
         try #require(result.status == 0, "\(result.stderr.suffix(3000))")

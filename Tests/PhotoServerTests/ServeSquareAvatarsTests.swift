@@ -69,6 +69,16 @@ import TestSupport
         // null: the attention rule's choice.
         let reset = try await ServeAPITests.call(server, "PUT", "/v1/me/photo/focus", token: u1, json: ["focus": NSNull()])
         #expect(reset.status == 200 && reset.body["focus"] == nil, "\(reset.body)")
+
+        // Through PhotoClient.
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let client = try await PhotoClient(server: URL(string: server.base)!, folder: folder) { u1 }
+        let set = try await client.setProfilePhotoFocus(FocalPoint(x: -0.85, y: 0))
+        #expect(set.focus == "-0.85,0.0" && set.thumbnails?.count == 2)
+        let thumbnail = try #require(set.thumbnails?.last)
+        #expect(try await Self.magenta(thumbnail.downloadURL, side: thumbnail.edge) > 0)
+        await #expect(throws: ServiceError.self) { _ = try await client.setGroupPhotoFocus("no-such-group", nil) }
     }
 
     /// A focal point that is not x,y within -1…1 is refused when the upload is created (422 naming it), nothing made.

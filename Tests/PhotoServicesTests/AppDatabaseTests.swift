@@ -63,6 +63,7 @@ import TestSupport
         let addedSince = [
             "services v2: stored photos' versions and download tokens", "services v3: each group's creation, to tell a resent creation from another",
             "services v4: each stored photo's perceptual quality score",
+            "services v5: each stored photo's placeholder, capture time and focal point, its thumbnails' WebPs",
             "jobs v5: each job's destination",
         ]
         for role in [AppDatabase.Role.services, .client, .server] {

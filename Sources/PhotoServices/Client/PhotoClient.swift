@@ -2,7 +2,7 @@ public import Foundation
 import PhotoFiles
 import SQLKit
 import NIOHTTP1
-import PhotoPrep
+public import PhotoPrep
 public import PhotoUpload
 
 /// The services in remote mode: an app's side of `photoprep serve`, offline-first.
@@ -82,6 +82,17 @@ public final class PhotoClient: Sendable {
     /// The signed-in user's profile picture as the server shows it, with its download URLs.
     public func profilePhoto() async throws(ServiceError) -> PhotoLinks {
         try await api.photoLinks("v1/me/photo")
+    }
+
+    /// Centres the square thumbnails of the signed-in user's profile picture on `focus` (nil: where the server's
+    /// attention rule puts them); returns the picture with its new download URLs.
+    public func setProfilePhotoFocus(_ focus: FocalPoint?) async throws(ServiceError) -> PhotoLinks {
+        try await api.setFocus("v1/me/photo", focus?.description)
+    }
+
+    /// Centres the square thumbnails of a group's photo on `focus` (the group's admins only).
+    public func setGroupPhotoFocus(_ groupId: String, _ focus: FocalPoint?) async throws(ServiceError) -> PhotoLinks {
+        try await api.setFocus("v1/groups/\(try StorageRules.validated(groupId, "group id"))/photo", focus?.description)
     }
 
     /// The signed-in user, from the token's `sub`.

@@ -20,6 +20,8 @@ public struct PhotoLinks: Codable, Sendable, Equatable {
     public var placeholder: String?
     /// When it was taken, as its EXIF said (ISO 8601 with the offset it was taken at); nil when unknown.
     public var takenAt: String?
+    /// The focal point its square thumbnails are centred on (`x,y`, as Mastodon's focus), when one was given.
+    public var focus: String?
 
     public init(state: String, url: String?, downloadURL: String? = nil, thumbnails: [Thumbnail]? = nil) {
         self.state = state

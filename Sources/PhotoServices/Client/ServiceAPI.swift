@@ -78,6 +78,19 @@ struct ServiceAPI: Sendable {
         try await expect(200, .GET, path) { body in try JSONDecoder().decode(PhotoLinks.self, from: Data(body)) }
     }
 
+    /// Centres the square thumbnails of the photo at `path` (`…/photo`) on `focus` (nil: the attention rule's choice).
+    func setFocus(_ path: String, _ focus: String?) async throws(ServiceError) -> PhotoLinks {
+        struct Body: Encodable {
+            var focus: String?
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(focus, forKey: .focus)  // null, not absent, for "none"
+            }
+            enum CodingKeys: String, CodingKey { case focus }
+        }
+        return try await expect(200, .PUT, path + "/focus", json: Body(focus: focus)) { body in try JSONDecoder().decode(PhotoLinks.self, from: Data(body)) }
+    }
+
     /// The signed-in user's photos in `album`.
     func albumPhotos(_ album: String) async throws(ServiceError) -> [AlbumPhotoLinks] {
         struct Page: Decodable { var photos: [AlbumPhotoLinks] }
@@ -101,8 +114,10 @@ struct ServiceAPI: Sendable {
 
     /// One call whose answer should be `status`: its body read by `read`; 404 is `notFound`, any other
     /// answer `rejected` with the problem's detail, no answer `rejected` as unreachable.
-    private func expect<T>(_ status: Int, _ method: HTTPMethod, _ path: String, read: ([UInt8]) throws -> T) async throws(ServiceError) -> T {
-        let answer = await call(method, path)
+    private func expect<T>(
+        _ status: Int, _ method: HTTPMethod, _ path: String, json: (some Encodable)? = Optional<String>.none, read: ([UInt8]) throws -> T
+    ) async throws(ServiceError) -> T {
+        let answer = await call(method, path, json: json)
         switch answer {
         case .answered(let got, let body) where got == status:
             do {
