@@ -54,6 +54,10 @@ import TestSupport
         #expect(drawn.max() == 32 && abs(Double(drawn[0]) / Double(drawn[1]) - Double(stored.width) / Double(stored.height)) < 0.2, "\(drawn)")
         #expect(box[0] > 100 && abs(box[0] / box[1] - Double(drawn[0]) / Double(drawn[1])) < 0.05, "the box has the photo's shape before it came: \(box)")
         #expect(page["placeholderAfterLoad"] as? [String] == ["replaced", ""], "gone once the photo loaded")
+        // Clicked by its admin a tenth of the way in from the left, half-way down: the avatar's squares are centred there.
+        let focused = try await seeded.database().one(StoredPhoto.self, from: "storedPhoto", id: "group_photos/\(groupId)/photo.jpg", key: "key")
+        let focus = try #require(focused?.focus.flatMap { FocalPoint(parsing: $0) }, "\(String(describing: focused?.focus))")
+        #expect(abs(focus.x + 0.8) < 0.03 && abs(focus.y) < 0.03, "\(focus)")
         let thumbnail = try PhotoPipeline(preset: .group).probe(try #require(server.stored("thumbnails/128/group_photos/\(groupId)/photo.jpg")))
         #expect(page["groupListImage"] as? [Int] == [thumbnail.width, thumbnail.height] && thumbnail.width == 128, "its 128 px thumbnail in the list")
         let progress = try #require(page["groupProgress"] as? [Int])

@@ -197,6 +197,12 @@ def main():
         result["groupPageImage"] = page.eval_on_selector("#group-photo-view", "i => [i.naturalWidth, i.naturalHeight]")
         result["placeholderAfterLoad"] = page.eval_on_selector(
             "#group-photo-view", "i => [i.dataset.placeholder, i.style.backgroundImage]")
+
+        # The admin clicks the photo a tenth of the way in from its left edge, half-way down: the avatar is centred there.
+        box = page.eval_on_selector("#group-photo-view", "i => { const r = i.getBoundingClientRect(); return [r.width, r.height]; }")
+        page.click("#group-photo-view", position={"x": box[0] * 0.1, "y": box[1] * 0.5})
+        wait_until("document.getElementById('message').textContent.includes('centred there')")
+        result["focusMessage"] = page.text_content("#message")
         result["groupTitle"] = page.text_content("#group-title")
 
         # Cancelled mid-upload: the upload is deleted on the server.

@@ -41,6 +41,7 @@ export class Api {
   group(id) { return this.call("GET", `/v1/groups/${encodeURIComponent(id)}`); }
   createGroup(id, name, participants) { return this.call("POST", "/v1/groups", { id, name, participants }); }
   album(album) { return this.call("GET", `/v1/albums/${encodeURIComponent(album)}/photos`); }
+  setGroupPhotoFocus(id, focus) { return this.call("PUT", `/v1/groups/${encodeURIComponent(id)}/photo/focus`, { focus }); }
   deleteAlbumPhoto(album, id) { return this.call("DELETE", `/v1/albums/${encodeURIComponent(album)}/photos/${encodeURIComponent(id)}`); }
 }
 

@@ -158,6 +158,19 @@ async function openGroup(id) {
   $("group-admin").hidden = !group.members.some((m) => m.userId === me && m.isAdmin);
 }
 
+// An admin clicks the group's photo where its avatar should be centred: the server cuts the squares again there.
+$("group-photo-view").addEventListener("click", async (event) => {
+  const id = $("group-page").dataset.group;
+  if ($("group-admin").hidden || !id) return;
+  const box = event.currentTarget.getBoundingClientRect();
+  const clamp = (v) => Math.min(1, Math.max(-1, v));
+  const x = clamp(((event.clientX - box.left) / box.width) * 2 - 1), y = clamp(1 - ((event.clientY - box.top) / box.height) * 2);
+  const photo = await attempt(() => api.setGroupPhotoFocus(id, `${x.toFixed(2)},${y.toFixed(2)}`));
+  if (!photo) return;
+  say("The group's avatar is centred there.", true);
+  await loadGroups();
+});
+
 async function setGroupPhoto(id, file, container) {
   if (await tracked(container, file, `group_photos/${id}/`, LIMITS.group, () => `group_photos/${id}/photo.jpg`)) {
     await loadGroups();
