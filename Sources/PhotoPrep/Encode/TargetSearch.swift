@@ -35,6 +35,8 @@ struct TargetSearch {
     /// A pass this close above the target ends the search without proving the next quality down fails.
     var tolerance = 0.6
     var maxEncodes = 4
+    /// The first quality to try, when the caller knows better than the JPEG table (`typicalScore`): another codec's.
+    var firstQuality: Int?
     /// Score points a quality step is assumed to add until two scores are known: the calibration corpus's median
     /// between qualities 80 and 96 (0.66 at 1024 px, 0.57 at 2048; single photos 0.47–1.16).
     static let priorSlope = 0.6
@@ -75,7 +77,7 @@ struct TargetSearch {
             }
             if tried.count >= maxEncodes { return lowestOver == nil && high == qualities.upperBound ? .targetUnreachable : .budgetBound }
         }
-        guard !tried.isEmpty else { return .encode(quality: clamp(firstGuess, above: nil, below: high + 1)) }
+        guard !tried.isEmpty else { return .encode(quality: clamp(firstQuality ?? firstGuess, above: nil, below: high + 1)) }
         // Only encodes over the budget so far: the quality a typical photo needs is more than the budget holds.
         guard pass != nil || fail != nil else { return .budgetBound }
 

@@ -17,6 +17,13 @@ struct WebPEncoder {
         var score: Double
     }
 
+    /// Where the search starts: the median quality at which the calibration corpus's thumbnails (`Benchmarks/calibration-corpus.sh`,
+    /// not the benchmark's) reached their JPEG's SSIMULACRA2 85-odd — 90 for 512 px fits and 256 px squares (93 for the
+    /// four 128 px squares of 21 that had one). From the JPEG table's guess (87) instead, the WebP step of a 512 px
+    /// thumbnail took 81.7 ms rather than 68.5 on the benchmark corpus (`Benchmarks/thumbnails.sh`; that run shared
+    /// the machine with a build).
+    static let typicalQuality = 90
+
     /// The WebP, or nil when none reaches the JPEG's score in fewer bytes.
     func encode(_ image: PixelImage) throws(PhotoPrepError) -> Result? {
         let reference = image.channels == 3 ? image : PixelImage(width: image.width, height: image.height, channels: 3, pixels: image.pixels.flatMap { [$0, $0, $0] })
@@ -34,6 +41,7 @@ struct WebPEncoder {
         // Over the JPEG's size counts as over the budget: the search stops there, as it does for a JPEG's byte budget.
         var search = TargetSearch(target: target, qualities: 50...100, limit: jpegBytes)
         search.maxEncodes = 5
+        search.firstQuality = Self.typicalQuality
         while true {
             switch search.next() {
             case .encode(let quality):

@@ -13,8 +13,10 @@ enum AttentionCrop {
     /// The centre of the most interesting `cropWidth` × `cropHeight` area of `image` (in `image`'s pixels), as
     /// fractions of its width and height.
     static func centre(of image: PixelImage, cropWidth: Int, cropHeight: Int) -> (x: Double, y: Double)? {
-        // A small copy is plenty for a 32 × 32 map: the long side 256 px at most.
-        let scale = min(1, 256 / Double(max(image.width, image.height)))
+        // Read at the scale `vipsthumbnail -s 256 --smartcrop attention` reads it, the short side 256 px (the long side
+        // 1024 at most): the edges' weight against the colour masks depends on it (a gradient per pixel grows as the
+        // picture shrinks).
+        let scale = min(1, 256 / Double(min(image.width, image.height)), 1024 / Double(max(image.width, image.height)))
         let w = max(1, Int((Double(image.width) * scale).rounded())), h = max(1, Int((Double(image.height) * scale).rounded()))
         let small = w == image.width && h == image.height ? image : Resizer.thumbnail(image, width: w, height: h)
         var lightness = [Float](repeating: 0, count: w * h), interest = lightness
