@@ -195,12 +195,15 @@ struct Serve: AsyncParsableCommand {
         configuration.issuer = issuer
         configuration.audience = audience
         configuration.requireAuthTime = requireAuthTime
-        let square: Bool
-        switch setting(squareAvatars, "PHOTOPREP_SQUARE_AVATARS") ?? "on" {
-        case "on": square = true
-        case "off": square = false
-        case let other: throw ValidationError("--square-avatars \(other): on or off")
+        /// A two-way setting (`on`/`off`, `keep`/`drop`): true for `yes` (the default), false for `no`, else refused.
+        func choice(_ flag: String?, _ name: String, option: String, yes: String = "on", no: String = "off") throws -> Bool {
+            switch setting(flag, name) ?? yes {
+            case yes: return true
+            case no: return false
+            case let other: throw ValidationError("\(option) \(other): \(yes) or \(no)")
+            }
         }
+        let square = try choice(squareAvatars, "PHOTOPREP_SQUARE_AVATARS", option: "--square-avatars")
         configuration.thumbnails = ThumbnailSizes(
             avatar: try Self.edges(avatarThumbnails, "--avatar-thumbnails"), album: try Self.edges(albumThumbnails, "--album-thumbnails"), squareAvatars: square)
         configuration.uploadExpiry = uploadExpiry
@@ -209,16 +212,8 @@ struct Serve: AsyncParsableCommand {
         } else if let text = environment["PHOTOPREP_QUALITY"] {
             throw ValidationError("PHOTOPREP_QUALITY \(text): good, high, visually-lossless, score:N, a quality 1-100, or max")
         }
-        switch setting(captureTime, "PHOTOPREP_CAPTURE_TIME") ?? "keep" {
-        case "keep": configuration.keepsCaptureTime = true
-        case "drop": configuration.keepsCaptureTime = false
-        case let other: throw ValidationError("--capture-time \(other): keep or drop")
-        }
-        switch setting(webpThumbnails, "PHOTOPREP_WEBP_THUMBNAILS") ?? "on" {
-        case "on": configuration.webpThumbnails = true
-        case "off": configuration.webpThumbnails = false
-        case let other: throw ValidationError("--webp-thumbnails \(other): on or off")
-        }
+        configuration.keepsCaptureTime = try choice(captureTime, "PHOTOPREP_CAPTURE_TIME", option: "--capture-time", yes: "keep", no: "drop")
+        configuration.webpThumbnails = try choice(webpThumbnails, "PHOTOPREP_WEBP_THUMBNAILS", option: "--webp-thumbnails")
         let origins = corsOrigin.isEmpty ? (environment["PHOTOPREP_CORS_ORIGINS"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } : corsOrigin
         for origin in origins where origin != "*" {
             guard let url = URL(string: origin), ["http", "https"].contains(url.scheme ?? ""), url.host != nil, url.path.isEmpty, url.query == nil else {

@@ -124,7 +124,8 @@ struct MediaRoutes: Sendable {
     /// gets JPEG), else JPEG. Whether a WebP exists is the record's to say (`served`).
     static func format(asked: String?, accept: String?) -> (format: Format, asked: Bool)? {
         if let asked { return Format(rawValue: asked).map { ($0, true) } }
-        guard let accept else { return (.jpeg, false) }
+        // Most requests say nothing of WebP (and a photo's are never asked): no parsing for them.
+        guard let accept, accept.utf8.count >= 10, accept.contains("image/webp") else { return (.jpeg, false) }
         for range in accept.split(separator: ",") {
             let parts = range.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             guard parts.first == "image/webp" else { continue }
@@ -150,7 +151,7 @@ struct MediaRoutes: Sendable {
         let photo: StoredPhoto
         let cacheControl: String
         do {
-            guard size == nil || edge != nil, let format = Self.format(asked: query.format, accept: request.headers[.accept]),
+            guard size == nil || edge != nil, let format = Self.format(asked: query.format, accept: edge == nil ? nil : request.headers[.accept]),
                 let path = try? StoragePath(key: key), let found = try await photos.media(key, edge: edge)
             else {
                 return Self.notFound
@@ -184,7 +185,8 @@ struct MediaRoutes: Sendable {
         let question = target.utf8.firstIndex(of: UInt8(ascii: "?"))
         let query = Query(question.map { String(target[target.index(after: $0)...]) })
         let edge = query.size.flatMap { Int($0) }
-        guard let token = query.token, query.size == nil || edge != nil, let format = Self.format(asked: query.format, accept: request.headerFields[.accept]),
+        guard let token = query.token, query.size == nil || edge != nil,
+            let format = Self.format(asked: query.format, accept: edge == nil ? nil : request.headerFields[.accept]),
             let key = Self.percentDecoded(target.utf8[..<(question ?? target.utf8.endIndex)].dropFirst("/media/".count)),
             (try? StoragePath(key: key)) != nil,  // as `serve`: Swift's == equates look-alikes (K and KELVIN SIGN)
             let found = photos.remembered(key, edge: edge),
