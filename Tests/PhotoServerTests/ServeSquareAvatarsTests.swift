@@ -81,6 +81,24 @@ import TestSupport
         await #expect(throws: ServiceError.self) { _ = try await client.setGroupPhotoFocus("no-such-group", nil) }
     }
 
+    /// By the IETF draft (no metadata there), the focal point comes in the creation's query.
+    @Test func aDraftUploadsFocalPointComesInItsQuery() async throws {
+        let server = try await onThread { try PhotoServerProcess() }
+        defer { server.stop() }
+        let u1 = TestTokens.hs256(sub: "u1")
+        let sent = try await runSupportScript(
+            "draft_upload.py", [server.base, "profile_images/u1/me.jpg", try await Self.markedPhoto(), "--token", u1, "--query", "focus=-0.85,0"])
+        #expect(sent.stdout.contains("\"status\": 200"), "\(sent.stdout) \(sent.stderr)")
+        let photo = try await ServeAPITests.call(server, "GET", "/v1/me/photo", token: u1).body
+        #expect(photo["focus"] as? String == "-0.85,0.0", "\(photo)")
+        let thumbnail = try #require(try Self.thumbnails(photo).first { $0["edge"] as? Int == 256 })
+        #expect(try await Self.magenta(try #require(thumbnail["downloadURL"] as? String), side: 256) > 0)
+        let refused = try await HTTPExchange.send("POST", server.base + "/uploads/profile_images/u1/b.jpg?focus=0,9", headers: [
+            "Authorization": "Bearer \(u1)", "Upload-Draft-Interop-Version": "6", "Upload-Complete": "?0", "Upload-Length": "1000", "Content-Length": "0",
+        ])
+        #expect(refused.status == 422 && refused.body.contains("focus"), "\(refused)")
+    }
+
     /// A focal point that is not x,y within -1…1 is refused when the upload is created (422 naming it), nothing made.
     @Test func aMalformedFocusIsRefusedAtCreation() async throws {
         let server = try await onThread { try PhotoServerProcess() }

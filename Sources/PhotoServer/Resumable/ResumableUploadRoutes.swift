@@ -84,7 +84,9 @@ struct ResumableUploadRoutes: Sendable {
         guard let length else {
             throw protocolError("the upload's length must be known when it is created: Upload-Length, or a complete body with Content-Length")
         }
-        let upload = try await uploads.create(caller: caller, key: key, length: length)
+        // The draft has no metadata: a focal point for the photo's square thumbnails comes in the query (`?focus=x,y`).
+        let focus = request.uri.queryParameters.get("focus").map { ["focus": $0] } ?? [:]
+        let upload = try await uploads.create(caller: caller, key: key, length: length, metadata: focus)
         let location = address.url("/resumable/\(upload.id)", request: request.head)
         if contentLength != 0 {
             var interim = HTTPResponse(status: .init(code: 104, reasonPhrase: "Upload Resumption Supported"))

@@ -69,6 +69,7 @@ def main():
     parser.add_argument("--token", required=True)
     parser.add_argument("--version", type=int, choices=[3, 5, 6], default=6)
     parser.add_argument("--cut-after", type=int)
+    parser.add_argument("--query", default="", help="appended to the creation's URL, e.g. focus=-0.85,0")
     args = parser.parse_args()
 
     data = open(args.file, "rb").read()
@@ -79,7 +80,7 @@ def main():
 
     # 1–2: the creation, cut off.
     sock = socket.create_connection((host, port), timeout=30)
-    head = [f"POST /uploads/{quote(args.key)} HTTP/1.1", f"Host: {host}:{port}", f"Content-Length: {len(data)}",
+    head = [f"POST /uploads/{quote(args.key)}{'?' + args.query if args.query else ''} HTTP/1.1", f"Host: {host}:{port}", f"Content-Length: {len(data)}",
             "Content-Type: image/jpeg"]
     head += [f"{name}: {value}" for name, value in {**common, **completeness(args.version, True)}.items()]
     sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
