@@ -3,7 +3,7 @@ internal import CWebP
 /// libwebp's encoder (the advanced API: `WebPConfig`, `WebPPicture`, `WebPMemoryWriter`) for WebP thumbnails, and its
 /// simple decoder to score what it wrote. The picture and the writer's memory are freed before each call returns.
 enum LibWebPEncoder {
-    /// `image` (grey or RGB) as lossy WebP at `quality` (0–100), libwebp's default effort (method 4), with sharp RGB →
+    /// `image` (RGB: `PixelImage.rgbImage`) as lossy WebP at `quality` (0–100), libwebp's default effort (method 4), with sharp RGB →
     /// YUV conversion: chroma edges (red on green, text) blur less at the same size.
     static func encode(_ image: PixelImage, quality: Int) throws(PhotoPrepError) -> [UInt8] {
         try bitstream(image, quality: quality)
@@ -32,8 +32,8 @@ enum LibWebPEncoder {
         picture.use_argb = 1
         picture.width = Int32(image.width)
         picture.height = Int32(image.height)
-        let rgb = image.channels == 3 ? image.pixels : image.pixels.flatMap { [$0, $0, $0] }
-        let imported = rgb.withUnsafeBufferPointer { WebPPictureImportRGB(&picture, $0.baseAddress, Int32(image.width * 3)) }
+        precondition(image.channels == 3, "libwebp imports RGB")
+        let imported = image.pixels.withUnsafeBufferPointer { WebPPictureImportRGB(&picture, $0.baseAddress, Int32(image.width * 3)) }
         guard imported != 0 else { throw PhotoPrepError(.encode, .codecFailure, "libwebp: cannot import the pixels (out of memory)") }
         var writer = WebPMemoryWriter()
         WebPMemoryWriterInit(&writer)

@@ -14,6 +14,11 @@ public struct PixelImage: Sendable, Equatable {
         self.pixels = pixels
     }
 
+    /// The same picture in 3 channels (grey repeated); itself when it has them already.
+    public var rgbImage: PixelImage {
+        channels == 3 ? self : PixelImage(width: width, height: height, channels: 3, pixels: pixels.flatMap { [$0, $0, $0] })
+    }
+
     /// The channel values of the pixel at (`x`, `y`); grey images repeat their one value.
     public func rgb(x: Int, y: Int) -> (UInt8, UInt8, UInt8) {
         let i = (y * width + x) * channels

@@ -40,7 +40,8 @@ enum Thumbnails {
             made.append(thumbnail)
             source = pixels
         }
-        report.thumbnails = made.reversed().map(\.summary)
-        return made.reversed()
+        made.reverse()
+        report.thumbnails = made.map(\.summary)
+        return made
     }
 }

@@ -26,11 +26,11 @@ struct WebPEncoder {
 
     /// The WebP, or nil when none reaches the JPEG's score in fewer bytes.
     func encode(_ image: PixelImage) throws(PhotoPrepError) -> Result? {
-        let reference = image.channels == 3 ? image : PixelImage(width: image.width, height: image.height, channels: 3, pixels: image.pixels.flatMap { [$0, $0, $0] })
+        let reference = image.rgbImage  // grey made RGB once: what each candidate encodes and is scored against
         var tried: [Int: Result] = [:]
         func candidate(_ quality: Int) throws(PhotoPrepError) -> Result {
             if let known = tried[quality] { return known }
-            let webp = try LibWebPEncoder.encode(image, quality: quality)
+            let webp = try LibWebPEncoder.encode(reference, quality: quality)
             guard let decoded = LibWebPEncoder.decodeRGB(webp, width: image.width, height: image.height) else {
                 throw PhotoPrepError(.encode, .codecFailure, "libwebp: its own WebP does not decode")
             }

@@ -118,14 +118,13 @@ public struct PhotoPipeline: Sendable {
                     reencoded.report.timings.total = seconds(clock.now - start)
                     return reencoded
                 }
-                kept.placeholder = reencoded.report.placeholder
-                kept.thumbnails = reencoded.report.thumbnails
-                kept.squareCrop = reencoded.report.squareCrop
+                // The same pixels: its thumbnails and placeholder are the kept photo's.
+                (kept.placeholder, kept.thumbnails, kept.squareCrop) = (reencoded.report.placeholder, reencoded.report.thumbnails, reencoded.report.squareCrop)
                 kept.timings.placeholder = reencoded.report.timings.placeholder
                 kept.timings.total = seconds(clock.now - start)
                 return PreparedPhoto(jpeg: jpeg, report: kept, thumbnails: reencoded.thumbnails, placeholder: reencoded.placeholder)
             }
-            let thumbnails = try thumbnails(ofPassedThrough: jpeg, upright.iccProfile, decoded: checked, report: &kept)
+            let thumbnails = try thumbnails(ofPassedThrough: upright.iccProfile, decoded: checked, report: &kept)
             let placeholder = Self.placeholder(of: checked, report: &kept)
             kept.timings.total = seconds(clock.now - start)
             return PreparedPhoto(jpeg: jpeg, report: kept, thumbnails: thumbnails, placeholder: placeholder)
@@ -172,7 +171,7 @@ public struct PhotoPipeline: Sendable {
         report.outputHeight = encoded.height
         report.outputBytes = encoded.jpeg.count
         report.quality = encoded.quality
-        report.score = encoded.score.map { ($0 * 100).rounded() / 100 }
+        report.score = encoded.score.map(PrepareReport.rounded)
         report.target = options.quality.key
         report.missedTarget = encoded.missedTarget
         report.chroma = image.channels == 1 ? "grey" : encoded.settings.fullChroma ? "4:4:4" : "4:2:0"
@@ -205,7 +204,7 @@ public struct PhotoPipeline: Sendable {
     /// Thumbnails of a JPEG kept without re-encoding, from `decoded`: its pixels as decoded while checking it, at the
     /// smallest DCT scale that still covers the largest thumbnail.
     private func thumbnails(
-        ofPassedThrough jpeg: [UInt8], _ iccProfile: [UInt8]?, decoded image: PixelImage, report: inout PrepareReport
+        ofPassedThrough iccProfile: [UInt8]?, decoded image: PixelImage, report: inout PrepareReport
     ) throws(PhotoPrepError) -> [Thumbnail] {
         guard !options.thumbnails.isEmpty else { return [] }
         let profile = colorProfileSegments(iccProfile, channels: image.channels, warnings: &report.warnings)

@@ -25,6 +25,9 @@ public struct FocalPoint: Sendable, Hashable, CustomStringConvertible {
     public var fraction: (x: Double, y: Double) { ((x + 1) / 2, (1 - y) / 2) }
 
     public var description: String { "\(x),\(y)" }
+
+    /// What a focal point is, for a refusal's words.
+    public static let expected = "\"x,y\", each from -1 to 1 (0,0 the centre, -1,1 the top left)"
 }
 
 extension StringProtocol {

@@ -30,7 +30,7 @@ struct SetFocus: Decodable {
     func point() throws -> FocalPoint? {
         guard let focus else { return nil }
         guard let point = FocalPoint(parsing: focus) else {
-            throw Problem(.unprocessableContent, "focus", "focus: \"x,y\", each from -1 to 1 (0,0 the centre, -1,1 the top left), or null", field: "focus")
+            throw Problem(.unprocessableContent, "focus", "focus: \(FocalPoint.expected), or null", field: "focus")
         }
         return point
     }

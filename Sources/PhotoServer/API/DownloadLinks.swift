@@ -36,14 +36,7 @@ struct DownloadLinks: Sendable {
     /// A photo body with the links of the photo at `key`, if stored.
     func photo(_ body: PhotoBody, key: String, _ request: Request) async throws -> PhotoBody {
         var body = body
-        if let links = try await links([key], request)[key] {
-            body.url = links.photo
-            body.downloadURL = links.photo
-            body.thumbnails = links.thumbnails
-            body.placeholder = links.placeholder
-            body.takenAt = links.takenAt
-            body.focus = links.focus
-        }
+        if let links = try await links([key], request)[key] { body.link(links) }
         return body
     }
 
@@ -68,13 +61,7 @@ struct DownloadLinks: Sendable {
         let links = try await links(groups.map { StoragePath.groupPhoto(groupId: $0.0.id).key }, request)
         return groups.map { group, members in
             var body = GroupBody(group, members: members)
-            let photo = links[StoragePath.groupPhoto(groupId: group.id).key]
-            body.photo.url = photo?.photo
-            body.photo.downloadURL = photo?.photo
-            body.photo.thumbnails = photo?.thumbnails
-            body.photo.placeholder = photo?.placeholder
-            body.photo.takenAt = photo?.takenAt
-            body.photo.focus = photo?.focus
+            if let photo = links[StoragePath.groupPhoto(groupId: group.id).key] { body.photo.link(photo) }
             return body
         }
     }
@@ -87,12 +74,24 @@ struct DownloadLinks: Sendable {
         let links = try await links(photos.map(\.key), request)
         return photos.map { photo in
             var body = AlbumPhotoBody(photo)
-            body.url = links[photo.key]?.photo
-            body.downloadURL = links[photo.key]?.photo
-            body.thumbnails = links[photo.key]?.thumbnails
-            body.placeholder = links[photo.key]?.placeholder
-            body.takenAt = links[photo.key]?.takenAt
+            if let links = links[photo.key] { body.link(links) }
             return body
         }
+    }
+}
+
+extension PhotoBody {
+    /// The stored photo's links, placeholder, capture time and focal point.
+    mutating func link(_ links: DownloadLinks.Links) {
+        (url, downloadURL, thumbnails) = (links.photo, links.photo, links.thumbnails)
+        (placeholder, takenAt, focus) = (links.placeholder, links.takenAt, links.focus)
+    }
+}
+
+extension AlbumPhotoBody {
+    /// The stored photo's links, placeholder and capture time.
+    mutating func link(_ links: DownloadLinks.Links) {
+        (url, downloadURL, thumbnails) = (links.photo, links.photo, links.thumbnails)
+        (placeholder, takenAt) = (links.placeholder, links.takenAt)
     }
 }

@@ -52,7 +52,7 @@ struct UploadHandler: Sendable {
         }
         guard length > 0 else { throw refusal(.unsupportedMediaType, "an empty upload is not a photo", reason: "type") }
         if let focus = metadata["focus"], FocalPoint(parsing: focus) == nil {
-            throw refusal(.unprocessableContent, "focus: \"x,y\", each from -1 to 1 (0,0 the centre, -1,1 the top left)", reason: "focus")
+            throw refusal(.unprocessableContent, "focus: \(FocalPoint.expected)", reason: "focus")
         }
         let now = Date()
         let unfinished: Int

@@ -127,10 +127,11 @@ public struct PhotoIntake: Sendable {
             throw .invalidState("there is no photo at \(path.key) yet")
         }
         guard let bytes = try await storage.bytes(key: path.key, location: photo.location) else { throw .storage("\(path.key) is not in storage") }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("photoprep-refocus-\(randomUUID())")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        do { try Data(bytes).write(to: folder) } catch { throw .storage("cannot write a temporary file: \(error)") }
-        let prepared = try await prepare(contentsOf: folder.path, for: path, thumbnails: options)
+        // The intake prepares files (read on the pool, under the memory budget): the stored photo, fetched, is one.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("photoprep-refocus-\(randomUUID()).jpg")
+        defer { try? FileManager.default.removeItem(at: file) }
+        do { try Data(bytes).write(to: file) } catch { throw .storage("cannot write a temporary file: \(error)") }
+        let prepared = try await prepare(contentsOf: file.path, for: path, thumbnails: options)
         let thumbnails = try await store(prepared.thumbnails, of: path, in: storage)
         let (refocused, unused) = try await database.write { db in
             guard var current = try await StoredPhotos.photo(path.key, db), current.sha256 == photo.sha256 else {
