@@ -9,15 +9,21 @@ import Testing
     }
 
     /// Runs the search against score and size functions of the quality.
-    func run(target: Double = 85, limit: Int = .max, score: (Int) -> Double, size: (Int) -> Int = { _ in 1000 }) -> Run {
+    func run(
+        target: Double = 85, limit: Int = .max, score: (Int) -> Double, size: (Int) -> Int = { _ in 1000 },
+        predictingSize: Bool = false, scoringOverLimit: Bool = false, maxEncodes: Int = 4, first: Int? = nil
+    ) -> Run {
         var search = TargetSearch(target: target, qualities: 50...100, limit: limit)
+        search.predictsSize = predictingSize
+        search.maxEncodes = maxEncodes
+        search.firstQuality = first
         var tried: [Int] = []
         while true {
             let step = search.next()
             guard case .encode(let q) = step else { return Run(step: step, tried: tried) }
             #expect(!tried.contains(q), "never encodes the same quality twice")
             tried.append(q)
-            search.record(quality: q, size: size(q), score: size(q) < limit ? score(q) : 0)
+            search.record(quality: q, size: size(q), score: size(q) < limit || scoringOverLimit ? score(q) : nil)
         }
     }
 
@@ -72,5 +78,47 @@ import Testing
         let result = run(score: { q in 80 + Double(q % 7) })
         #expect(result.tried.count <= 4)
         if case .done(let q) = result.step { #expect(80 + Double(q % 7) >= 85) }
+    }
+
+    /// Bytes growing `growth` (log) a quality step from `base` at quality 90: within the 2–18 % a step WebP thumbnails
+    /// grow by on the calibration corpus.
+    func bytes(_ base: Double, growth: Double) -> (Int) -> Int {
+        { q in Int(base * exp(growth * Double(q - 90))) }
+    }
+
+    @Test func predictingSizeGivesUpEarlierAndNeverOnAnEncodeThatFits() {
+        var withPrediction = 0, without = 0, hopeless = 0
+        for top in stride(from: 88.0, through: 97, by: 1) {
+            for slope in [0.5, 0.7, 0.9, 1.2] {
+                for growth in [0.03, 0.07, 0.12] {
+                    for limit in [8_000, 10_000, 13_000, 17_000] {
+                        let score = curve(top: top, slope: slope), size = bytes(10_000, growth: growth)
+                        let fits = (50...100).contains { score($0) >= 85 && size($0) < limit }
+                        let predicted = run(limit: limit, score: score, size: size, predictingSize: true, scoringOverLimit: true, maxEncodes: 5)
+                        let proved = run(limit: limit, score: score, size: size, scoringOverLimit: true, maxEncodes: 5)
+                        if case .done(let q) = predicted.step {
+                            #expect(score(q) >= 85 && size(q) < limit, "a result passes under the limit")
+                        } else {
+                            #expect(!fits, "top \(top), slope \(slope), growth \(growth), limit \(limit): gave up after \(predicted.tried)")
+                        }
+                        if !fits {
+                            hopeless += 1
+                            withPrediction += predicted.tried.count
+                            without += proved.tried.count
+                        }
+                    }
+                }
+            }
+        }
+        #expect(hopeless > 0 && withPrediction < without, "encodes where nothing fits: \(withPrediction) predicting, \(without) proving")
+    }
+
+    @Test func aPassOverTheLimitLeadsDownToOneUnderItWhenScoredAndPredicting() {
+        // Q90 scores 89, 4 % over the limit; Q84 to Q89 pass under it.
+        let score = curve(top: 95, slope: 0.6), size = bytes(10_400, growth: 0.06)
+        let predicted = run(limit: 10_000, score: score, size: size, predictingSize: true, scoringOverLimit: true, first: 90)
+        guard case .done(let q) = predicted.step else { Issue.record("\(predicted.step) after \(predicted.tried)"); return }
+        #expect(score(q) >= 85 && size(q) < 10_000)
+        #expect(run(limit: 10_000, score: score, size: size, scoringOverLimit: true, first: 90).step == .budgetBound, "without predicting, an encode over the limit ends it")
     }
 }

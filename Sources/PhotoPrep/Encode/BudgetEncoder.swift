@@ -133,7 +133,7 @@ struct BudgetEncoder {
                 var candidate = try encode(quality)
                 guard candidate.jpeg.count < limit else {
                     lowestOver = min(lowestOver, quality)
-                    search.record(quality: quality, size: candidate.jpeg.count, score: 0)
+                    search.record(quality: quality, size: candidate.jpeg.count, score: nil)
                     continue
                 }
                 let value = try score(&candidate)

@@ -34,7 +34,7 @@ enum Thumbnails {
             let encoded = try encoder.encode(pixels)
             var thumbnail = Thumbnail(edge: edge, width: pixels.width, height: pixels.height, jpeg: encoded.jpeg, score: encoded.score)
             if options.webpThumbnails, let score = encoded.score,
-                let webp = try WebPEncoder(target: score, jpegBytes: encoded.jpeg.count, iccProfile: iccProfile).encode(pixels) {
+                let webp = try WebPEncoder(target: score, jpegBytes: encoded.jpeg.count, jpegQuality: encoded.quality, iccProfile: iccProfile).encode(pixels) {
                 (thumbnail.webp, thumbnail.webpQuality, thumbnail.webpScore) = (webp.webp, webp.quality, webp.score)
             }
             made.append(thumbnail)
