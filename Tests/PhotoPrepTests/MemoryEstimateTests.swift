@@ -38,12 +38,14 @@ import TestSupport
         #expect(plan.scale == 2 && plan.streamed && target == (2560, 800))
 
         // `photoprep bench` prints its own peak (VmHWM), in MB.
-        func peak(_ file: String) throws -> Int {
-            let run = try photoprep(["bench", file, "--runs", "1", "--max-edge", "2560", "--preset", "photo"])
+        func peak(_ file: String, _ extra: String...) throws -> Int {
+            let run = try photoprep(["bench", file, "--runs", "1", "--max-edge", "2560", "--preset", "photo"] + extra)
             let line = try #require(run.stdout.split(separator: "\n").first { $0.contains("peak memory") }, "\(run.stdout)\(run.stderr)")
             return try #require(Int(line.split(separator: " ").dropLast().last ?? ""), "\(line)")
         }
-        let (whole, small) = (try peak(big), try peak(Fixture.path("edge/progressive.jpg")))
+        // The baseline: a small photo at a fixed quality, whose encode keeps no scoring reference (a small photo's score
+        // search keeps one: `ScoringReference`, 7 MB at 480 × 320).
+        let (whole, small) = (try peak(big), try peak(Fixture.path("edge/progressive.jpg"), "--quality", "85"))
         let held = (whole - small) * 1_000_000
         let ratio = Double(plan.estimate.bytes) / Double(held)
         #expect(ratio > 0.9 && ratio < 1.2, "estimated \(plan.estimate.bytes >> 20) MiB, held \(held >> 20) MiB (peaks \(whole) and \(small) MB)")
@@ -67,5 +69,26 @@ import TestSupport
         turned.exif.orientation = .rotated90Clockwise
         let turnedRows = MemoryEstimate(info: turned, fileBytes: bytes.count, scale: 1, target: target, streamed: true, maxBytes: options.maxBytes)
         #expect(turnedRows.bytes == max(rows.bytes, 2 * resized + min(resized, 3 * options.maxBytes)))
+    }
+
+    /// A score search keeps its reference when it is small (`ScoringReference`): the photo's, or its largest
+    /// thumbnail's (at most its edge each way) — counted in the encode, and not at a fixed quality.
+    @Test func aScoreSearchsKeptReferenceIsCounted() throws {
+        var options = PrepareOptions(preset: .photo)
+        let small = ScoringReference.keptBytes(width: 480, height: 320)
+        #expect(small > 480 * 320 * 36, "every scale")
+        #expect(DecodePlan.keptReference(target: (480, 320), options: options) == small)
+        #expect(DecodePlan.keptReference(target: (1024, 640), options: options) == 0, "a photo's own search streams")
+        options.thumbnails = [256, 512]
+        #expect(DecodePlan.keptReference(target: (1024, 640), options: options) == ScoringReference.keptBytes(width: 512, height: 512))
+        options.quality = .fixed(85)
+        #expect(DecodePlan.keptReference(target: (480, 320), options: options) == 0)
+
+        // A 480 × 320 photo, whose encode outweighs its decode: its estimate holds the kept reference.
+        let bytes = try Fixture.bytes("edge/progressive.jpg")
+        let info = try SourceInfo.read(bytes, maxPixels: .max)
+        let fixed = DecodePlan(info: info, fileBytes: bytes.count, target: (480, 320), options: options).estimate.bytes
+        let scored = DecodePlan(info: info, fileBytes: bytes.count, target: (480, 320), options: PrepareOptions(preset: .photo)).estimate.bytes
+        #expect(scored > fixed && scored >= small && scored <= fixed + small)
     }
 }

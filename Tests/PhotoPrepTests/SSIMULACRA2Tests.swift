@@ -73,4 +73,19 @@ import TestSupport
         #expect(SSIMULACRA2.score(grey, greyJPEG) == SSIMULACRA2.score(asRGB(grey), asRGB(greyJPEG)))
         #expect(SSIMULACRA2.score(grey, greyJPEG) < 90)
     }
+
+    @Test func aKeptReferenceScoresBitForBitTheSame() throws {
+        // Odd sizes (an odd last row and column at every scale), grey and colour, many candidates against one reference.
+        for (name, edge) in [("photos/ladybird-2560x1600.jpg", 511), ("photos/storm-1920x1280.jpg", 301), ("edge/grey.jpg", 200)] {
+            let image = try Self.photo(name, edge: edge)
+            var reference = ScoringReference(image)
+            for (quality, fullChroma) in [(30, false), (70, true), (90, false), (55, false), (97, true)] {
+                let candidate = try Self.encoded(image, quality: quality, fullChroma: fullChroma).decoded
+                let kept = reference.score(candidate), streamed = SSIMULACRA2.score(image, candidate)
+                #expect(kept == streamed, "\(name) at \(edge) px, quality \(quality): \(kept) kept, \(streamed) streamed")
+            }
+            #expect(reference.score(image) == 100)
+        }
+    }
 }
+

@@ -26,7 +26,12 @@ struct MemoryEstimate: Equatable {
     /// `streamed`: a PNG read row by row and shrunk 1/`scale` on the way (`BoxShrinker`), or a JPEG decoded from
     /// its file row by row (`Decoder.decodeJPEG(file:…)`): neither the file nor, when the rows go straight into
     /// the resizer, the decoded image is held.
-    init(info: SourceInfo, fileBytes: Int, scale: Int, target: (width: Int, height: Int), streamed: Bool = false, maxBytes: Int = .max) {
+    /// `kept`: what the score search keeps of its reference at most (`ScoringReference.keptBytes`: a small photo's, a
+    /// thumbnail's), held while encoding.
+    init(
+        info: SourceInfo, fileBytes: Int, scale: Int, target: (width: Int, height: Int), streamed: Bool = false, maxBytes: Int = .max,
+        kept: Int = 0
+    ) {
         // Past 2⁴⁰ pixels the sums below would overflow (a PNG may declare 2³¹ − 1 each way; `probe` estimates
         // before any pixel limit): no machine holds such a photo, and that is the estimate.
         let coded: (width: Int, height: Int) = info.heif.map { ($0.codedWidth, $0.codedHeight) } ?? (info.width, info.height)
@@ -101,8 +106,8 @@ struct MemoryEstimate: Equatable {
         // resizing a decoded image: it, the horizontal pass's (output width × decoded height) and the result;
         let resizing = resizes ? image + target.width * decoded.height * 3 + resized : 0
         // encoding: the image, a turned copy when the photo is not upright, the encoder's buffer as far as the budget
-        // search writes it, and the JPEG it keeps.
-        let encoding = resized * (info.orientation == .up ? 1 : 2) + min(resized, 3 * min(maxBytes, resized))
+        // search writes it, the JPEG it keeps, and the reference the score search keeps (the photo's or a thumbnail's).
+        let encoding = resized * (info.orientation == .up ? 1 : 2) + min(resized, 3 * min(maxBytes, resized)) + kept
         if info.format == .jpeg && streamed {
             // Rows from the file: into the resizer's ring when both dimensions change, else the decoded image.
             let fused = decoded.width != target.width && decoded.height != target.height
@@ -133,25 +138,34 @@ struct DecodePlan {
     /// `fromFile`: the photo can be read again from its file (a JPEG is then decoded from it row by row).
     init(info: SourceInfo, fileBytes: Int, target: (width: Int, height: Int), options: PrepareOptions, fromFile: Bool = false) {
         let shrink = Decoder.shrinkOnLoadScale(width: info.width, height: info.height, target: target, margin: options.shrinkOnLoadMargin)
+        let kept = Self.keptReference(target: target, options: options)
         switch info.format {
         case .jpeg:
             (scale, streamed) = (shrink, fromFile && Decoder.streamsJPEG(info))
-            estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: shrink, target: target, streamed: streamed, maxBytes: options.maxBytes)
+            estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: shrink, target: target, streamed: streamed, maxBytes: options.maxBytes, kept: kept)
         case .heif, .avif:
             (scale, streamed) = (1, false)
-            estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: 1, target: target, maxBytes: options.maxBytes)
+            estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: 1, target: target, maxBytes: options.maxBytes, kept: kept)
         case .webp:
             let webpScale = info.webp!.animated ? 1 : shrink
             (scale, streamed) = (webpScale, false)
-            estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: webpScale, target: target, maxBytes: options.maxBytes)
+            estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: webpScale, target: target, maxBytes: options.maxBytes, kept: kept)
         case .png:
-            let whole = MemoryEstimate(info: info, fileBytes: fileBytes, scale: 1, target: target, maxBytes: options.maxBytes)
+            let whole = MemoryEstimate(info: info, fileBytes: fileBytes, scale: 1, target: target, maxBytes: options.maxBytes, kept: kept)
             if whole.bytes > options.maxMemory, shrink > 1, info.png?.interlaced == false {
                 (scale, streamed) = (shrink, true)
-                estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: shrink, target: target, streamed: true, maxBytes: options.maxBytes)
+                estimate = MemoryEstimate(info: info, fileBytes: fileBytes, scale: shrink, target: target, streamed: true, maxBytes: options.maxBytes, kept: kept)
             } else {
                 (scale, streamed, estimate) = (1, false, whole)
             }
         }
+    }
+
+    /// The most a score search keeps of its reference (`ScoringReference`): the photo's, when small, or its largest
+    /// thumbnail's (at most its edge each way: a fit or a square) — none at a fixed quality.
+    static func keptReference(target: (width: Int, height: Int), options: PrepareOptions) -> Int {
+        guard case .score = options.quality else { return 0 }
+        let thumbnail = options.thumbnails.max().map { ScoringReference.keptBytes(width: min($0, target.width), height: min($0, target.height)) } ?? 0
+        return max(ScoringReference.keptBytes(width: target.width, height: target.height), thumbnail)
     }
 }

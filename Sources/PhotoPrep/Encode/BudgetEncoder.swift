@@ -44,6 +44,7 @@ struct BudgetEncoder {
         let decompressor = try TurboJPEGDecompressor()
         while true {
             var settings = JPEGWriter.Settings()
+            var reference = ScoringReference(image)  // each candidate is scored against the same pixels
             func encode(_ quality: Int) throws(PhotoPrepError) -> Candidate {
                 encodes += 1
                 return Candidate(
@@ -51,7 +52,7 @@ struct BudgetEncoder {
             }
             func score(_ candidate: inout Candidate) throws(PhotoPrepError) -> Double {
                 if let score = candidate.score { return score }
-                let score = try Self.score(candidate.jpeg, of: image, decompressor)
+                let score = reference.score(try Self.decoded(candidate.jpeg, like: image, decompressor))
                 candidate.score = score
                 return score
             }
@@ -191,9 +192,14 @@ struct BudgetEncoder {
 
     /// SSIMULACRA2 of `jpeg` decoded against `image`.
     static func score(_ jpeg: [UInt8], of image: PixelImage, _ decompressor: TurboJPEGDecompressor) throws(PhotoPrepError) -> Double {
+        SSIMULACRA2.score(image, try decoded(jpeg, like: image, decompressor))
+    }
+
+    /// `jpeg`, an encode of `image`, decoded to pixels of its size and channels.
+    static func decoded(_ jpeg: [UInt8], like image: PixelImage, _ decompressor: TurboJPEGDecompressor) throws(PhotoPrepError) -> PixelImage {
         let decoded = try decompressor.decode(
             jpeg, width: image.width, height: image.height, denominator: 1, pixelFormat: image.channels == 1 ? TJPF_GRAY : TJPF_RGB,
             strict: true)
-        return SSIMULACRA2.score(image, PixelImage(width: image.width, height: image.height, channels: image.channels, pixels: decoded.pixels))
+        return PixelImage(width: image.width, height: image.height, channels: image.channels, pixels: decoded.pixels)
     }
 }

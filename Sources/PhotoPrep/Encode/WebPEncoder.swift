@@ -6,7 +6,7 @@ import Darwin
 
 /// A thumbnail's WebP, beside its JPEG and from the same pixels, when it is the same picture in fewer bytes: the lowest
 /// WebP quality whose SSIMULACRA2 score reaches the JPEG's own (`TargetSearch`, at most three encodes of one YUV picture,
-/// each decoded and scored), kept only when it is smaller than the JPEG. Never a worse picture for fewer bytes: lossy WebP is 4:2:0 only,
+/// each decoded and scored against one kept reference), kept only when it is smaller than the JPEG. Never a worse picture for fewer bytes: lossy WebP is 4:2:0 only,
 /// and at avatar sizes a JPEG encoded for a high score keeps full-resolution chroma that no WebP quality matches —
 /// then there is no WebP, and readers get the JPEG.
 struct WebPEncoder {
@@ -43,6 +43,7 @@ struct WebPEncoder {
     func encode(_ image: PixelImage) throws(PhotoPrepError) -> Result? {
         let reference = image.rgbImage  // grey made RGB once: what each candidate encodes and is scored against
         let picture = try LibWebPEncoder.Picture(reference)  // and made YUV once
+        var scoring = ScoringReference(reference)
         var tried: [Int: Result] = [:]
         func candidate(_ quality: Int) throws(PhotoPrepError) -> Result {
             if let known = tried[quality] { return known }
@@ -50,7 +51,7 @@ struct WebPEncoder {
             guard let decoded = LibWebPEncoder.decodeRGB(webp, width: image.width, height: image.height) else {
                 throw PhotoPrepError(.encode, .codecFailure, "libwebp: its own WebP does not decode")
             }
-            let result = Result(webp: webp, quality: quality, score: SSIMULACRA2.score(reference, decoded))
+            let result = Result(webp: webp, quality: quality, score: scoring.score(decoded))
             tried[quality] = result
             return result
         }

@@ -16,13 +16,22 @@ import Darwin
 /// (`Benchmarks/quality-results.md`; `SSIMULACRA2Tests` runs the package itself). A 2048 px photo is scored in about
 /// 4 MB.
 public enum SSIMULACRA2 {
+    /// 1:1 to 1:32.
+    static let scales = 6
+
     /// The score of `distorted` against `reference`, both the same size (grey images count as R = G = B).
     /// Images smaller than 8 px on a side have no scale to compare at: they score 100.
     public static func score(_ reference: PixelImage, _ distorted: PixelImage) -> Double {
+        score(reference, distorted, kept: [], taking: false)
+    }
+
+    /// The reference's rows of every scale (`MetricScale.referenceRows`) kept into `kept` as they pass, or (`taking`)
+    /// taken from it without reading the reference's pixels.
+    static func score(_ reference: PixelImage, _ distorted: PixelImage, kept: [MetricReferenceRows], taking: Bool) -> Double {
         precondition(reference.width == distorted.width && reference.height == distorted.height, "SSIMULACRA2 compares images of one size")
         let width = reference.width, height = reference.height
         guard width >= 8, height >= 8 else { return 100 }
-        let top = MetricScale(width: width, height: height, scalesLeft: 6)
+        let top = MetricScale(width: width, height: height, scalesLeft: SSIMULACRA2.scales, kept: kept[...], taking: taking)
         let first = UnsafeMutablePointer<Float>.allocate(capacity: 3 * width)
         let second = UnsafeMutablePointer<Float>.allocate(capacity: 3 * width)
         defer {
@@ -31,7 +40,7 @@ public enum SSIMULACRA2 {
         }
         XYB.linear.withUnsafeBufferPointer { linear in
             for y in 0..<height {
-                linearRow(reference, y, linear, into: first)
+                if !taking { linearRow(reference, y, linear, into: first) }
                 linearRow(distorted, y, linear, into: second)
                 top.push(first, second)
             }

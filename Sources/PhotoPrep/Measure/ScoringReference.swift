@@ -1,0 +1,37 @@
+/// One reference image scored against several times — a quality search's candidates: the first score keeps the
+/// reference's side of every scale (`MetricReferenceRows`: 36 bytes a pixel, a third more for the scales below), and
+/// later scores take it instead of computing the reference's XYB and four of the ten blurs again. The scores are
+/// `SSIMULACRA2.score`'s, bit for bit (`SSIMULACRA2Tests`). Images over `maximumPixels` keep nothing and stream as
+/// `SSIMULACRA2.score` does: a photo's own search, at 1024 or 2048 px, stays within a few megabytes.
+struct ScoringReference {
+    /// 512 × 781: 19 MB kept at most — thumbnails and small photos; a photo's own search at 1024 or 2048 px streams.
+    static let maximumPixels = 400_000
+
+    /// The bytes a reference of `width` × `height` keeps (`MemoryEstimate` counts them): 36 a pixel at each scale.
+    static func keptBytes(width: Int, height: Int) -> Int {
+        guard width * height <= maximumPixels else { return 0 }
+        var (w, h, bytes) = (width, height, 0)
+        for _ in 0..<SSIMULACRA2.scales where w >= 8 && h >= 8 {
+            bytes += 36 * w * h
+            (w, h) = ((w + 1) / 2, (h + 1) / 2)
+        }
+        return bytes
+    }
+
+    let image: PixelImage
+    private var kept: [MetricReferenceRows] = []
+
+    init(_ image: PixelImage) {
+        self.image = image
+    }
+
+    /// The score of `distorted`, the same size as the reference.
+    mutating func score(_ distorted: PixelImage) -> Double {
+        guard Self.keptBytes(width: image.width, height: image.height) > 0 else {
+            return SSIMULACRA2.score(image, distorted)
+        }
+        guard kept.isEmpty else { return SSIMULACRA2.score(image, distorted, kept: kept, taking: true) }
+        kept = MetricScale.referenceRows(width: image.width, height: image.height, scalesLeft: SSIMULACRA2.scales)
+        return SSIMULACRA2.score(image, distorted, kept: kept, taking: false)
+    }
+}
