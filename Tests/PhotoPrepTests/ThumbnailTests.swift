@@ -49,6 +49,8 @@ import TestSupport
             options.quality = target
             let photo = try PhotoPipeline(options: options).prepare(contentsOf: Fixture.path(file))
             #expect(photo.report.thumbnails?.map(\.webpBytes) == photo.thumbnails.map { $0.webp?.count })
+            let timings = photo.report.timings  // the WebPs' time is part of the thumbnails', which is part of the whole
+            #expect(timings.webp > 0 && timings.webp < timings.thumbnails && timings.thumbnails < timings.total)
             for thumbnail in photo.thumbnails {
                 guard let webp = thumbnail.webp else {
                     #expect(thumbnail.webpScore == nil && thumbnail.webpQuality == nil)

@@ -15,6 +15,8 @@ enum Thumbnails {
         from image: PixelImage, options: PrepareOptions, extraSegments: [UInt8], iccProfile: [UInt8]?, report: inout PrepareReport
     ) throws(PhotoPrepError) -> [Thumbnail] {
         guard !options.thumbnails.isEmpty else { return [] }
+        let clock = ContinuousClock(), started = clock.now
+        var webpTime = Duration.zero
         var unbounded = options
         unbounded.maxBytes = .max
         if options.quality == .max { unbounded.quality = .fixed(Self.fillingQuality) }  // no budget to fill
@@ -33,15 +35,20 @@ enum Thumbnails {
             let pixels = size == (source.width, source.height) ? source : Resizer.thumbnail(source, width: size.width, height: size.height)
             let encoded = try encoder.encode(pixels)
             var thumbnail = Thumbnail(edge: edge, width: pixels.width, height: pixels.height, jpeg: encoded.jpeg, score: encoded.score)
-            if options.webpThumbnails, let score = encoded.score,
-                let webp = try WebPEncoder(target: score, jpegBytes: encoded.jpeg.count, jpegQuality: encoded.quality, iccProfile: iccProfile).encode(pixels) {
-                (thumbnail.webp, thumbnail.webpQuality, thumbnail.webpScore) = (webp.webp, webp.quality, webp.score)
+            if options.webpThumbnails, let score = encoded.score {
+                let webpStarted = clock.now
+                if let webp = try WebPEncoder(target: score, jpegBytes: encoded.jpeg.count, jpegQuality: encoded.quality, iccProfile: iccProfile).encode(pixels) {
+                    (thumbnail.webp, thumbnail.webpQuality, thumbnail.webpScore) = (webp.webp, webp.quality, webp.score)
+                }
+                webpTime += clock.now - webpStarted
             }
             made.append(thumbnail)
             source = pixels
         }
         made.reverse()
         report.thumbnails = made.map(\.summary)
+        report.timings.thumbnails = seconds(clock.now - started)
+        report.timings.webp = seconds(webpTime)
         return made
     }
 }

@@ -86,6 +86,10 @@ public struct PrepareReport: Sendable, Codable, Equatable {
         public var encode = 0.0
         /// Making the placeholder (`ThumbHash.placeholder`).
         public var placeholder = 0.0
+        /// Making the thumbnails (`Thumbnails.make`), their WebPs included.
+        public var thumbnails = 0.0
+        /// Of which the WebPs (`WebPEncoder`: their searches).
+        public var webp = 0.0
         public var total = 0.0
     }
 
