@@ -112,7 +112,8 @@ import TestSupport
         #expect(created.header("Location") == nil)
     }
 
-    /// A group's photo: its admins centre it; a member who is not an admin gets 403 and nothing changes. Without a
+    /// A group's photo: its admins centre it; a member who is not an admin gets 422 naming `focus` and nothing changes,
+    /// someone outside the group 404. Without a
     /// focal point the squares come from the attention rule; with --square-avatars off, long-edge fits.
     @Test func aGroupsSquaresAreItsAdminsToCentre() async throws {
         let seeded = try await SeededServer.start()
@@ -124,7 +125,9 @@ import TestSupport
         let squares = try Self.thumbnails(photo)
         #expect(photo["focus"] == nil && squares.count == 2 && squares.allSatisfy { $0["width"] as? Int == $0["edge"] as? Int && $0["height"] as? Int == $0["edge"] as? Int })
         let refused = try await ServeAPITests.call(seeded.server, "PUT", "/v1/groups/\(seeded.groupId)/photo/focus", token: u2, json: ["focus": "0,0"])
-        #expect(refused.status == 403, "\(refused.body)")
+        #expect(refused.status == 422 && refused.body["field"] as? String == "focus", "\(refused.body)")
+        let outsider = try await ServeAPITests.call(seeded.server, "PUT", "/v1/groups/\(seeded.groupId)/photo/focus", token: TestTokens.hs256(sub: "u9"), json: ["focus": "0,0"])
+        #expect(outsider.status == 404, "\(outsider.body)")
         let database = try await seeded.database()
         #expect(try await database.one(StoredPhoto.self, from: "storedPhoto", id: key, key: "key")?.focus == nil)
         let centred = try await ServeAPITests.call(seeded.server, "PUT", "/v1/groups/\(seeded.groupId)/photo/focus", token: u1, json: ["focus": "0,0"])

@@ -106,15 +106,20 @@ struct GroupsController: Sendable {
         return try await links.photo(try await uploads.photo(where: { $0.key == key }) ?? PhotoBody(group), key: key, request)
     }
 
-    /// A new download URL for the group's photo (its admins only); the previous one stops working.
-    /// Centres the group photo's square thumbnails on a focal point (null: the attention rule's choice): its admins only.
+    /// Centres the group photo's square thumbnails on a focal point (null: the attention rule's choice): its admins
+    /// only — a member who is not one gets 422 naming `focus` (a focal point for someone else's photo), and nothing changes.
     @Sendable func setFocus(_ request: Request, context: ServerContext) async throws -> PhotoBody {
-        let (group, _) = try await memberGroup(context)
+        let (group, members) = try await memberGroup(context)
         let focus = try await request.decode(as: SetFocus.self, context: context).point()
-        let photo = try await intake.refocus(.groupPhoto(groupId: group.id), focus: focus, caller: try context.caller().id)
+        let caller = try context.caller().id
+        guard members.contains(where: { $0.userId == caller && $0.isAdmin }) else {
+            throw Problem(.unprocessableContent, "focus", "focus: only the group's admins centre its photo", field: "focus")
+        }
+        let photo = try await intake.refocus(.groupPhoto(groupId: group.id), focus: focus, caller: caller)
         return try await links.photo(PhotoBody(group), key: photo.key, request)
     }
 
+    /// A new download URL for the group's photo (its admins only); the previous one stops working.
     @Sendable func regenerateToken(_ request: Request, context: ServerContext) async throws -> PhotoBody {
         let (group, _) = try await memberGroup(context)
         let photo = try await photos.regenerateToken(caller: try context.caller().id, .groupPhoto(groupId: group.id))
