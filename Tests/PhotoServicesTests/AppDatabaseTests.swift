@@ -54,6 +54,7 @@ import TestSupport
             try await db.drop(table: "storedThumbnail").run()
             try await db.drop(table: "storedPhoto").run()
             try await db.raw("ALTER TABLE \"photoJob\" DROP COLUMN \"destination\"").run()  // added since
+            try await db.raw("ALTER TABLE \"photoJob\" DROP COLUMN \"focus\"").run()  // added since
             for name in shipped {
                 try await db.insert(into: "schemaMigration").columns("name", "appliedAt").values(SQLBind(name), SQLBind(Date())).run()
             }
@@ -64,7 +65,7 @@ import TestSupport
             "services v2: stored photos' versions and download tokens", "services v3: each group's creation, to tell a resent creation from another",
             "services v4: each stored photo's perceptual quality score",
             "services v5: each stored photo's placeholder, capture time and focal point, its thumbnails' WebPs",
-            "jobs v5: each job's destination",
+            "jobs v5: each job's destination", "jobs v6: each job's focal point",
         ]
         for role in [AppDatabase.Role.services, .client, .server] {
             let reopened = try await Harness.database(in: folder, role: role)
@@ -131,9 +132,11 @@ import TestSupport
     /// caller waited forever). The connection is not lent again: the next transaction gets a new one.
     @Test func statementsOnAConnectionTheDeadlineClosedFailInsteadOfWaiting() async throws {
         let url = try await PostgresCluster.shared().newDatabase()
-        let database = try await AppDatabase(postgres: url, connections: 1, deadline: .seconds(1))
+        // 5 s: far below the sleep it cuts, and room for the transaction after it on a new connection, which the same
+        // deadline bounds — 1 s was too little for that one while the whole suite loaded the machine.
+        let database = try await AppDatabase(postgres: url, connections: 1, deadline: .seconds(5))
         defer { Task { await database.close() } }
-        // Ended at all (not waiting for ever) and failed (the 30 s sleep cut by the 1 s deadline, not run to its end)
+        // Ended at all (not waiting for ever) and failed (the 30 s sleep cut by the 5 s deadline, not run to its end)
         // is the point; how soon depends on how busy the machine is.
         let after = await #expect(throws: ServiceError.self) {
             try await database.write { db in
