@@ -1,6 +1,7 @@
 import Foundation
 import PhotoPrep
 import PhotoServices
+import PhotoUpload
 import SQLKit
 import Testing
 import TestSupport
@@ -79,6 +80,41 @@ import TestSupport
         let thumbnail = try #require(set.thumbnails?.last)
         #expect(try await Self.magenta(thumbnail.downloadURL, side: thumbnail.edge) > 0)
         await #expect(throws: ServiceError.self) { _ = try await client.setGroupPhotoFocus("no-such-group", nil) }
+    }
+
+    /// PhotoClient sends the focal point with the upload (tus `Upload-Metadata`), and the library's uploader over the
+    /// IETF draft in the creation's query: the stored photo's squares are centred on it from the start.
+    @Test func aClientSendsTheFocalPointWithTheUpload() async throws {
+        let seeded = try await SeededServer.start()
+        defer { seeded.server.stop() }
+        let server = seeded.server
+        let u1 = TestTokens.hs256(sub: "u1")
+        let marked = try await Self.markedPhoto()
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let client = try await PhotoClient(server: URL(string: server.base)!, folder: folder) { u1 }
+        let job = try await client.jobs.wait(try await client.setProfilePhoto(.file(marked), focus: FocalPoint(x: -0.85, y: 0)))
+        #expect(job.state == .done && job.focus == "-0.85,0.0", "\(job)")
+        let photo = try await ServeAPITests.call(server, "GET", "/v1/me/photo", token: u1).body
+        #expect(photo["focus"] as? String == "-0.85,0.0", "\(photo)")
+        let square = try #require(try Self.thumbnails(photo).first { $0["edge"] as? Int == 256 })
+        #expect(try await Self.magenta(try #require(square["downloadURL"] as? String), side: 256) > 0, "the mark, far left, is in the square")
+        // Without one, the attention rule's square: the mark is not in it.
+        let plain = try await client.jobs.wait(try await client.setProfilePhoto(.file(marked)))
+        #expect(plain.state == .done && plain.focus == nil)
+        let unfocused = try await ServeAPITests.call(server, "GET", "/v1/me/photo", token: u1).body
+        #expect(unfocused["focus"] == nil)
+        // A group's photo, by the IETF draft: the focal point in the creation's query.
+        let uploader = try Uploader(
+            destination: "\(server.base)/uploads/", configuration: UploadConfiguration(), journal: UploadJournal(folder: try temporaryFolder()))
+        let key = "group_photos/\(seeded.groupId)/photo.jpg"
+        let task = await uploader.upload(
+            .file(marked), request: UploadRequest(key: key, metadata: ["focus": "-0.85,0.0"], authorization: "Bearer \(u1)"))
+        var last: UploadEvent?
+        for await event in task.events { last = event }
+        guard case .finished = last else { Issue.record("not finished: \(String(describing: last))"); return }
+        let group = try await ServeAPITests.call(server, "GET", "/v1/groups/\(seeded.groupId)/photo", token: u1).body
+        #expect(group["focus"] as? String == "-0.85,0.0", "\(group)")
     }
 
     /// By the IETF draft (no metadata there), the focal point comes in the creation's query.

@@ -228,19 +228,21 @@ public final class PhotoClient: Sendable {
         }
     }
 
-    /// Replaces a group's photo (the server lets only its admins).
+    /// Replaces a group's photo (the server lets only its admins), its square thumbnails centred on `focus` when given
+    /// (sent with the upload; nil: where the server's attention rule puts them).
     @discardableResult
-    public func setGroupPhoto(groupId: String, photo: PhotoInput) async throws(ServiceError) -> String {
+    public func setGroupPhoto(groupId: String, photo: PhotoInput, focus: FocalPoint? = nil) async throws(ServiceError) -> String {
         let groupId = try StorageRules.validated(groupId, "group id")
-        return try await jobs.submit(kind: .group, caller: try me(), subject: groupId, path: .groupPhoto(groupId: groupId), photo: photo)
+        return try await jobs.submit(kind: .group, caller: try me(), subject: groupId, path: .groupPhoto(groupId: groupId), photo: photo, focus: focus)
     }
 
-    /// Sets the signed-in user's profile picture (`profile_images/{me}/{id}.jpg`).
+    /// Sets the signed-in user's profile picture (`profile_images/{me}/{id}.jpg`), its square thumbnails centred on
+    /// `focus` when given (sent with the upload).
     @discardableResult
-    public func setProfilePhoto(_ photo: PhotoInput) async throws(ServiceError) -> String {
+    public func setProfilePhoto(_ photo: PhotoInput, focus: FocalPoint? = nil) async throws(ServiceError) -> String {
         let me = try me()
         let path = StoragePath.profileImage(userId: me, file: "\(randomUUID()).jpg")
-        return try await jobs.submit(kind: .profile, caller: me, subject: me, path: path, photo: photo)
+        return try await jobs.submit(kind: .profile, caller: me, subject: me, path: path, photo: photo, focus: focus)
     }
 
     /// Removes the signed-in user's profile picture: the server deletes it and its thumbnails.

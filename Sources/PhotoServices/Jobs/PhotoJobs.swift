@@ -237,7 +237,8 @@ public final class PhotoJobs: Sendable {
                         let task = await uploader.upload(
                             .file(path),
                             request: UploadRequest(
-                                key: job.key, contentType: "image/jpeg", metadata: ["job": job.id], authorization: intake.credentials(job.caller)))
+                                key: job.key, contentType: "image/jpeg", metadata: ["job": job.id, "focus": job.focus].compactMapValues { $0 },
+                                authorization: intake.credentials(job.caller)))
                         upload = task
                         uploadEvents = task.events.makeAsyncIterator()
                         // A cancel or stop asked meanwhile reaches the upload through the machine (the loop's next turn).

@@ -88,7 +88,7 @@ public final class PhotoServices: Sendable {
 /// Stages the caller's photo and the job that will prepare and upload it.
 func newJob(
     kind: PhotoJob.Kind, caller: String, subject: String, path: StoragePath, original: [UInt8], staging: URL,
-    destination: String?, waitsFor: String? = nil
+    destination: String?, waitsFor: String? = nil, focus: FocalPoint? = nil
 ) throws(ServiceError) -> PhotoJob {
     let id = randomUUID()
     let originalPath = staging.appendingPathComponent("\(id).original").path
@@ -98,6 +98,6 @@ func newJob(
     let now = Date()
     return PhotoJob(
         id: id, kind: kind, caller: caller, subject: subject, key: path.key, preset: path.preset.rawValue, originalPath: originalPath,
-        preparedPath: nil, state: .pending, error: nil, attempts: 0, url: nil, uploadLocation: nil, uploadedBytes: 0, waitsFor: waitsFor, destination: destination, leaseOwner: nil,
+        preparedPath: nil, state: .pending, error: nil, attempts: 0, url: nil, uploadLocation: nil, uploadedBytes: 0, waitsFor: waitsFor, destination: destination, focus: focus?.description, leaseOwner: nil,
         leaseExpiresAt: nil, createdAt: now, updatedAt: now)
 }

@@ -108,6 +108,9 @@ public struct PhotoJob: Codable, Sendable, Equatable {
     /// Where the photo goes (the services' or client's storage destination when the job was created): only
     /// a runner uploading there takes the job. Nil: a job from before destinations were recorded, taken by any.
     public var destination: String? = nil
+    /// The focal point the photo's square thumbnails are centred on (`x,y`, as Mastodon's `focus`), sent with its
+    /// upload. Nil: the server's attention rule.
+    public var focus: String? = nil
     /// The runner holding the job (a random id per runner, not a process or a host) and when its lease
     /// ends unless renewed; a job whose lease ran out is taken over by any runner.
     public var leaseOwner: String?

@@ -29,6 +29,7 @@ enum Schema {
         Migration(name: "jobs v3: stale objects", shippedAs: "v3: stale objects", run: jobsV3),
         Migration(name: "jobs v4: photo job runs", shippedAs: "v4: photo job runs", run: jobsV4),
         Migration(name: "jobs v5: each job's destination", shippedAs: "", run: jobsV5),
+        Migration(name: "jobs v6: each job's focal point", shippedAs: "", run: jobsV6),
     ]
     /// A client of `photoprep serve`: the groups it created while the server was unreachable.
     static let client = [Migration(name: "client v1: groups waiting for the server", shippedAs: "v2: offline-first client", run: clientV1)]
@@ -218,6 +219,11 @@ enum Schema {
             .column("attempts", type: .bigint, .notNull)
             .column("updatedAt", type: .timestamp, .notNull)
             .run()
+    }
+
+    private static func jobsV6(_ db: any SQLDatabase) async throws {
+        // The focal point a client sends with a photo's upload (tus metadata, the draft's query). NULL: none.
+        try await db.alter(table: "photoJob").column("focus", type: .text).run()
     }
 
     private static func jobsV5(_ db: any SQLDatabase) async throws {

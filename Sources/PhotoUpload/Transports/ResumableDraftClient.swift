@@ -29,7 +29,11 @@ struct ResumableDraftClient: UploadTransport {
         let path = request.key.split(separator: "/", omittingEmptySubsequences: false)
             .map { $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? String($0) }
             .joined(separator: "/")
-        let target = endpoint.absoluteString.hasSuffix("/") ? endpoint.absoluteString + path : endpoint.absoluteString + "/" + path
+        var target = endpoint.absoluteString.hasSuffix("/") ? endpoint.absoluteString + path : endpoint.absoluteString + "/" + path
+        // The draft has no metadata: a focal point, the one field photoprep's server reads at creation, goes in the query.
+        if let focus = request.metadata["focus"]?.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: ".-"))) {
+            target += "?focus=" + focus
+        }
         var http = makeRequest(target, method: .POST, request)
         setCompleteness(&http, length == 0)
         http.headers.add(name: "Upload-Length", value: String(length))
