@@ -102,12 +102,11 @@ final class MetricScale {
     /// Every scale's pixel count, this one first.
     var pixelsPerScale: [Int] { [width * height] + (next?.pixelsPerScale ?? []) }
 
-    /// Rows to keep the reference's scales in: one for this scale and each below it.
-    static func referenceRows(width: Int, height: Int, scalesLeft: Int) -> [MetricReferenceRows] {
+    /// The sizes of a scale of `width` × `height` and of those `init` makes below it, this one first.
+    static func sizes(width: Int, height: Int, scalesLeft: Int) -> [(width: Int, height: Int)] {
         let nextWidth = (width + 1) / 2, nextHeight = (height + 1) / 2
-        let below = scalesLeft > 1 && nextWidth >= 8 && nextHeight >= 8
-            ? referenceRows(width: nextWidth, height: nextHeight, scalesLeft: scalesLeft - 1) : []
-        return [MetricReferenceRows(width: width, height: height)] + below
+        let below = scalesLeft > 1 && nextWidth >= 8 && nextHeight >= 8 ? sizes(width: nextWidth, height: nextHeight, scalesLeft: scalesLeft - 1) : []
+        return [(width, height)] + below
     }
 
     private func xybRow(_ image: Int, _ channel: Int, _ row: Int) -> UnsafeMutablePointer<Float> {

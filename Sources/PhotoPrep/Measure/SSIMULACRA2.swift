@@ -25,7 +25,7 @@ public enum SSIMULACRA2 {
         score(reference, distorted, kept: [], taking: false)
     }
 
-    /// The reference's rows of every scale (`MetricScale.referenceRows`) kept into `kept` as they pass, or (`taking`)
+    /// The reference's rows of every scale (one `MetricReferenceRows` per `MetricScale.sizes`) kept into `kept` as they pass, or (`taking`)
     /// taken from it without reading the reference's pixels.
     static func score(_ reference: PixelImage, _ distorted: PixelImage, kept: [MetricReferenceRows], taking: Bool) -> Double {
         precondition(reference.width == distorted.width && reference.height == distorted.height, "SSIMULACRA2 compares images of one size")

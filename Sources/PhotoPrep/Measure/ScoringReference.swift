@@ -9,13 +9,8 @@ struct ScoringReference {
 
     /// The bytes a reference of `width` × `height` keeps (`MemoryEstimate` counts them): 36 a pixel at each scale.
     static func keptBytes(width: Int, height: Int) -> Int {
-        guard width * height <= maximumPixels else { return 0 }
-        var (w, h, bytes) = (width, height, 0)
-        for _ in 0..<SSIMULACRA2.scales where w >= 8 && h >= 8 {
-            bytes += 36 * w * h
-            (w, h) = ((w + 1) / 2, (h + 1) / 2)
-        }
-        return bytes
+        guard width * height <= maximumPixels, width >= 8, height >= 8 else { return 0 }
+        return MetricScale.sizes(width: width, height: height, scalesLeft: SSIMULACRA2.scales).reduce(0) { $0 + 36 * $1.width * $1.height }
     }
 
     let image: PixelImage
@@ -31,7 +26,7 @@ struct ScoringReference {
             return SSIMULACRA2.score(image, distorted)
         }
         guard kept.isEmpty else { return SSIMULACRA2.score(image, distorted, kept: kept, taking: true) }
-        kept = MetricScale.referenceRows(width: image.width, height: image.height, scalesLeft: SSIMULACRA2.scales)
+        kept = MetricScale.sizes(width: image.width, height: image.height, scalesLeft: SSIMULACRA2.scales).map { MetricReferenceRows(width: $0.width, height: $0.height) }
         return SSIMULACRA2.score(image, distorted, kept: kept, taking: false)
     }
 }

@@ -109,13 +109,15 @@ struct GroupsController: Sendable {
     /// Centres the group photo's square thumbnails on a focal point (null: the attention rule's choice): its admins
     /// only — a member who is not one gets 422 naming `focus` (a focal point for someone else's photo), and nothing changes.
     @Sendable func setFocus(_ request: Request, context: ServerContext) async throws -> PhotoBody {
-        let (group, members) = try await memberGroup(context)
+        let (group, _) = try await memberGroup(context)
         let focus = try await request.decode(as: SetFocus.self, context: context).point()
         let caller = try context.caller().id
-        guard members.contains(where: { $0.userId == caller && $0.isAdmin }) else {
-            throw Problem(.unprocessableContent, "focus", "focus: only the group's admins centre its photo", field: "focus")
+        let photo: StoredPhoto
+        do {
+            photo = try await intake.refocus(.groupPhoto(groupId: group.id), focus: focus, caller: caller)
+        } catch .notAllowed(let reason) {  // the storage rule's refusal, before anything changed
+            throw Problem(.unprocessableContent, "focus", "focus: \(reason)", field: "focus")
         }
-        let photo = try await intake.refocus(.groupPhoto(groupId: group.id), focus: focus, caller: caller)
         return try await links.photo(PhotoBody(group), key: photo.key, request)
     }
 
