@@ -23,6 +23,9 @@ struct BudgetEncoder {
         var encodes: Int
         /// The score target was not reached: the budget binds, or the top quality scores below it.
         var missedTarget: Bool
+        /// What scoring kept of the pixels encoded: another codec's candidates of the same pixels are scored against it
+        /// without computing it again (a thumbnail's WebP).
+        var reference: ScoringReference
     }
 
     let options: PrepareOptions
@@ -95,7 +98,8 @@ struct BudgetEncoder {
                 try progressiveIfSmaller(&chosen, image: image)
                 return Result(
                     jpeg: chosen.jpeg.withUnsafeBytes { JPEGSegments.inserting(extraSegments, into: $0) }, width: image.width, height: image.height,
-                    quality: chosen.quality, score: finalScore, settings: chosen.settings, encodes: encodes, missedTarget: missed)
+                    quality: chosen.quality, score: finalScore, settings: chosen.settings, encodes: encodes, missedTarget: missed,
+                    reference: reference)
             }
             // Even the lowest quality missed: shrink the area in proportion to the overshoot.
             let smallest = try encode(options.qualities.lowerBound).jpeg.count

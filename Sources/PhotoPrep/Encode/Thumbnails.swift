@@ -37,7 +37,7 @@ enum Thumbnails {
             var thumbnail = Thumbnail(edge: edge, width: pixels.width, height: pixels.height, jpeg: encoded.jpeg, score: encoded.score)
             if options.webpThumbnails, let score = encoded.score {
                 let webpStarted = clock.now
-                if let webp = try WebPEncoder(target: score, jpegBytes: encoded.jpeg.count, jpegQuality: encoded.quality, iccProfile: iccProfile).encode(pixels) {
+                if let webp = try WebPEncoder(target: score, jpegBytes: encoded.jpeg.count, jpegQuality: encoded.quality, iccProfile: iccProfile).encode(pixels, scoring: encoded.reference) {
                     (thumbnail.webp, thumbnail.webpQuality, thumbnail.webpScore) = (webp.webp, webp.quality, webp.score)
                 }
                 webpTime += clock.now - webpStarted

@@ -39,11 +39,12 @@ struct WebPEncoder {
     /// qualities 86 and 96 (0.72 at 512 px, 0.66 with the squares; the JPEG's is 0.6).
     static let typicalSlope = 0.7
 
-    /// The WebP, or nil when none reaches the JPEG's score in fewer bytes.
-    func encode(_ image: PixelImage) throws(PhotoPrepError) -> Result? {
+    /// The WebP, or nil when none reaches the JPEG's score in fewer bytes. `scoring`: the JPEG search's reference, with
+    /// what it kept, used when it holds the same pixels (a grey image's does not: WebP's candidates are RGB).
+    func encode(_ image: PixelImage, scoring: ScoringReference) throws(PhotoPrepError) -> Result? {
         let reference = image.rgbImage  // grey made RGB once: what each candidate encodes and is scored against
         let picture = try LibWebPEncoder.Picture(reference)  // and made YUV once
-        var scoring = ScoringReference(reference)
+        var scoring = scoring.image.pixels == reference.pixels ? scoring : ScoringReference(reference)
         var tried: [Int: Result] = [:]
         func candidate(_ quality: Int) throws(PhotoPrepError) -> Result {
             if let known = tried[quality] { return known }
