@@ -25,6 +25,8 @@ enum Thumbnails {
         var source = image
         if options.squareThumbnails {
             // Squares: cut once, then each side from the one before, as the long-edge fits are.
+            let cropStarted = clock.now
+            defer { report.timings.squareCrop = seconds(clock.now - cropStarted) }
             let square = SquareCrop(width: image.width, height: image.height, focus: options.focus, image: image)
             let centre = square.centre(width: image.width, height: image.height)
             report.squareCrop = .init(x: PrepareReport.rounded(centre.x), y: PrepareReport.rounded(centre.y), rule: square.rule)

@@ -121,7 +121,8 @@ public struct PhotoPipeline: Sendable {
                 // The same pixels: its thumbnails and placeholder are the kept photo's.
                 (kept.placeholder, kept.thumbnails, kept.squareCrop) = (reencoded.report.placeholder, reencoded.report.thumbnails, reencoded.report.squareCrop)
                 kept.timings.placeholder = reencoded.report.timings.placeholder
-                (kept.timings.thumbnails, kept.timings.webp) = (reencoded.report.timings.thumbnails, reencoded.report.timings.webp)
+                (kept.timings.thumbnails, kept.timings.webp, kept.timings.squareCrop) =
+                    (reencoded.report.timings.thumbnails, reencoded.report.timings.webp, reencoded.report.timings.squareCrop)
                 kept.timings.total = seconds(clock.now - start)
                 return PreparedPhoto(jpeg: jpeg, report: kept, thumbnails: reencoded.thumbnails, placeholder: reencoded.placeholder)
             }

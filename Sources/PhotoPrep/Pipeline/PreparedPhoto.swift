@@ -90,6 +90,8 @@ public struct PrepareReport: Sendable, Codable, Equatable {
         public var thumbnails = 0.0
         /// Of which the WebPs (`WebPEncoder`: their searches).
         public var webp = 0.0
+        /// Of which cutting the square thumbnails' square (`SquareCrop`: the focal point or the attention rule, the cut).
+        public var squareCrop = 0.0
         public var total = 0.0
     }
 
