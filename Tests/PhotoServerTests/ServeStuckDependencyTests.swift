@@ -157,6 +157,39 @@ import TestSupport
         #expect(me.body["state"] as? String == "ready", "\(me.body)")
     }
 
+    /// A bucket that throttles (S3's `503 SlowDown`, from a proxy in front of moto) the photo's put (SQLite: the bytes
+    /// kept on disk) or the bytes' own piece (PostgreSQL: uploads shared through the bucket), longer than the server's
+    /// own retries: 503 with `Retry-After`, a body that names neither the bucket nor its host, an error-level log line
+    /// with the bucket's words and the count — never a 500. Once the bucket takes requests again, asking the offset
+    /// finishes the upload: the photo stored once.
+    @Test(arguments: ["sqlite", "postgres"])
+    func aThrottlingBucketIs503WithRetryAfter(database: String) async throws {
+        let bucket = try await BucketServer.start(database: database, faults: ["--slow-down", "4"])
+        let server = bucket.server
+        defer { server.stop() }
+        let token = TestTokens.hs256(sub: "u1", claims: ["name": "Ana"])
+        let photo = try Fixture.bytes("photos/storm-1920x1280.jpg")
+        let key = "profile_images/u1/throttled.jpg"
+        let created = try await ServeRulesTests.create(server, key: key, length: photo.count, token: token)
+        let location = try #require(created.header("Location"), "\(created)")
+
+        try await Self.sendAllExpecting503(location, photo, token: token, within: .seconds(35), because: "one bucket request may take 20 s", naming: ["127.0.0.1", "photos/prod"])
+        #expect(ServeFullStorageTests.loggedAsError(server, "SlowDown"), "\(server.log.suffix(2000))")
+        #expect(try await ServeFullStorageTests.failures(server, "unavailable") >= 1)
+
+        // A tus client: after each 503, the offset again and the rest from there, until the bucket takes requests again.
+        var head = try await Self.headUntilAnswered(location, token: token)
+        for _ in 0..<6 {
+            let held = try #require(head.header("Upload-Offset").flatMap(Int.init), "\(head) \(server.log.suffix(3000))")
+            if held == photo.count { break }
+            let rest = try await ServeRulesTests.patch(location, offset: held, body: Array(photo[held...]), token: token)
+            #expect(rest.status == 204 || (rest.status == 503 && rest.header("Retry-After") == "5"), "\(rest)")
+            head = try await Self.headUntilAnswered(location, token: token)
+        }
+        #expect(head.status == 200 && head.header("Upload-Offset") == String(photo.count), "\(head) \(server.log.suffix(3000))")
+        #expect(try await bucket.objects.list(prefix: "profile_images/u1/") == [key])
+    }
+
     /// PostgreSQL goes away while a photo is finishing (uploads shared through PostgreSQL and the bucket, the finishing
     /// lease held in the database): a proxy in front of S3 holds the photo's put to its key; meanwhile the database's
     /// connections stop answering (the relay stopped), the put goes on, and the connections are cut and refused (the

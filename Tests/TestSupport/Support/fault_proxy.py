@@ -10,6 +10,7 @@ S3 objects and parts), and a POST with a body (tus creation-with-upload, S3 Comp
 
 --fail-503 N       answer 503 to the first N data requests
 --fail-507 N       answer 507 with MinIO's "storage full" error to the first N data requests (a bucket with no room)
+--slow-down N      answer 503 with S3's "SlowDown" error to the first N data requests (a bucket throttling requests)
 --drop N           close the connection without an answer on the first N data requests
                    (after forwarding half of the body, like a connection cut mid-chunk)
 --corrupt-data N   flip one byte in the body of the first N data requests
@@ -42,6 +43,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import stats_file  # beside this script
 
+SLOW_DOWN = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
+             b'<Message>Please reduce your request rate.</Message></Error>')
 STORAGE_FULL = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>XMinioStorageFull</Code>'
                 b'<Message>Storage backend has reached its minimum free drive threshold. Please delete a few objects'
                 b' to proceed.</Message></Error>')
@@ -102,6 +105,8 @@ class Proxy(BaseHTTPRequestHandler):
                 return self.answer(503, b"injected 503")
             if data_index < args.fail_507:
                 return self.answer(507, STORAGE_FULL)
+            if data_index < args.slow_down:
+                return self.answer(503, SLOW_DOWN)
             if data_index < args.cut:
                 self.log_data(len(body), 0)
                 return self.cut(body)
@@ -197,6 +202,7 @@ def main():
     parser.add_argument("upstream", type=int)
     parser.add_argument("--fail-503", type=int, default=0)
     parser.add_argument("--fail-507", type=int, default=0)
+    parser.add_argument("--slow-down", type=int, default=0)
     parser.add_argument("--drop", type=int, default=0)
     parser.add_argument("--corrupt-data", type=int, default=0)
     parser.add_argument("--cut", type=int, default=0)
