@@ -15,19 +15,7 @@ import TestSupport
         "formats/lossy.webp", "formats/alpha.webp", "formats/photo-8bit.avif", "formats/photo.heic",
     ]
 
-    /// SplitMix64: a small generator whose sequence is fixed by its seed.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
-    static func mutated(_ original: [UInt8], _ random: inout Generator) -> [UInt8] {
+    static func mutated(_ original: [UInt8], _ random: inout SeededGenerator) -> [UInt8] {
         var bytes = original
         let n = bytes.count
         switch Int.random(in: 0..<6, using: &random) {
@@ -60,7 +48,7 @@ import TestSupport
         var options = PrepareOptions(preset: .profile)
         options.thumbnails = [256, 128]
         let pipeline = PhotoPipeline(options: options)
-        var random = Generator(state: UInt64(truncatingIfNeeded: file.utf8.reduce(5381) { $0 &* 33 &+ Int($1) }))
+        var random = SeededGenerator(state: UInt64(truncatingIfNeeded: file.utf8.reduce(5381) { $0 &* 33 &+ Int($1) }))
         var prepared = 0, failed = 0
         for index in 0..<40 {
             let bytes = Self.mutated(original, &random)

@@ -55,6 +55,85 @@ import TestSupport
         _ = try checkNormalised(seeded.server.stored("user_photos/u1/trip/20mp-large.jpg"), preset: .photo, portrait: true)
     }
 
+    /// kill -9 at random moments (a seeded generator; its seed is in every failure's message) while four clients upload
+    /// photos in 16 KiB chunks, the server started again at once each time, eight times: no offset the server
+    /// acknowledged is ever taken back (a client's HEAD never says less), every upload finishes, each stored photo is
+    /// what the pipeline makes of its original and is recorded, and nothing is recorded without its file.
+    @Test func killedAtRandomMomentsWhileUploadsRun() async throws {
+        let seeded = try await SeededServer.start()
+        let server = seeded.server
+        let token = TestTokens.hs256(sub: "u1")
+        let seed = UInt64.random(in: 1...UInt64.max)
+        let photos = try ["storm-1920x1280", "ladybird-2560x1600", "storm-1920x1280", "ladybird-2560x1600"].enumerated().map { index, name in
+            (key: "user_photos/u1/trip/\(index)-\(name).jpg", bytes: try Fixture.bytes("photos/\(name).jpg"))
+        }
+
+        /// A tus client that records what the server acknowledged: after any failure, the offset again (HEAD), checked
+        /// against the last acknowledged one, and the rest from there. Its complaints (empty when all held) and how
+        /// many of its requests the kills cut.
+        @Sendable func upload(_ key: String, _ photo: [UInt8]) async -> (complaints: [String], cut: Int) {
+            var complaints: [String] = []
+            var cut = 0
+            var location: String?
+            var acknowledged = 0
+            let deadline = ContinuousClock.now + .seconds(180)
+            while ContinuousClock.now < deadline {
+                do {
+                    guard let at = location else {
+                        let created = try await ServeRulesTests.create(server, key: key, length: photo.count, token: token)
+                        if created.status == 201 { location = created.header("Location") } else { try await Task.sleep(for: .milliseconds(50)) }
+                        continue
+                    }
+                    let head = try await ServeRulesTests.head(at, token: token)
+                    guard head.status == 200, let offset = head.header("Upload-Offset").flatMap(Int.init) else {
+                        if ![423, 503].contains(head.status) { complaints.append("\(key): HEAD answered \(head)") }
+                        try await Task.sleep(for: .milliseconds(100))
+                        continue
+                    }
+                    if offset < acknowledged { complaints.append("\(key): HEAD says \(offset) after \(acknowledged) was acknowledged") }
+                    if offset == photo.count { return (complaints, cut) }
+                    var sent = offset
+                    while sent < photo.count {
+                        let end = min(sent + 16 * 1024, photo.count)
+                        let answer = try await ServeRulesTests.patch(at, offset: sent, body: Array(photo[sent..<end]), token: token)
+                        guard answer.status == 204, let now = answer.header("Upload-Offset").flatMap(Int.init) else { break }
+                        acknowledged = max(acknowledged, now)
+                        sent = now
+                    }
+                } catch {
+                    cut += 1
+                    try? await Task.sleep(for: .milliseconds(50))  // the server is down: ask again
+                }
+            }
+            return (complaints + ["\(key): not finished within 180 s"], cut)
+        }
+
+        let (complaints, cut) = try await withThrowingTaskGroup(of: (complaints: [String], cut: Int).self) { group in
+            for photo in photos { group.addTask { await upload(photo.key, photo.bytes) } }
+            var random = SeededGenerator(state: seed)
+            for _ in 0..<8 {
+                try await Task.sleep(for: .milliseconds(Int.random(in: 20...300, using: &random)))
+                try await onThread {
+                    server.kill()
+                    try server.start()
+                }
+            }
+            return try await group.reduce(([String](), 0)) { ($0.0 + $1.complaints, $0.1 + $1.cut) }
+        }
+        defer { server.stop() }
+        #expect(complaints.isEmpty, "seed \(seed): \(complaints)")
+        #expect(cut >= 4, "seed \(seed): the uploads met the server down only \(cut) times: the kills came after them")
+        let database = try await seeded.database()
+        for photo in photos {
+            let expected = try PhotoPipeline(preset: .photo).prepare(photo.bytes).jpeg
+            #expect(server.stored(photo.key) == expected, "seed \(seed): \(photo.key) stored as the pipeline makes it")
+            #expect(try await database.one(StoredPhoto.self, from: "storedPhoto", id: photo.key, key: "key") != nil, "seed \(seed): \(photo.key) recorded")
+        }
+        for record in try await database.all(StoredPhoto.self, from: "storedPhoto", orderBy: "key") {
+            #expect(server.stored(record.key) != nil, "seed \(seed): \(record.key) recorded without its file")
+        }
+    }
+
     /// SIGTERM while uploads are in flight — one with a body still arriving slowly, one from
     /// `photoprep upload` — exits 0 within 10 s; the slow request is answered with what the server
     /// flushed, every acknowledged byte is there after a restart, and both uploads complete.
