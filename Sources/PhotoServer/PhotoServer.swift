@@ -98,6 +98,10 @@ public struct PhotoServer: Sendable {
         public var maxConnectionsPerAddress = 128
         /// How long an upload's body may take before `minBodyRate` applies.
         public var bodyGrace: Duration = .seconds(20)
+        /// How long an upload's last request may take to finish it — gather its bytes, prepare, store and record its
+        /// photo — once its body arrived: past it the work is cancelled and the client gets 503 with `Retry-After`,
+        /// the bytes kept (`FinishDeadline`).
+        public var finishTimeout: Duration = .seconds(30)
         /// The certificate and key to serve HTTPS with (read again on SIGHUP); nil: plain HTTP (behind a
         /// proxy that terminates TLS).
         public var tls: TLSFiles?
@@ -165,7 +169,8 @@ public struct PhotoServer: Sendable {
             processor: ArrivalProcessor(intake: intake, metrics: metrics, admission: Admission(capacity: threads + max(0, configuration.maxWaitingPhotos))),
             metrics: metrics, expiry: configuration.uploadExpiry, maxUnfinishedPerUser: configuration.maxUnfinishedUploadsPerUser,
             stopping: ShutdownSignal(endProcessAfter: configuration.shutdownGrace + Self.cancellationBound, logger: logger),
-            pace: BodyPace(grace: configuration.bodyGrace, minRate: max(0, configuration.minBodyRate)), logger: logger)
+            pace: BodyPace(grace: configuration.bodyGrace, minRate: max(0, configuration.minBodyRate)),
+            finishing: FinishDeadline(bound: configuration.finishTimeout), logger: logger)
         self.authenticator = authenticator
         self.metrics = metrics
         self.database = database

@@ -42,6 +42,9 @@ struct LimitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Seconds an upload's body has before --min-body-rate applies.", visibility: .hidden))
     var bodyGrace: Double = 20
 
+    @Option(help: ArgumentHelp("Seconds an upload's last request has to store its photo once its body arrived; then 503 with Retry-After, the bytes kept.", visibility: .hidden))
+    var finishTimeout: Double = 30
+
     @Option(help: "Seconds requests in flight have to end after SIGTERM or SIGINT; then they are cancelled, and 5 s later the process ends whatever still waits (env PHOTOPREP_SHUTDOWN_GRACE; default 8).")
     var shutdownGrace: Int?
 
@@ -60,6 +63,7 @@ struct LimitOptions: ParsableArguments {
             maxConnectionsPerAddress, "PHOTOPREP_MAX_CONNECTIONS_PER_ADDRESS", "--max-connections-per-address", default: configuration.maxConnectionsPerAddress)
         configuration.idleTimeout = .milliseconds(Int(max(0.1, idleTimeout) * 1000))
         configuration.bodyGrace = .milliseconds(Int(max(0.1, bodyGrace) * 1000))
+        configuration.finishTimeout = .milliseconds(Int(max(0.1, finishTimeout) * 1000))
         configuration.shutdownGrace = .seconds(
             try count(shutdownGrace, "PHOTOPREP_SHUTDOWN_GRACE", "--shutdown-grace", default: Int(configuration.shutdownGrace.components.seconds), least: 1))
         configuration.minBodyRate = try count(minBodyRate, "PHOTOPREP_MIN_BODY_RATE", "--min-body-rate", default: configuration.minBodyRate)

@@ -20,14 +20,14 @@ struct BucketServer {
         return try await AppDatabase(path: server.data.appendingPathComponent("app.sqlite").path, role: .server)
     }
 
-    static func start(database: String, faults: [String]? = nil) async throws -> BucketServer {
+    static func start(database: String, faults: [String]? = nil, arguments: [String] = []) async throws -> BucketServer {
         let moto = try await onThread { try MotoServer() }
         try await moto.createBucket("photos")
         let proxy = try await onThread { try faults.map { try FaultProxy(upstream: moto.server.port, faults: $0) } }
         let url = database == "postgres" ? try await PostgresCluster.shared().newDatabase() : nil
         let databaseArguments = url.map { ["--database", $0] } ?? []
         let environment = moto.environment(endpoint: proxy.map { "http://127.0.0.1:\($0.server.port)" })
-        let server = try await onThread { try PhotoServerProcess(arguments: ["--to", "s3://photos/prod"] + databaseArguments, environment: environment) }
+        let server = try await onThread { try PhotoServerProcess(arguments: ["--to", "s3://photos/prod"] + databaseArguments + arguments, environment: environment) }
         let objects = S3Objects(store: try S3Store(url: "s3://photos/prod", environment: moto.environment()))
         return BucketServer(moto: moto, proxy: proxy, server: server, objects: objects, database: url)
     }

@@ -8,6 +8,10 @@ import TestSupport
 
 /// The uploads in the data folder: a record and a data file each, as a restarted server finds them.
 @Suite struct LocalUploadStoreTests {
+    /// A finishing bound far longer than any test: on a loaded machine the work below may take longer than the
+    /// server's 30 s, and would rightly be cancelled (the bound is tested through the built server).
+    static let unbounded = FinishDeadline(bound: .seconds(600))
+
     static func upload(length: Int64) -> TusUpload {
         TusUpload(
             id: TusUpload.newID(), owner: "u1", ownerName: "Ana", key: "user_photos/u1/trip/a.jpg", length: length, metadata: [:],
@@ -48,7 +52,7 @@ import TestSupport
             let upload = Self.upload(length: 1000)
             let store = try await Self.store(creating: upload, in: folder, io: io)
             try await Self.write(bytes, to: store, upload.id, at: 0)
-            let handed = await store.finishing(upload) { file in
+            let handed = await store.finishing(upload, within: Self.unbounded) { file in
                 FileManager.default.contents(atPath: file) == Data(bytes) ? .success("file:///stored/a.jpg") : .failure(.init(kind: .unprocessable, description: "not the bytes sent"))
             }
             guard case .success("file:///stored/a.jpg") = handed else { Issue.record("\(String(describing: handed))"); return }
@@ -166,7 +170,7 @@ import TestSupport
             let before = try #require(FileIdentity(path: info))
             var shorter = upload
             shorter.metadata = [:]
-            guard case .success = await store.finishing(shorter, { _ in .success("file:///stored/b.jpg") }) else { Issue.record("not stored"); return }
+            guard case .success = await store.finishing(shorter, within: Self.unbounded, { _ in .success("file:///stored/b.jpg") }) else { Issue.record("not stored"); return }
             let after = try #require(FileIdentity(path: info))
             #expect(after.size == before.size && after.inode == before.inode)
             let reread = try #require(try await LocalUploadStore(folder: folder, io: io).upload(upload.id))

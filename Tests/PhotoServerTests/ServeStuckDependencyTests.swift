@@ -157,6 +157,36 @@ import TestSupport
         #expect(me.body["state"] as? String == "ready", "\(me.body)")
     }
 
+    /// A finish slower than its bound (`--finish-timeout 2`) though nothing fails: the bucket holds the photo's put (a
+    /// proxy in front of moto, until the test lets it go), on SQLite and on PostgreSQL (there the bytes' pieces, put
+    /// and gathered again, pass). The PATCH is answered 503 with `Retry-After` soon after the bound, not when the put
+    /// ends; the bytes are kept, and once the bucket answers, asking the offset finishes the upload: stored once.
+    @Test(arguments: ["sqlite", "postgres"])
+    func aFinishSlowerThanItsBoundIs503(database: String) async throws {
+        let state = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let resume = state.appendingPathComponent("resume")
+        let key = "profile_images/u1/slow.jpg"
+        let bucket = try await BucketServer.start(
+            database: database, faults: ["--hold-path", "profile_images/u1/", "--resume-file", resume.path], arguments: ["--finish-timeout", "2"])
+        let server = bucket.server
+        defer { server.stop() }
+        let token = TestTokens.hs256(sub: "u1", claims: ["name": "Ana"])
+        let photo = try Fixture.bytes("photos/storm-1920x1280.jpg")
+        let created = try await ServeRulesTests.create(server, key: key, length: photo.count, token: token)
+        let location = try #require(created.header("Location"), "\(created)")
+
+        try await Self.sendAllExpecting503(location, photo, token: token, within: .seconds(10), because: "finishing is bounded at 2 s", naming: ["127.0.0.1", "photos/prod"])
+        #expect(bucket.proxy?.held ?? 0 >= 1, "the put was held")
+
+        _ = FileManager.default.createFile(atPath: resume.path, contents: nil)
+        let head = try await Self.resume(location, photo, token: token, server: server)
+        #expect(head.status == 200 && head.header("Upload-Offset") == String(photo.count), "\(head) \(server.log.suffix(3000))")
+        #expect(try await bucket.objects.list(prefix: "profile_images/u1/") == [key])
+        let me = try await ServeAPITests.call(server, "GET", "/v1/me/photo", token: token)
+        #expect(me.body["state"] as? String == "ready", "\(me.body)")
+    }
+
     /// A bucket that throttles (S3's `503 SlowDown`, from a proxy in front of moto) the photo's put (SQLite: the bytes
     /// kept on disk) or the bytes' own piece (PostgreSQL: uploads shared through the bucket), longer than the server's
     /// own retries: 503 with `Retry-After`, a body that names neither the bucket nor its host, an error-level log line

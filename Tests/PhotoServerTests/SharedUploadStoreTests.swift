@@ -14,6 +14,10 @@ import TestSupport
 /// database (SQLite and PostgreSQL alike), pieces in an S3 bucket (moto). Two store objects on one
 /// database and bucket are two instances.
 @Suite struct SharedUploadStoreTests {
+    /// A finishing bound far longer than any test: on a loaded machine the work below may take longer than the
+    /// server's 30 s, and would rightly be cancelled (the bound is tested through the built server).
+    static let unbounded = FinishDeadline(bound: .seconds(600))
+
     struct Setup {
         let moto: MotoServer
         let database: AppDatabase
@@ -137,9 +141,9 @@ import TestSupport
             try await appender.write(Self.buffer(photo[range]))
             try await appender.sync()
         }
-        let outcome = await a.finishing(upload) { file in
+        let outcome = await a.finishing(upload, within: Self.unbounded) { file in
             #expect(FileManager.default.contents(atPath: file).map { [UInt8]($0) } == photo)
-            #expect(await b.finishing(upload) { _ in .success("not this one") } == nil)
+            #expect(await b.finishing(upload, within: Self.unbounded) { _ in .success("not this one") } == nil)
             // Nor can b delete it meanwhile (its photo is on its way to storage): refused, nothing removed.
             #expect((try? await b.delete(upload.id)) == false)
             #expect((try? await b.upload(upload.id))??.id == upload.id)
@@ -150,14 +154,14 @@ import TestSupport
         let stored = try #require(try await b.upload(upload.id))
         #expect(stored.state == .stored && stored.url == "s3://shared/prod/\(upload.key)")
         #expect(try await setup.pieceObjects(upload.id).isEmpty)
-        #expect(await b.finishing(stored) { _ in .success("again") } == nil)
+        #expect(await b.finishing(stored, within: Self.unbounded) { _ in .success("again") } == nil)
 
         // Storage unavailable: kept for the next attempt. A refusal that is final: gone.
         let second = try await setup.newUpload(length: Int64(photo.count))
         let appender = try await a.appender(second.id, at: 0, wholeRequest: true)
         try await appender.write(Self.buffer(photo[...]))
         try await appender.sync()
-        let unavailable = await a.finishing(second) { _ in .failure(.init(kind: .unavailable, description: "bucket down")) }
+        let unavailable = await a.finishing(second, within: Self.unbounded) { _ in .failure(.init(kind: .unavailable, description: "bucket down")) }
         #expect(unavailable.map { if case .failure(let refusal) = $0 { refusal.kind == .unavailable } else { false } } == true)
         #expect(try await a.upload(second.id)?.state == .receiving)
         #expect(try await setup.pieceObjects(second.id).count == 1)
@@ -172,12 +176,12 @@ import TestSupport
             try await db.insert(into: "tusUploadFinish").columns("upload", "runner", "startedAt")
                 .values(SQLBind(second.id), SQLBind("serve-vanished"), SQLBind(vanished)).run()
         }
-        #expect(await b.finishing(second) { _ in .success("too early") } == nil)
+        #expect(await b.finishing(second, within: Self.unbounded) { _ in .success("too early") } == nil)
         #expect(try await b.delete(second.id) == false)
         try await setup.database.write { db in
             try await db.update("tusUpload").set("finishLeaseExpiresAt", to: SQLBind(Date() - 1)).where("id", .equal, second.id).run()
         }
-        let refused = await b.finishing(second) { _ in .failure(.init(kind: .unprocessable, description: "not a photo after all")) }
+        let refused = await b.finishing(second, within: Self.unbounded) { _ in .failure(.init(kind: .unprocessable, description: "not a photo after all")) }
         #expect(refused != nil)
         #expect(try await a.upload(second.id) == nil)
         #expect(try await setup.pieceObjects(second.id).isEmpty)

@@ -172,9 +172,10 @@ final class LocalUploadStore: PartialUploadStore {
 
     /// The caller holds the upload's lock, which is all the exclusion one machine needs.
     func finishing(
-        _ upload: TusUpload, _ store: @Sendable (_ file: String) async -> Result<String, ArrivalProcessor.Refusal>
+        _ upload: TusUpload, within deadline: FinishDeadline, _ store: @escaping @Sendable (_ file: String) async -> Result<String, ArrivalProcessor.Refusal>
     ) async -> Result<String, ArrivalProcessor.Refusal>? {
-        let outcome = await store(dataPath(upload.id))
+        let file = dataPath(upload.id)
+        let outcome = await deadline.run { await store(file) }
         switch outcome {
         case .success(let url):
             var stored = upload

@@ -24,11 +24,12 @@ protocol PartialUploadStore: Sendable {
     /// Takes bytes at `offset` (which must be what the store holds). `wholeRequest`: nothing may count
     /// before the request's end (its checksum covers all of it), so nothing is made durable before `sync`.
     func appender(_ id: String, at offset: Int64, wholeRequest: Bool) async throws(UploadStoreFailure) -> any UploadAppender
-    /// Runs `store` on the complete bytes as a file, unless someone else is finishing this upload (nil).
-    /// Its outcome is recorded: a URL marks the upload stored (its bytes freed, its record kept until it
-    /// expires); a refusal that is final deletes it; `unavailable` keeps it for the next attempt.
+    /// Runs `store` on the complete bytes as a file, unless someone else is finishing this upload (nil) — the bytes
+    /// gathered and `store` run within `deadline`. Its outcome is recorded: a URL marks the upload stored (its bytes
+    /// freed, its record kept until it expires); a refusal that is final deletes it; `unavailable` keeps it for the
+    /// next attempt.
     func finishing(
-        _ upload: TusUpload, _ store: @Sendable (_ file: String) async -> Result<String, ArrivalProcessor.Refusal>
+        _ upload: TusUpload, within deadline: FinishDeadline, _ store: @escaping @Sendable (_ file: String) async -> Result<String, ArrivalProcessor.Refusal>
     ) async -> Result<String, ArrivalProcessor.Refusal>?
 
     /// What the expiry sweep does besides deleting expired uploads (nothing, for some stores).

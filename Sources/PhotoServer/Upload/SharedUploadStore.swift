@@ -204,7 +204,7 @@ final class SharedUploadStore: PartialUploadStore {
     // MARK: - Finishing
 
     func finishing(
-        _ upload: TusUpload, _ store: @Sendable (_ file: String) async -> Result<String, ArrivalProcessor.Refusal>
+        _ upload: TusUpload, within deadline: FinishDeadline, _ store: @escaping @Sendable (_ file: String) async -> Result<String, ArrivalProcessor.Refusal>
     ) async -> Result<String, ArrivalProcessor.Refusal>? {
         let claimed: Bool
         do { claimed = try await claimFinishing(upload.id) } catch { return .failure(.init(kind: .unavailable, description: "\(error)")) }
@@ -221,13 +221,15 @@ final class SharedUploadStore: PartialUploadStore {
                     .where("id", .equal, upload.id).where("finishOwner", .equal, runner).run()
             }
             return true
-        } _: { () -> Result<String, ArrivalProcessor.Refusal> in
-            do throws(UploadStoreFailure) {
-                try await PieceAssembly(objects: objects, io: io).write(try await pieces(of: upload.id), of: upload, to: file)
-            } catch {
-                return .failure(.init(kind: error.kind == .gone ? .gone : error.kind == .full ? .full : .unavailable, description: "\(error)"))
+        } _: { [self] in
+            await deadline.run { [self] () -> Result<String, ArrivalProcessor.Refusal> in
+                do throws(UploadStoreFailure) {
+                    try await PieceAssembly(objects: objects, io: io).write(try await pieces(of: upload.id), of: upload, to: file)
+                } catch {
+                    return .failure(.init(kind: error.kind == .gone ? .gone : error.kind == .full ? .full : .unavailable, description: "\(error)"))
+                }
+                return await store(file)
             }
-            return await store(file)
         }
         let me = runner, locking = database.kind == .postgres
         // Only while still holding it: a runner that lost its lease records nothing over its successor.

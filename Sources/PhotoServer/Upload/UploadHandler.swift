@@ -27,6 +27,8 @@ struct UploadHandler: Sendable {
     let stopping: ShutdownSignal
     /// How slowly a body may arrive before the request is cut (408, what arrived kept).
     var pace = BodyPace()
+    /// How long finishing may take once the last byte arrived (503 with `Retry-After` after it, the bytes kept).
+    var finishing = FinishDeadline(bound: .seconds(30))
     /// Where a failure of the database or the storage is reported in full (the client gets no paths).
     var logger = Logger(label: "photoprep.uploads")
 
@@ -170,7 +172,7 @@ struct UploadHandler: Sendable {
     /// request or instance is doing it right now (423: the client asks again).
     func finish(_ upload: inout TusUpload) async throws(UploadRefusal) {
         let processor = self.processor, arriving = upload
-        let outcome = await store.finishing(upload) { file in
+        let outcome = await store.finishing(upload, within: finishing) { file in
             do throws(ArrivalProcessor.Refusal) { return .success(try await processor.finish(arriving, file: file)) } catch { return .failure(error) }
         }
         switch outcome {
