@@ -274,14 +274,6 @@ public final class PhotoClient: Sendable {
 
     // MARK: - Sync
 
-    /// What `sync()` did.
-    public struct SyncReport: Sendable {
-        /// The creations sent, as they stand afterwards (created, refused, or still pending).
-        public var groups: [PendingGroup]
-        /// The photo jobs run, as they stand afterwards.
-        public var photos: [PhotoJob]
-    }
-
     /// Sends the pending group creations (oldest first; when the server does not answer, the rest
     /// wait for the next sync), then uploads the photos that can go: those of groups the server has
     /// now, and any left pending or half-way by an earlier process.

@@ -57,21 +57,6 @@ public final class AppDatabase: Sendable {
     /// long as this is still `n` (`StoredPhotos.Recent`).
     public var writesEnded: Int { writes.load(ordering: .acquiring) }
 
-    /// One open connection, to either store; a retired one is closed and never used again.
-    struct Connection: Sendable {
-        let sql: any SQLDatabase
-        let isOpen: @Sendable () -> Bool
-        let close: @Sendable () -> Void
-        let retired = Flag()
-
-        var isUsable: Bool { !retired.value.load(ordering: .acquiring) && isOpen() }
-    }
-
-    /// A flag set once, read from any task.
-    final class Flag: Sendable {
-        let value = Atomic(false)
-    }
-
     /// Opens (and migrates) the database at `location`: a `postgres://` (or `postgresql://`) URL, or a path
     /// to an SQLite file.
     /// `deadline`: on PostgreSQL, how long one statement or transaction may wait before its connection is closed
