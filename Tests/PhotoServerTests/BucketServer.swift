@@ -1,6 +1,7 @@
 import Foundation
 import PhotoServices
 import PhotoUpload
+import Testing
 import TestSupport
 
 /// The built server storing in a moto bucket (`s3://photos/prod`), on SQLite or on a new PostgreSQL database (then
@@ -18,6 +19,13 @@ struct BucketServer {
     func records() async throws -> AppDatabase {
         if let database { return try await AppDatabase(postgres: database, role: .server) }
         return try await AppDatabase(path: server.data.appendingPathComponent("app.sqlite").path, role: .server)
+    }
+
+    /// An upload of `photo` to `key` created by u1 (Ana): its location, and the token that created it.
+    func newUpload(_ key: String, of photo: [UInt8]) async throws -> (location: String, token: String) {
+        let token = TestTokens.hs256(sub: "u1", claims: ["name": "Ana"])
+        let created = try await ServeRulesTests.create(server, key: key, length: photo.count, token: token)
+        return (try #require(created.header("Location"), "\(created)"), token)
     }
 
     static func start(database: String, faults: [String]? = nil, arguments: [String] = []) async throws -> BucketServer {

@@ -121,11 +121,9 @@ struct ServeFullStorageTests {
         let bucket = try await BucketServer.start(database: database, faults: ["--fail-507", "1"])
         let server = bucket.server
         defer { server.stop() }
-        let token = TestTokens.hs256(sub: "u1", claims: ["name": "Ana"])
         let photo = try Fixture.bytes("photos/storm-1920x1280.jpg")
         let key = "profile_images/u1/roomless.jpg"
-        let created = try await ServeRulesTests.create(server, key: key, length: photo.count, token: token)
-        let location = try #require(created.header("Location"), "\(created)")
+        let (location, token) = try await bucket.newUpload(key, of: photo)
 
         let answer = try await ServeRulesTests.patch(location, offset: 0, body: photo, token: token)
         Self.expectFull(answer, server, "the bucket full (\(database))", hasBody: true)

@@ -140,11 +140,9 @@ import TestSupport
         let bucket = try await BucketServer.start(database: database)
         let (moto, server) = (bucket.moto, bucket.server)
         defer { kill(moto.server.processIdentifier, SIGCONT); server.stop() }
-        let token = TestTokens.hs256(sub: "u1", claims: ["name": "Ana"])
         let photo = try Fixture.bytes("photos/storm-1920x1280.jpg")
         let key = "profile_images/u1/bucket.jpg"
-        let created = try await ServeRulesTests.create(server, key: key, length: photo.count, token: token)
-        let location = try #require(created.header("Location"), "\(created)")
+        let (location, token) = try await bucket.newUpload(key, of: photo)
 
         kill(moto.server.processIdentifier, SIGSTOP)
         try await Self.sendAllExpecting503(location, photo, token: token, within: .seconds(35), because: "one bucket request may take 20 s", naming: ["127.0.0.1", "photos/prod"])
@@ -171,10 +169,8 @@ import TestSupport
             database: database, faults: ["--hold-path", "profile_images/u1/", "--resume-file", resume.path], arguments: ["--finish-timeout", "2"])
         let server = bucket.server
         defer { server.stop() }
-        let token = TestTokens.hs256(sub: "u1", claims: ["name": "Ana"])
         let photo = try Fixture.bytes("photos/storm-1920x1280.jpg")
-        let created = try await ServeRulesTests.create(server, key: key, length: photo.count, token: token)
-        let location = try #require(created.header("Location"), "\(created)")
+        let (location, token) = try await bucket.newUpload(key, of: photo)
 
         try await Self.sendAllExpecting503(location, photo, token: token, within: .seconds(10), because: "finishing is bounded at 2 s", naming: ["127.0.0.1", "photos/prod"])
         #expect(bucket.proxy?.held ?? 0 >= 1, "the put was held")
@@ -197,11 +193,9 @@ import TestSupport
         let bucket = try await BucketServer.start(database: database, faults: ["--slow-down", "4"])
         let server = bucket.server
         defer { server.stop() }
-        let token = TestTokens.hs256(sub: "u1", claims: ["name": "Ana"])
         let photo = try Fixture.bytes("photos/storm-1920x1280.jpg")
         let key = "profile_images/u1/throttled.jpg"
-        let created = try await ServeRulesTests.create(server, key: key, length: photo.count, token: token)
-        let location = try #require(created.header("Location"), "\(created)")
+        let (location, token) = try await bucket.newUpload(key, of: photo)
 
         try await Self.sendAllExpecting503(location, photo, token: token, within: .seconds(35), because: "one bucket request may take 20 s", naming: ["127.0.0.1", "photos/prod"])
         #expect(ServeFullStorageTests.loggedAsError(server, "SlowDown"), "\(server.log.suffix(2000))")

@@ -27,8 +27,8 @@ final class SharedUploadStore: PartialUploadStore {
     let folder: URL
     let io: NIOThreadPool
     let lease: Duration
-    /// The longest a finishing renews its lease: well past a slow legitimate one (a 10 MiB photo waiting for the
-    /// pipeline, three puts at their 20 s timeouts, a 10 s database deadline).
+    /// The longest a finishing renews its lease: well past its own bound (`FinishDeadline`, 30 s) and what cancelled
+    /// work may still wait on (a 20 s bucket request, a 10 s database deadline).
     static let finishBound = Duration.seconds(120)
     /// This instance's id in finishing leases (random: no host names, no process ids).
     let runner = "serve-" + TusUpload.newID().prefix(12)
