@@ -86,7 +86,7 @@ extension Manifest.Entry {
         let timings = JSONObject()
             .number("decode", t.decode).number("resize", t.resize).number("orient", t.orient).number("encode", t.encode)
             .number("placeholder", t.placeholder).number("thumbnails", t.thumbnails).number("webp", t.webp)
-            .number("squareCrop", t.squareCrop)            .number("total", t.total)
+            .number("squareCrop", t.squareCrop).number("total", t.total)
         var written = JSONObject()
             .string("sourceFormat", r.sourceFormat.rawValue).number("sourceWidth", r.sourceWidth)
             .number("sourceHeight", r.sourceHeight).number("sourceBytes", r.sourceBytes)

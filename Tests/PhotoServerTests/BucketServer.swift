@@ -1,5 +1,4 @@
 import Foundation
-import PhotoServices
 import PhotoUpload
 import Testing
 import TestSupport
@@ -14,12 +13,6 @@ struct BucketServer {
     let objects: S3Objects
     /// The PostgreSQL database's URL (nil: SQLite, `app.sqlite` in the server's data folder).
     let database: String?
-
-    /// The server's database, as the tests read it.
-    func records() async throws -> AppDatabase {
-        if let database { return try await AppDatabase(postgres: database, role: .server) }
-        return try await AppDatabase(path: server.data.appendingPathComponent("app.sqlite").path, role: .server)
-    }
 
     /// An upload of `photo` to `key` created by u1 (Ana): its location, and the token that created it.
     func newUpload(_ key: String, of photo: [UInt8]) async throws -> (location: String, token: String) {

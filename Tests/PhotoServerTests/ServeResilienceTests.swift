@@ -131,7 +131,7 @@ import TestSupport
         defer { server.stop() }
         #expect(complaints.isEmpty, "seed \(seed): \(complaints)")
         #expect(cut >= 4, "seed \(seed): the uploads met the server down only \(cut) times: the kills came after them")
-        let database = if let bucket { try await bucket.records() } else { try await seeded!.database() }
+        let database = if let url = bucket?.database { try await AppDatabase(postgres: url, role: .server) } else { try await seeded!.database() }
         for photo in photos {
             let expected = try PhotoPipeline(preset: .photo).prepare(photo.bytes).jpeg
             #expect(try await stored(photo.key) == expected, "seed \(seed): \(photo.key) stored as the pipeline makes it")
