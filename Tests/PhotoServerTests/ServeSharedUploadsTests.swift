@@ -38,8 +38,9 @@ import TestSupport
     }
 
     /// Finishing leases of 2 s (`--job-lease`), so that a takeover happens within the test.
-    /// Two instances on one database and one bucket; `s3Faults`: they reach the bucket through a `FaultProxy` with these.
-    static func start(s3Faults: [String]? = nil) async throws -> (Instances, FaultProxy?) {
+    /// Two instances on one database and one bucket; `s3Faults`: they reach the bucket through a `FaultProxy` with these
+    /// (only A with `onlyA`; B then reaches the bucket directly).
+    static func start(s3Faults: [String]? = nil, onlyA: Bool = false) async throws -> (Instances, FaultProxy?) {
         let moto = try await onThread { try MotoServer() }
         try await moto.createBucket("photos")
         let url = try await PostgresCluster.shared().newDatabase()
@@ -47,8 +48,9 @@ import TestSupport
         let arguments = ["--database", url, "--to", "s3://photos/prod", "--job-lease", "2"]
         let proxy = try s3Faults.map { faults in try FaultProxy(upstream: moto.server.port, faults: faults) }
         let environment = moto.environment(endpoint: proxy.map { "http://127.0.0.1:\($0.server.port)" })
+        let direct = onlyA ? moto.environment() : environment
         let (a, b) = try await onThread {
-            (try PhotoServerProcess(arguments: arguments, environment: environment), try PhotoServerProcess(arguments: arguments, environment: environment))
+            (try PhotoServerProcess(arguments: arguments, environment: environment), try PhotoServerProcess(arguments: arguments, environment: direct))
         }
         let objects = S3Objects(store: try S3Store(url: "s3://photos/prod", environment: moto.environment()))
         return (Instances(moto: moto, database: database, a: a, b: b, objects: objects), proxy)
@@ -284,5 +286,65 @@ import TestSupport
             #expect(runs[1].startedAt.timeIntervalSince(runs[0].startedAt) >= 1.9, "taken over before the 2 s lease ran out")
         }
         #expect(try await two.database.count("albumPhoto") == 1)
+    }
+
+    /// The bucket stops answering (moto stopped with SIGSTOP) while one instance stores an upload's photo (its put
+    /// held by a proxy until then, so that it is under way): that instance answers its client 503 with `Retry-After`
+    /// within its finishing bound (30 s) and lets the finishing go instead of renewing its lease for ever, so that once
+    /// the bucket answers again the client's retry through the other instance finishes the upload: stored once,
+    /// recorded once, no piece left.
+    @Test func aFinisherStuckOnTheBucketLetsItsLeaseGo() async throws {
+        let scratch = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let resume = scratch.appendingPathComponent("resume")
+        let (two, proxy) = try await Self.start(s3Faults: ["--hold-path", "/user_photos/u1/held/", "--resume-file", resume.path], onlyA: true)
+        let s3 = try #require(proxy)
+        defer { kill(two.moto.server.processIdentifier, SIGCONT); two.a.stop(); two.b.stop() }
+        let u1 = TestTokens.hs256(sub: "u1", claims: ["name": "Ana"])
+        let photo = try Fixture.bytes("photos/storm-1920x1280.jpg")
+        let key = "user_photos/u1/held/storm.jpg"
+        let created = try await HTTPExchange.send(
+            "POST", two.a.endpoint,
+            headers: Self.tus(u1, ["Upload-Length": String(photo.count), "Upload-Metadata": "key \(Data(key.utf8).base64EncodedString())"]))
+        let id = try #require(created.header("Location")?.split(separator: "/").last.map(String.init), "\(created)")
+
+        async let sent = { () async throws -> (HTTPExchange, Duration) in
+            let started = ContinuousClock.now
+            let answer = try await HTTPExchange.send(
+                "PATCH", two.a.endpoint + id, headers: Self.tus(u1, ["Upload-Offset": "0", "Content-Type": "application/offset+octet-stream"]), body: photo)
+            return (answer, ContinuousClock.now - started)
+        }()
+        try await waitUntil(seconds: 60) { s3.held > 0 }
+        kill(two.moto.server.processIdentifier, SIGSTOP)
+        _ = FileManager.default.createFile(atPath: resume.path, contents: nil)
+        let stopped = ContinuousClock.now
+
+        // The lease: held while A stores the photo, then let go (no holder) or left to run out — not renewed for ever.
+        var holding: (owner: String?, expires: Date?) = (nil, nil)
+        repeat {
+            try await Task.sleep(for: .seconds(1))
+            let row = try #require(try await two.database.rows("SELECT \"finishOwner\", \"finishLeaseExpiresAt\" FROM \"tusUpload\"").first)
+            holding = (try row.decode(column: "finishOwner", as: String?.self), try row.decode(column: "finishLeaseExpiresAt", as: Date?.self))
+        } while holding.owner != nil && (holding.expires ?? .distantPast) > Date() && ContinuousClock.now - stopped < .seconds(90)
+        let letGo = ContinuousClock.now - stopped
+        #expect(letGo < .seconds(65), "the lease was still renewed \(letGo) after the bucket stopped: \(holding) \(two.a.log.suffix(2000))")
+
+        let (answer, answeredAfter) = try await sent
+        #expect(answer.status == 503 && answer.header("Retry-After") == "5", "\(answer) \(two.a.log.suffix(2000))")
+        #expect(answeredAfter < .seconds(60), "A answered its client after \(answeredAfter)")
+
+        kill(two.moto.server.processIdentifier, SIGCONT)
+        var head = try await HTTPExchange.send("HEAD", two.b.endpoint + id, headers: Self.tus(u1))
+        let deadline = ContinuousClock.now + .seconds(30)
+        while [423, 503].contains(head.status) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(200))
+            head = try await HTTPExchange.send("HEAD", two.b.endpoint + id, headers: Self.tus(u1))
+        }
+        #expect(head.status == 200 && head.header("Upload-Offset") == String(photo.count), "\(head) \(two.b.log.suffix(2000))")
+        #expect(try await two.photoKeys() == [key])
+        #expect(try await two.pieceKeys().isEmpty)
+        #expect(try await two.database.count("albumPhoto", where: "key", key) == 1)
+        let runs = try await two.database.all(FinishRun.self, from: "tusUploadFinish", where: "upload", id, orderBy: "id")
+        #expect(runs.last?.outcome == "done" && runs.first?.outcome?.hasPrefix("unavailable") == true, "\(runs)")
     }
 }

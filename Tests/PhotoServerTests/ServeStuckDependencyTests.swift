@@ -258,4 +258,63 @@ import TestSupport
         let me = try await ServeAPITests.call(server, "GET", "/v1/me/photo", token: token)
         #expect(me.body["state"] as? String == "ready", "\(me.body)")
     }
+
+    /// PostgreSQL itself stopped (`pg_ctl -m immediate`: every connection cut, new ones refused) just before four
+    /// uploads' last bytes arrive, and started again: each PATCH is answered 503 with `Retry-After` in bounded time,
+    /// never left waiting; with the database back, a tus client's retry finishes each upload — a 423 only while
+    /// another request is finishing it, not for minutes — each photo stored and recorded; SIGTERM then ends the server
+    /// at once.
+    @Test func postgreSQLStoppedAndStartedWhileUploadsFinish() async throws {
+        let cluster = try await PostgresCluster.own()
+        defer { cluster.remove() }
+        let url = try await cluster.newDatabase()
+        let server = try await onThread { try PhotoServerProcess(arguments: ["--database", url]) }
+        defer { server.stop() }
+        let photo = try Fixture.bytes("photos/storm-1920x1280.jpg")
+        var uploads: [(location: String, token: String)] = []
+        for user in ["u1", "u2", "u3", "u4"] {
+            let token = TestTokens.hs256(sub: user, claims: ["name": user])
+            let created = try await ServeRulesTests.create(server, key: "profile_images/\(user)/me.jpg", length: photo.count, token: token)
+            uploads.append((try #require(created.header("Location"), "\(created)"), token))
+        }
+
+        try await onThread { try cluster.stop() }
+        let answers = await withTaskGroup(of: (Int, Result<HTTPExchange, any Error>, Duration).self) { group in
+            for (index, upload) in uploads.enumerated() {
+                group.addTask {
+                    let started = ContinuousClock.now
+                    do {
+                        let answer = try await ServeRulesTests.patch(upload.location, offset: 0, body: photo, token: upload.token)
+                        return (index, .success(answer), ContinuousClock.now - started)
+                    } catch {
+                        return (index, .failure(error), ContinuousClock.now - started)
+                    }
+                }
+            }
+            return await group.reduce(into: [:]) { $0[$1.0] = ($1.1, $1.2) }
+        }
+        for (index, (answer, took)) in answers.sorted(by: { $0.key < $1.key }) {
+            switch answer {
+            case .success(let answer):
+                #expect(answer.status == 503 && answer.header("Retry-After") == "5", "upload \(index): \(answer)")
+                #expect(took < .seconds(25), "upload \(index) answered after \(took)")
+                #expect(!answer.body.contains("127.0.0.1") && !answer.body.contains(server.data.path), "\(answer.body)" as Comment)
+            case .failure(let error):
+                Issue.record("upload \(index): no answer (\(error)) after \(took): \(server.log.suffix(2000))")
+            }
+        }
+
+        try await onThread { try cluster.start() }
+        for (index, upload) in uploads.enumerated() {
+            let head = try await Self.resume(upload.location, photo, token: upload.token, server: server)
+            #expect(head.status == 200 && head.header("Upload-Offset") == String(photo.count), "upload \(index): \(head) \(server.log.suffix(2000))")
+        }
+        for user in ["u1", "u2", "u3", "u4"] {
+            let me = try await ServeAPITests.call(server, "GET", "/v1/me/photo", token: TestTokens.hs256(sub: user))
+            #expect(me.body["state"] as? String == "ready", "\(user): \(me.body)")
+            #expect(server.stored("profile_images/\(user)/me.jpg") != nil)
+        }
+        let ended = try await onThread { server.terminate(timeout: 30) }
+        #expect((ended?.seconds ?? 30) < 10, "SIGTERM ended the server after \(ended?.seconds ?? 30) s")
+    }
 }

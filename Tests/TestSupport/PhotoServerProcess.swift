@@ -209,13 +209,14 @@ public struct HTTPExchange: Sendable {
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
 
     public static func send(
-        _ method: String, _ url: String, headers: [String: String] = [:], body: [UInt8]? = nil
+        _ method: String, _ url: String, headers: [String: String] = [:], body: [UInt8]? = nil, timeout: Duration = .seconds(60)
     ) async throws -> HTTPExchange {
         var request = HTTPClientRequest(url: url)
         request.method = HTTPMethod(rawValue: method)
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+        let (seconds, attoseconds) = timeout.components
+        let response = try await HTTPClient.shared.execute(request, timeout: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
         let payload = try await response.body.collect(upTo: 1 << 20)
         var fields: [String: String] = [:]
         for header in response.headers { fields[header.name.lowercased()] = header.value }

@@ -28,7 +28,18 @@ public final class PostgresCluster: Sendable {
         }
     }
 
-    private init() throws {
+    /// A cluster of the calling test's own, which it may stop (`stop()`, as `pg_ctl -m immediate` does: every
+    /// connection cut) and start again (`start()`, on the same port); `remove()` ends it.
+    public static func own() async throws -> PostgresCluster {
+        try await onThread { try PostgresCluster(stopAtExit: false) }
+    }
+
+    /// Whether the test stops and starts the cluster: then a commit is in the operating system's hands before it is
+    /// answered (`synchronous_commit` on: an immediate stop loses none), though never flushed to disk (`fsync` off).
+    let stoppable: Bool
+
+    private init(stopAtExit: Bool = true) throws {
+        stoppable = !stopAtExit
         let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
         guard let version = versions.sorted(by: { (Int($0) ?? 0) < (Int($1) ?? 0) }).last else {
             throw Failure("PostgreSQL is not installed (/usr/lib/postgresql): scripts/install-deps.sh --test installs it")
@@ -43,12 +54,8 @@ public final class PostgresCluster: Sendable {
             try Self.run("/bin/chown", ["postgres:postgres", folder, URL(fileURLWithPath: folder).deletingLastPathComponent().path])
         }
         try run("initdb", ["-D", folder, "-U", "photoprep", "--auth=trust", "--locale=C", "--encoding=UTF8", "--no-sync"], asRoot: asRoot)
-        try run(
-            "pg_ctl",
-            ["-D", folder, "-l", folder + "/server.log", "-w", "-t", "60", "-o",
-             "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300",
-             "start"],
-            asRoot: asRoot)
+        try start()
+        guard stopAtExit else { return }
         PostgresCluster.stopAtExit = (bin, folder, asRoot)
         atexit {
             guard let (bin, folder, asRoot) = PostgresCluster.stopAtExit else { return }
@@ -59,6 +66,30 @@ public final class PostgresCluster: Sendable {
     }
 
     nonisolated(unsafe) private static var stopAtExit: (String, String, Bool)?
+
+    private var asRoot: Bool { getuid() == 0 }
+
+    /// Starts the cluster's server (again), on its port.
+    public func start() throws {
+        try run(
+            "pg_ctl",
+            ["-D", folder, "-l", folder + "/server.log", "-w", "-t", "60", "-o",
+             "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=\(stoppable ? "on" : "off")"
+                + " -c full_page_writes=off -c max_connections=300",
+             "start"],
+            asRoot: asRoot)
+    }
+
+    /// Stops the cluster's server at once (`-m immediate`: its connections cut, no checkpoint).
+    public func stop() throws {
+        try run("pg_ctl", ["-D", folder, "-m", "immediate", "-w", "stop"], asRoot: asRoot)
+    }
+
+    /// Stops the server if it runs, and deletes the cluster's folder.
+    public func remove() {
+        try? stop()
+        try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: folder).deletingLastPathComponent().path)
+    }
 
     /// A new, empty database on the cluster; its URL.
     public func newDatabase() async throws -> String {
