@@ -47,7 +47,8 @@ public struct PhotoServer: Sendable {
         certificate = try configuration.tls.map { try ServerCertificate(files: $0) }
         // Every request ends: a PostgreSQL statement that has not answered in 10 s is failed (503).
         let database = try await AppDatabase.open(
-            configuration.database ?? configuration.data.appendingPathComponent("app.sqlite").path, role: .server, deadline: .seconds(10))
+            configuration.database ?? configuration.data.appendingPathComponent("app.sqlite").path, role: .server, deadline: .seconds(10),
+            also: UploadSchema.migrations)
         let storage = try openPhotoStorage(
             configuration.storage ?? configuration.data.appendingPathComponent("storage").absoluteString, environment: configuration.environment)
         let authenticator = try await Authenticator(

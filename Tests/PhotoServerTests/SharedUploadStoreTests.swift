@@ -44,7 +44,9 @@ import TestSupport
     static func setup(_ database: String) async throws -> Setup {
         let moto = try await onThread { try MotoServer() }
         try await moto.createBucket("shared")
-        let db = database == "postgres" ? try await AppDatabase(postgres: try await PostgresCluster.shared().newDatabase(), role: .server) : try await AppDatabase.inMemory(role: .server)
+        let db = database == "postgres"
+            ? try await AppDatabase(postgres: try await PostgresCluster.shared().newDatabase(), role: .server, also: UploadSchema.migrations)
+            : try await AppDatabase.inMemory(role: .server, also: UploadSchema.migrations)
         let io = NIOThreadPool(numberOfThreads: 1)
         io.start()
         let objects = S3Objects(store: try S3Store(url: "s3://shared/prod", environment: moto.environment()))
@@ -52,6 +54,40 @@ import TestSupport
     }
 
     static func buffer(_ bytes: ArraySlice<UInt8>) -> ByteBuffer { ByteBuffer(bytes: bytes) }
+
+    /// The upload tables are the server's (`UploadSchema`), added to the services' database by the server alone: a
+    /// database opened with them has them, and one opened again runs nothing twice — as a database the server migrated
+    /// when these tables were part of the services' schema does not (their migration's name is the one it had).
+    @Test(arguments: ["sqlite", "postgres"]) func theUploadTablesAreTheServersOwn(database: String) async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let location = database == "postgres" ? try await PostgresCluster.shared().newDatabase() : folder.appendingPathComponent("app.sqlite").path
+        let tables: Set = ["tusUpload", "tusUploadPiece", "tusUploadFinish"]
+        let services = try await AppDatabase.open(location, role: .server)
+        #expect(try await Self.tables(services).isDisjoint(with: tables), "the services' schema alone has no upload tables")
+        await services.close()
+        for _ in 0..<2 {
+            let server = try await AppDatabase.open(location, role: .server, also: UploadSchema.migrations)
+            #expect(try await Self.tables(server).isSuperset(of: tables))
+            let names = try await server.read { db in
+                try await db.select().column("name").from("schemaMigration").all(decodingColumn: "name", as: String.self)
+            }
+            #expect(names.filter { $0 == "uploads v1: shared partial uploads" }.count == 1)
+            await server.close()
+        }
+    }
+
+    static func tables(_ database: AppDatabase) async throws -> Set<String> {
+        try await database.read { db in
+            switch database.kind {
+            case .sqlite:
+                Set(try await db.select().column("name").from("sqlite_master").where("type", .equal, "table").all(decodingColumn: "name", as: String.self))
+            case .postgres:
+                Set(try await db.select().column("table_name").from(SQLRaw("information_schema.tables")).where("table_schema", .equal, "public")
+                    .all(decodingColumn: "table_name", as: String.self))
+            }
+        }
+    }
 
     /// Two requests (on two instances) writing at the same offset: the first to make its bytes durable
     /// counts, the other is refused as a conflict and its object deleted; a request's own pieces are undone

@@ -21,14 +21,14 @@ import TestSupport
     }
 
     /// Each role's database has its own tables and no others: the client's no users or groups (its
-    /// server records those), the embedded services' no pending groups or shared uploads.
+    /// server records those), the embedded services' and the server's no pending groups.
     @Test func eachRoleGetsItsOwnTables() async throws {
         let jobs: Set = ["photoJob", "photoJobRun", "staleObject"]
         let services: Set = ["user", "chatGroup", "groupMember", "message", "notification", "albumPhoto", "storedPhoto", "storedThumbnail", "groupCreation"]
         let expected: [(AppDatabase.Role, Set<String>)] = [
             (.services, services.union(jobs)),
             (.client, jobs.union(["pendingGroup"])),
-            (.server, services.union(jobs).union(["tusUpload", "tusUploadPiece", "tusUploadFinish"])),
+            (.server, services.union(jobs)),  // and the server's own upload tables, which it adds (`UploadSchema`)
         ]
         for (role, tables) in expected {
             let database = try await Harness.database(in: try temporaryFolder(), role: role)

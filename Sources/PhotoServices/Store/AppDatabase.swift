@@ -9,7 +9,7 @@ import Synchronization
 
 /// A database of the services, the server or a client (`Role`: each gets its own tables): users, groups
 /// and their members, messages, notifications, album photos, the photo jobs, a client's pending groups,
-/// the server's shared uploads. One schema and one set of migrations (`Schema`) on either store:
+/// and what the caller adds (the server's shared uploads). One schema and one set of migrations (`Schema`) on either store:
 ///
 /// - **SQLite**, the embedded default: one file, for one machine (several processes may share it).
 /// - **PostgreSQL**, to scale out: several `photoprep serve` instances share one database.
@@ -29,7 +29,8 @@ public final class AppDatabase: Sendable {
     public enum Role: String, Sendable {
         /// The embedded services (the commands on one machine): their records and the photo jobs.
         case services
-        /// `photoprep serve`: the services' records, the photo jobs, and the uploads in progress shared by instances.
+        /// `photoprep serve`: the services' records and the photo jobs (its own tables, the uploads in progress shared by
+        /// instances, are the server's to add: `also:`).
         case server
         /// A client of `photoprep serve`: the groups it created while offline and its photo jobs; the server records the rest.
         case client
@@ -37,7 +38,7 @@ public final class AppDatabase: Sendable {
         var migrations: [Schema.Migration] {
             switch self {
             case .services: Schema.services + Schema.jobs
-            case .server: Schema.services + Schema.jobs + Schema.sharedUploads
+            case .server: Schema.services + Schema.jobs
             case .client: Schema.client + Schema.jobs
             }
         }
@@ -60,18 +61,21 @@ public final class AppDatabase: Sendable {
     /// Opens (and migrates) the database at `location`: a `postgres://` (or `postgresql://`) URL, or a path
     /// to an SQLite file.
     /// `deadline`: on PostgreSQL, how long one statement or transaction may wait before its connection is closed
-    /// (a server's requests must end; a command may wait).
-    public static func open(_ location: String, role: Role = .services, deadline: Duration? = nil) async throws(ServiceError) -> AppDatabase {
+    /// (a server's requests must end; a command may wait). `more`: the caller's own tables' migrations, run after the
+    /// role's (every initialiser takes them).
+    public static func open(
+        _ location: String, role: Role = .services, deadline: Duration? = nil, also more: [SchemaMigration] = []
+    ) async throws(ServiceError) -> AppDatabase {
         if location.hasPrefix("postgres://") || location.hasPrefix("postgresql://") {
-            return try await AppDatabase(postgres: location, role: role, deadline: deadline)
+            return try await AppDatabase(postgres: location, role: role, deadline: deadline, also: more)
         }
-        return try await AppDatabase(path: location, role: role)
+        return try await AppDatabase(path: location, role: role, also: more)
     }
 
     /// An SQLite file (WAL mode, so readers never block the writer; several processes may share it).
     /// A new file is created owner-only (0600, in a new folder 0700; SQLite gives its WAL and shared-memory
     /// files the database's mode): it holds users, groups and messages.
-    public convenience init(path: String, role: Role = .services) async throws(ServiceError) {
+    public convenience init(path: String, role: Role = .services, also more: [SchemaMigration] = []) async throws(ServiceError) {
         do {
             try FileManager.default.createDirectory(
                 at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true,
@@ -81,7 +85,7 @@ public final class AppDatabase: Sendable {
         }
         let fd = Glibc.open(path, O_WRONLY | O_CREAT, 0o600)
         if fd >= 0 { Glibc.close(fd) }
-        try await self.init(kind: .sqlite, role: role, location: path, limit: 1) {
+        try await self.init(kind: .sqlite, migrations: role.migrations + more, location: path, limit: 1) {
             let connection = try await SQLiteConnection.open(storage: .file(path: path))
             do {
                 let sql = connection.sql(queryLogLevel: nil)
@@ -100,9 +104,9 @@ public final class AppDatabase: Sendable {
     /// An in-memory SQLite database, for fast tests and throwaway demos (gone with this object).
     /// Its one connection is the database: should it be discarded, the database is gone and every later
     /// transaction fails saying so (a new connection would silently be a new, empty database).
-    public static func inMemory(role: Role = .services) async throws(ServiceError) -> AppDatabase {
+    public static func inMemory(role: Role = .services, also more: [SchemaMigration] = []) async throws(ServiceError) -> AppDatabase {
         let opened = Mutex(false)
-        return try await AppDatabase(kind: .sqlite, role: role, location: ":memory:", limit: 1) {
+        return try await AppDatabase(kind: .sqlite, migrations: role.migrations + more, location: ":memory:", limit: 1) {
             guard !opened.withLock({ wasOpened in
                 defer { wasOpened = true }
                 return wasOpened
@@ -118,7 +122,9 @@ public final class AppDatabase: Sendable {
     /// A PostgreSQL database, e.g. `postgres://user:password@host:5432/name` (`?sslmode=disable` or
     /// `require`; a `unix-socket` query names a socket path instead of host and port). The schema is
     /// migrated under an advisory lock, so instances started together migrate once.
-    public convenience init(postgres url: String, role: Role = .services, connections: Int = 8, deadline: Duration? = nil) async throws(ServiceError) {
+    public convenience init(
+        postgres url: String, role: Role = .services, connections: Int = 8, deadline: Duration? = nil, also more: [SchemaMigration] = []
+    ) async throws(ServiceError) {
         let configuration: SQLPostgresConfiguration
         do {
             configuration = try SQLPostgresConfiguration(url: url)
@@ -127,7 +133,7 @@ public final class AppDatabase: Sendable {
         }
         let logger = Logger(label: "photoprep.database")
         let ids = Counter()
-        try await self.init(kind: .postgres, role: role, location: Self.redacted(url), limit: connections, deadline: deadline) {
+        try await self.init(kind: .postgres, migrations: role.migrations + more, location: Self.redacted(url), limit: connections, deadline: deadline) {
             let connection = try await PostgresConnection.connect(
                 on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration.coreConfiguration, id: ids.next(), logger: logger)
             let statements = PendingStatements()
@@ -139,7 +145,8 @@ public final class AppDatabase: Sendable {
     }
 
     private init(
-        kind: Kind, role: Role, location: String, limit: Int, deadline: Duration? = nil, connect: @escaping @Sendable () async throws -> Connection
+        kind: Kind, migrations: [SchemaMigration], location: String, limit: Int, deadline: Duration? = nil,
+        connect: @escaping @Sendable () async throws -> Connection
     ) async throws(ServiceError) {
         self.kind = kind
         self.location = location
@@ -148,7 +155,7 @@ public final class AppDatabase: Sendable {
         do {
             // Not bounded by `deadline`: it may wait for another instance's migration (an advisory lock).
             try await transaction(begin: kind == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN", bounded: false) { db in
-                try await Schema.migrate(db, kind: kind, role: role)
+                try await Schema.migrate(db, kind: kind, migrations)
             }
         } catch {
             await pool.shutdown()

@@ -6,13 +6,7 @@ import SQLKit
 /// migration runs once, in the transaction that records it in `schemaMigration`. Add a new one at the
 /// end of its module; never change one that shipped.
 enum Schema {
-    struct Migration: Sendable {
-        let name: String
-        /// The name it shipped under when every database got every table (v1–v5): a database migrated
-        /// then has it already. Empty for those added since.
-        let shippedAs: String
-        let run: @Sendable (any SQLDatabase) async throws -> Void
-    }
+    typealias Migration = SchemaMigration
 
     /// The services' own records: users, groups, members, messages, notifications, album photos.
     static let services = [
@@ -33,11 +27,9 @@ enum Schema {
     ]
     /// A client of `photoprep serve`: the groups it created while the server was unreachable.
     static let client = [Migration(name: "client v1: groups waiting for the server", shippedAs: "v2: offline-first client", run: clientV1)]
-    /// `photoprep serve` on several machines: the uploads in progress, shared.
-    static let sharedUploads = [Migration(name: "uploads v1: shared partial uploads", shippedAs: "v5: shared partial uploads", run: uploadsV1)]
     private static let legacyV1 = "v1: users, groups, messages, notifications, album photos, photo jobs"
 
-    static func migrate(_ db: any SQLDatabase, kind: AppDatabase.Kind, role: AppDatabase.Role) async throws {
+    static func migrate(_ db: any SQLDatabase, kind: AppDatabase.Kind, _ migrations: [Migration]) async throws {
         if kind == .postgres {
             // Instances started together: one migrates, the others wait here and find it done.
             try await db.raw("SELECT pg_advisory_xact_lock(7270818)").run()
@@ -47,7 +39,7 @@ enum Schema {
             .column("appliedAt", type: .timestamp, .notNull)
             .run()
         let applied = Set(try await db.select().column("name").from("schemaMigration").all(decodingColumn: "name", as: String.self))
-        for migration in role.migrations where !applied.contains(migration.name) && !applied.contains(migration.shippedAs) {
+        for migration in migrations where !applied.contains(migration.name) && !applied.contains(migration.shippedAs) {
             try await migration.run(db)
             try await db.insert(into: "schemaMigration").columns("name", "appliedAt").values(SQLBind(migration.name), SQLBind(Date())).run()
         }
@@ -244,44 +236,6 @@ enum Schema {
             .column("outcome", type: .text)
             .run()
         try await db.create(index: "photoJobRun_job").on("photoJobRun").column("job").run()
-    }
-}
-
-extension Schema {
-    fileprivate static func uploadsV1(_ db: any SQLDatabase) async throws {
-        // `photoprep serve` on several machines: the tus uploads in progress (their bytes are objects in
-        // the bucket, one per durable piece), and who is finishing one under a lease, with a history.
-        try await db.create(table: "tusUpload")
-            .column("id", type: .text, .primaryKey(autoIncrement: false))
-            .column("owner", type: .text, .notNull)
-            .column("ownerName", type: .text)
-            .column("key", type: .text, .notNull)
-            .column("length", type: .bigint, .notNull)
-            .column("metadata", type: .text, .notNull)  // JSON object
-            .column("createdAt", type: .timestamp, .notNull)
-            .column("expiresAt", type: .timestamp, .notNull)
-            .column("state", type: .text, .notNull)  // receiving, stored
-            .column("url", type: .text)
-            .column("received", type: .bigint, .notNull)  // bytes in durable pieces, from 0 without a gap
-            .column("finishOwner", type: .text)
-            .column("finishLeaseExpiresAt", type: .timestamp)
-            .run()
-        try await db.create(table: "tusUploadPiece")
-            .column("upload", type: .text, .notNull, .references("tusUpload", "id", onDelete: .cascade))
-            .column("start", type: .bigint, .notNull)
-            .column("length", type: .bigint, .notNull)
-            .column("objectKey", type: .text, .notNull)
-            .primaryKey("upload", "start")
-            .run()
-        try await db.create(table: "tusUploadFinish")
-            .column("id", type: .bigint, .primaryKey(autoIncrement: true))
-            .column("upload", type: .text, .notNull)
-            .column("runner", type: .text, .notNull)
-            .column("startedAt", type: .timestamp, .notNull)
-            .column("endedAt", type: .timestamp)
-            .column("outcome", type: .text)
-            .run()
-        try await db.create(index: "tusUploadFinish_upload").on("tusUploadFinish").column("upload").run()
     }
 }
 
