@@ -81,6 +81,9 @@ extension PhotoServer {
         /// photo — once its body arrived: past it the work is cancelled and the client gets 503 with `Retry-After`,
         /// the bytes kept (`FinishDeadline`).
         public var finishTimeout: Duration = .seconds(30)
+        /// How long a stored photo's record, once read, is reused from memory: how long a change another instance
+        /// made (a regenerated token, a replaced photo) may take to be seen here. This instance's own are seen at once.
+        public var recordsLifetime: Duration = StoredPhotos.Recent.lifetime
         /// The certificate and key to serve HTTPS with (read again on SIGHUP); nil: plain HTTP (behind a
         /// proxy that terminates TLS).
         public var tls: TLSFiles?

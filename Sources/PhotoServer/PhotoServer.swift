@@ -80,7 +80,7 @@ public struct PhotoServer: Sendable {
         self.cpu = cpu
         self.io = io
         let address = Self.address(configuration)
-        resumable = ResumableUploadRoutes(uploads: uploads, address: address, links: DownloadLinks(photos: StoredPhotos(database: database), address: address))
+        resumable = ResumableUploadRoutes(uploads: uploads, address: address, links: DownloadLinks(photos: StoredPhotos(database: database, lifetime: configuration.recordsLifetime), address: address))
         // The page shows photos from this server, and from the bucket its presigned redirects lead to.
         var bucket: String?
         if case .redirect(let url) = storage.read(key: "origin", location: ""), let scheme = url.scheme, let host = url.host {
@@ -114,7 +114,7 @@ public struct PhotoServer: Sendable {
 
     /// The stored photos' read path; `responder` and `MediaOnEventLoop` share one, and its memory.
     func media() -> MediaRoutes {
-        MediaRoutes(photos: StoredPhotos(database: database), storage: storage, varyOrigin: !configuration.corsOrigins.isEmpty)
+        MediaRoutes(photos: StoredPhotos(database: database, lifetime: configuration.recordsLifetime), storage: storage, varyOrigin: !configuration.corsOrigins.isEmpty)
     }
 
     /// Every route: `/health`, `/metrics`, tus at `/files/`, the IETF draft at `/uploads/`, the API at
@@ -139,7 +139,9 @@ public struct PhotoServer: Sendable {
         }
         TusRoutes(uploads: uploads, address: address).register(on: router)
         resumable.register(on: router)
-        APIRoutes(services: services, store: uploads.store, address: address, metrics: metrics).register(on: router)
+        APIRoutes(
+            services: services, photos: StoredPhotos(database: database, lifetime: configuration.recordsLifetime), store: uploads.store, address: address,
+            metrics: metrics).register(on: router)
         webPage.register(on: router)
         router.answered("/media/**", [.get, .head])
         router.answerOtherMethods()

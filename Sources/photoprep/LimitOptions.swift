@@ -45,6 +45,9 @@ struct LimitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Seconds an upload's last request has to store its photo once its body arrived; then 503 with Retry-After, the bytes kept.", visibility: .hidden))
     var finishTimeout: Double = 30
 
+    @Option(help: ArgumentHelp("Seconds a stored photo's record is reused from memory: how long another instance's change to it may take to be seen here.", visibility: .hidden))
+    var recordsLifetime: Double = 1
+
     @Option(help: "Seconds requests in flight have to end after SIGTERM or SIGINT; then they are cancelled, and 5 s later the process ends whatever still waits (env PHOTOPREP_SHUTDOWN_GRACE; default 8).")
     var shutdownGrace: Int?
 
@@ -64,6 +67,7 @@ struct LimitOptions: ParsableArguments {
         configuration.idleTimeout = .milliseconds(Int(max(0.1, idleTimeout) * 1000))
         configuration.bodyGrace = .milliseconds(Int(max(0.1, bodyGrace) * 1000))
         configuration.finishTimeout = .milliseconds(Int(max(0.1, finishTimeout) * 1000))
+        configuration.recordsLifetime = .milliseconds(Int(max(0, recordsLifetime) * 1000))
         configuration.shutdownGrace = .seconds(
             try count(shutdownGrace, "PHOTOPREP_SHUTDOWN_GRACE", "--shutdown-grace", default: Int(configuration.shutdownGrace.components.seconds), least: 1))
         configuration.minBodyRate = try count(minBodyRate, "PHOTOPREP_MIN_BODY_RATE", "--min-body-rate", default: configuration.minBodyRate)

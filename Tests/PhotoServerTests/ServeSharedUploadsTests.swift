@@ -185,7 +185,7 @@ import TestSupport
         #expect(keys.filter { $0.hasPrefix("profile_images/") }.count == 20 && keys.filter { $0.hasPrefix("user_photos/") }.count == 20)
         #expect(try await two.pieceKeys().isEmpty)
         #expect(try await two.database.count("albumPhoto") == 20)
-        let profiles = try await two.database.rows("SELECT count(*) AS n FROM \"user\" WHERE \"profilePhotoURL\" IS NOT NULL")
+        let profiles = try await two.database.rows("SELECT count(*) AS n FROM \"user\" WHERE \"profilePhotoKey\" IS NOT NULL")
         #expect(try profiles.first?.decode(column: "n", as: Int.self) == 20)
         #expect(try await two.database.count("tusUpload", where: "state", "stored") == 40)
         // One finishing per upload, done.

@@ -29,14 +29,17 @@ import TestSupport
         let database = try await seeded.database()
         let url = { (key: String) in seeded.server.data.appendingPathComponent("storage").appendingPathComponent(key).absoluteString }
         let chat = try await database.one(ChatGroup.self, from: "chatGroup", id: seeded.groupId)
-        #expect(chat?.photoURL.map { URL(string: $0)?.path } == URL(string: url(group))?.path)
         #expect(chat?.photoState == .done)
         let user = try await database.one(User.self, from: "user", id: "u1")
-        #expect(user?.profilePhotoURL.map { URL(string: $0)?.path } == URL(string: url(profile))?.path)
         #expect(user?.profilePhotoKey == profile)
         let photos = try await database.all(AlbumPhoto.self, from: "albumPhoto")
         #expect(photos.map(\.key) == [album] && photos.first?.state == .done && photos.first?.userId == "u1")
-        #expect(photos.first?.url.map { URL(string: $0)?.path } == URL(string: url(album))?.path)
+        // Where each is stored: its stored photo's record, the one place that says it.
+        let stored = StoredPhotos(database: database)
+        for key in [group, profile, album] {
+            let location = try await stored.location(of: key)
+            #expect(location.flatMap { URL(string: $0)?.path } == URL(string: url(key))?.path, "\(key): \(location ?? "nowhere")")
+        }
         // Nothing is left behind but the finished uploads' small records.
         let left = try FileManager.default.contentsOfDirectory(atPath: seeded.server.data.appendingPathComponent("uploads").path)
         #expect(left.allSatisfy { $0.hasSuffix(".info") } && left.count == 3)
@@ -119,7 +122,8 @@ import TestSupport
         }
         let user = try #require(try await seeded.database().one(User.self, from: "user", id: "u3"))
         #expect(user.profilePhotoKey == "profile_images/u3/b.jpg")
-        #expect(user.profilePhotoURL?.hasSuffix("profile_images/u3/b.jpg") == true)
+        let location = try await StoredPhotos(database: seeded.database()).location(of: "profile_images/u3/b.jpg")
+        #expect(location?.hasSuffix("profile_images/u3/b.jpg") == true)
         let left: [String]
         if let moto {
             let objects = S3Objects(store: try S3Store(url: "s3://photos", environment: moto.environment()))
@@ -168,7 +172,7 @@ import TestSupport
         let stored = try await S3Store(url: "s3://photos", environment: moto.environment()).download("prod/\(key)", client: .shared)
         #expect(stored == (try PhotoPipeline(preset: .group).prepare(Fixture.bytes("photos/ladybird-2560x1600.jpg")).jpeg))
         _ = try checkNormalised(stored, preset: .group)
-        #expect(try await seeded.database().one(ChatGroup.self, from: "chatGroup", id: seeded.groupId)?.photoURL == url)
+        #expect(try await StoredPhotos(database: seeded.database()).location(of: key) == url)
         #expect(seeded.server.storedKeys.isEmpty)
     }
 

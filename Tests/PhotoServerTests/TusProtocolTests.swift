@@ -51,7 +51,7 @@ import Testing
         let now = Date()
         let upload = TusUpload(
             id: TusUpload.newID(), owner: "u1", ownerName: nil, key: "profile_images/u1/me.jpg", length: 1000, metadata: [:],
-            createdAt: now, expiresAt: now.addingTimeInterval(60), state: .receiving, url: nil)
+            createdAt: now, expiresAt: now.addingTimeInterval(60), state: .receiving)
         var stored = upload
         stored.state = .stored
         var expired = upload

@@ -55,6 +55,9 @@ import TestSupport
             try await db.drop(table: "storedPhoto").run()
             try await db.raw("ALTER TABLE \"photoJob\" DROP COLUMN \"destination\"").run()  // added since
             try await db.raw("ALTER TABLE \"photoJob\" DROP COLUMN \"focus\"").run()  // added since
+            for (table, column) in [("chatGroup", "photoURL"), ("user", "profilePhotoURL"), ("albumPhoto", "url")] {
+                try await db.raw("ALTER TABLE \(ident: table) ADD COLUMN \(ident: column) TEXT").run()  // dropped since
+            }
             for name in shipped {
                 try await db.insert(into: "schemaMigration").columns("name", "appliedAt").values(SQLBind(name), SQLBind(Date())).run()
             }
@@ -65,6 +68,7 @@ import TestSupport
             "services v2: stored photos' versions and download tokens", "services v3: each group's creation, to tell a resent creation from another",
             "services v4: each stored photo's perceptual quality score",
             "services v5: each stored photo's placeholder, capture time and focal point, its thumbnails' WebPs",
+            "services v6: a stored photo's location recorded once, in its stored photo's row",
             "jobs v5: each job's destination", "jobs v6: each job's focal point",
         ]
         for role in [AppDatabase.Role.services, .client, .server] {
@@ -73,6 +77,57 @@ import TestSupport
             #expect(try await Self.tables(reopened).isSuperset(of: ["storedPhoto", "storedThumbnail", "groupCreation"]), "\(role): what was added since is there")
             await reopened.close()
         }
+    }
+
+    /// A database as the release before one recorded location made it (services v1–v5): a group photo, a profile
+    /// picture and an album photo each with its location in its own row and in its stored photo's (as every photo
+    /// since stored photos had rows), and an album photo recorded before that (its location in its own row alone).
+    /// Opened now (services v6), every photo is where it was: each one's location is its stored photo's, the old one
+    /// got a row (no version: size 0), the three columns are gone, and the rows that refer to them are as they were.
+    @Test func aDatabaseFromBeforeOneRecordedLocationKeepsEveryPhotosLocation() async throws {
+        let folder = try temporaryFolder()
+        let before = try await Harness.database(in: folder, role: .client, also: Array(Schema.services.prefix(5)))
+        let at = "file:///srv/storage/"
+        let (group, profile, album, older) = ("group_photos/g1/photo.jpg", "profile_images/u1/a.jpg", "user_photos/u1/trip/p1.jpg", "user_photos/u1/trip/p0.jpg")
+        try await before.write { db in
+            let now = Date()
+            for (id, key) in [("u1", profile as String?), ("u2", nil)] {
+                try await db.insert(into: "user").columns("id", "displayName", "profilePhotoURL", "profilePhotoKey", "createdAt")
+                    .values(SQLBind(id), SQLBind(id), SQLBind(key.map { at + $0 }), SQLBind(key), SQLBind(now)).run()
+            }
+            try await db.insert(into: "chatGroup").columns("id", "name", "createdBy", "photoURL", "photoState", "createdAt", "updatedAt")
+                .values(SQLBind("g1"), SQLBind("Trip"), SQLBind("u1"), SQLBind(at + group), SQLBind("done"), SQLBind(now), SQLBind(now)).run()
+            for (id, key) in [("p1", album), ("p0", older)] {
+                try await db.insert(into: "albumPhoto").columns("id", "userId", "album", "key", "url", "state", "createdAt")
+                    .values(SQLBind(id), SQLBind("u1"), SQLBind("trip"), SQLBind(key), SQLBind(at + key), SQLBind("done"), SQLBind(now)).run()
+            }
+            for key in [group, profile, album] {
+                try await db.insert(into: "storedPhoto").columns("key", "location", "sha256", "size", "token", "storedAt")
+                    .values(SQLBind(key), SQLBind(at + key), SQLBind(String(repeating: "ab", count: 32)), SQLBind(1234), SQLBind("t-" + key), SQLBind(now)).run()
+            }
+        }
+        await before.close()
+
+        let now = try await Harness.database(in: folder)
+        #expect(try await Self.migrations(now).filter { $0.hasPrefix("services v6") }.count == 1)
+        let photos = StoredPhotos(database: now)
+        for key in [group, profile, album, older] {
+            #expect(try await photos.location(of: key) == at + key, "\(key)")
+        }
+        let kept = try await photos.photos([album, older])
+        #expect(kept[album]?.size == 1234 && kept[album]?.token == "t-" + album, "a recorded photo's row is as it was")
+        #expect(kept[older]?.size == 0 && kept[older]?.sha256 == "" && kept[older]?.token.count == 32, "\(String(describing: kept[older]))")
+        #expect(try await now.one(User.self, from: "user", id: "u1")?.profilePhotoKey == profile)
+        #expect(try await now.one(ChatGroup.self, from: "chatGroup", id: "g1")?.photoState == .done)
+        #expect(try await now.all(AlbumPhoto.self, from: "albumPhoto", orderBy: "id").map(\.key) == [older, album])
+        for (table, column) in [("chatGroup", "photoURL"), ("user", "profilePhotoURL"), ("albumPhoto", "url")] {
+            await #expect(throws: (any Error).self, "\(table).\(column) is gone") {
+                try await now.read { db in try await db.raw("SELECT \(ident: column) FROM \(ident: table)").run() }
+            }
+        }
+        // Deleting the old photo frees its location (what the services delete), as for any other.
+        let forgotten = try await now.write { db in try await StoredPhotos.forget(key: older, db).all }
+        #expect(forgotten == [at + older])
     }
 
     static func migrations(_ database: AppDatabase) async throws -> [String] {

@@ -112,7 +112,8 @@ import TestSupport
         for await event in await h.services.jobs.events(job) { events.append(event) }
         guard case .finished(let url) = events.last else { Issue.record("\(events)"); return }
         let group = try #require(try await h.services.groups.group(created.group.id))
-        #expect(group.photoState == .done && group.photoURL == url)
+        #expect(group.photoState == .done)
+        #expect(try await h.services.photos.location(of: "group_photos/\(created.group.id)/photo.jpg") == url, "recorded where the job stored it")
         #expect(url.hasSuffix("group_photos/\(created.group.id)/photo.jpg"))
         let stored = try #require(h.stored("group_photos/\(created.group.id)/photo.jpg"))
         #expect(stored.count < 500 * 1024, "the group preset's budget")
@@ -137,7 +138,7 @@ import TestSupport
         #expect(job.state == .failed)
         let group = try #require(try await h.services.groups.group(created.group.id))
         #expect(group.photoState == .failed && group.photoError?.isEmpty == false, "\(group)")
-        #expect(group.photoURL == nil)
+        #expect(try await h.services.photos.location(of: "group_photos/\(created.group.id)/photo.jpg") == nil)
     }
 
     @Test func onlyAdminsChangeTheGroupPhotoAndName() async throws {

@@ -32,15 +32,15 @@ struct Harness {
     /// The database the suite runs on: SQLite in `folder`, or PostgreSQL.
     /// On PostgreSQL the folder remembers its database, so a second harness on it (a "new process")
     /// finds the same data.
-    static func database(in folder: URL, role: AppDatabase.Role = .services) async throws -> AppDatabase {
+    static func database(in folder: URL, role: AppDatabase.Role = .services, also more: [SchemaMigration] = []) async throws -> AppDatabase {
         if PostgresCluster.selected {
             let file = folder.appendingPathComponent("postgres-url")
-            if let url = try? String(contentsOf: file, encoding: .utf8) { return try await AppDatabase(postgres: url, role: role) }
+            if let url = try? String(contentsOf: file, encoding: .utf8) { return try await AppDatabase(postgres: url, role: role, also: more) }
             let url = try await PostgresCluster.shared().newDatabase()
             try url.write(to: file, atomically: true, encoding: .utf8)
-            return try await AppDatabase(postgres: url, role: role)
+            return try await AppDatabase(postgres: url, role: role, also: more)
         }
-        return try await AppDatabase(path: folder.appendingPathComponent("app.sqlite").path, role: role)
+        return try await AppDatabase(path: folder.appendingPathComponent("app.sqlite").path, role: role, also: more)
     }
 
     var databasePath: String { folder.appendingPathComponent("app.sqlite").path }

@@ -17,7 +17,7 @@ import TestSupport
         let h = try await Harness()
         let profiles = h.services.profiles
         let first = try await profiles.setProfilePhoto(caller: "u1", photo: .file(Fixture.path("photos/ladybird-2560x1600.jpg")))
-        #expect(try await h.services.users.user("u1")?.profilePhotoURL == nil, "the profile points at nothing until the upload is done")
+        #expect(try await h.services.users.user("u1")?.profilePhotoKey == nil, "the profile points at nothing until the upload is done")
         #expect(try await h.services.jobs.wait(first).state == .done)
         let user = try #require(try await h.services.users.user("u1"))
         let firstKey = try #require(user.profilePhotoKey)
@@ -34,8 +34,9 @@ import TestSupport
         #expect(await eventually { h.stored(firstKey) == nil }, "the replaced picture is deleted afterwards")
 
         try await profiles.deleteProfilePhoto(caller: "u1")
-        #expect(try await h.services.users.user("u1")?.profilePhotoURL == nil)
+        #expect(try await h.services.users.user("u1")?.profilePhotoKey == nil)
         #expect(h.stored(secondKey) == nil)
+        #expect(try await h.services.photos.photos([firstKey, secondKey]).isEmpty, "nothing recorded")
     }
 
     @Test func albumPhotosAreAddedListedAndDeletedByTheirOwnerOnly() async throws {
@@ -47,7 +48,8 @@ import TestSupport
         for job in [a.job, b.job] { #expect(try await h.services.jobs.wait(job).state == .done) }
         let listed = try await profiles.albumPhotos(caller: "u2", album: "holiday")
         #expect(listed.map(\.id).sorted() == [a.photo.id, b.photo.id].sorted())
-        #expect(listed.allSatisfy { $0.state == .done && $0.url != nil })
+        #expect(listed.allSatisfy { $0.state == .done })
+        #expect(try await h.services.photos.photos(listed.map(\.key)).count == 2, "each recorded as a stored photo")
         // The album preset keeps a 1920 px photo whole (long edge ≤ 2048, under 5 MiB).
         let stored = try #require(h.stored(a.photo.key))
         #expect(try decodedSize(stored).width == 1920)

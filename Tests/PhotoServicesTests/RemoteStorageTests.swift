@@ -49,7 +49,7 @@ import TestSupport
         let stored = try #require(server.stored(url))
         #expect(stored.count < 500 * 1024)
         #expect(try decodedSize(stored) == (2048, 1280))
-        #expect(try await h.services.groups.group(created.group.id)?.photoURL == url)
+        #expect(try await h.services.photos.location(of: "group_photos/\(created.group.id)/photo.jpg") == url)
 
         // The profile picture with u2's token, then a replacement: the first one is deleted on the server.
         let first = try await h.services.jobs.wait(try await h.services.profiles.setProfilePhoto(caller: "u2", photo: .file(Fixture.path("photos/storm-1920x1280.jpg"))))
@@ -164,7 +164,7 @@ import TestSupport
         #expect(await later.services.jobs.sync().isEmpty, "nothing left: a second sync uploads nothing")
         let uploads = try FileManager.default.contentsOfDirectory(atPath: server.folder.path).filter { !$0.hasPrefix(".") && !$0.hasSuffix(".info") }
         #expect(uploads.count == 1, "uploaded exactly once: \(uploads)")
-        #expect(try await later.services.groups.group(created.group.id)?.photoURL == synced.first?.url)
+        #expect(try await later.services.photos.location(of: "group_photos/\(created.group.id)/photo.jpg") == synced.first?.url)
     }
 
     /// The background loop picks a pending photo up once the server is back; an explicit `retry()` does too.
@@ -323,7 +323,8 @@ import TestSupport
         let old = try #require(first.url)
         let second = try await h.services.jobs.wait(try await h.services.profiles.setProfilePhoto(caller: "u1", photo: .file(Fixture.path("photos/ladybird-2560x1600.jpg"))))
         #expect(second.state == .done)
-        #expect(try await h.services.users.user("u1")?.profilePhotoURL == second.url)
+        let key = try #require(try await h.services.users.user("u1")?.profilePhotoKey)
+        #expect(try await h.services.photos.location(of: key) == second.url)
         // Three refused DELETEs: the old picture is still there, and the services say so.
         #expect(proxy.requests["DELETE"] == 3)
         let stale = try await h.services.jobs.staleObjects()

@@ -10,6 +10,7 @@ import PhotoServices
 /// (`APIRequestDecoder`, `APIResponseEncoder`); errors as RFC 9457 problem details (`ProblemMiddleware`).
 struct APIRoutes: Sendable {
     let services: PhotoServices
+    let photos: StoredPhotos
     let store: any PartialUploadStore
     let address: PublicAddress
     let metrics: ServerMetrics
@@ -18,7 +19,6 @@ struct APIRoutes: Sendable {
         router.get("/openapi.yaml") { _, _ in Self.document() }
         let v1 = router.group("v1").add(middleware: ProblemMiddleware(metrics: metrics))
         let uploads = UploadsInProgress(store: store)
-        let photos = StoredPhotos(database: services.database)
         let links = DownloadLinks(photos: photos, address: address)
         UsersController(users: services.users, profiles: services.profiles, photos: photos, intake: services.intake, uploads: uploads, links: links)
             .addRoutes(to: v1)

@@ -41,7 +41,7 @@ struct UsersController: Sendable {
         let prefix = "profile_images/\(caller.id)/"
         let body =
             try await uploads.photo(where: { $0.owner == caller.id && $0.key.hasPrefix(prefix) })
-            ?? PhotoBody(state: user.profilePhotoURL == nil ? "none" : "ready", error: nil, acknowledgedBytes: nil, totalBytes: nil)
+            ?? PhotoBody(state: user.profilePhotoKey == nil ? "none" : "ready", error: nil, acknowledgedBytes: nil, totalBytes: nil)
         guard let key = user.profilePhotoKey else { return body }
         return try await links.photo(body, key: key, request)
     }

@@ -177,10 +177,9 @@ final class LocalUploadStore: PartialUploadStore {
         let file = dataPath(upload.id)
         let outcome = await deadline.run { await store(file) }
         switch outcome {
-        case .success(let url):
+        case .success:
             var stored = upload
             stored.state = .stored
-            stored.url = url
             // Kept as a record (not its bytes) until it expires, so a client that asks again learns it finished.
             // Not flushed: the photo and its row are durable already, and after a power cut that lost this record
             // the old one is found with the bytes (finished again: the same photo at the same key), with part of

@@ -14,7 +14,6 @@ extension SharedUploadStore {
         var createdAt: Date
         var expiresAt: Date
         var state: String
-        var url: String?
         var received: Int64
         var finishOwner: String?
         var finishLeaseExpiresAt: Date?
@@ -29,7 +28,6 @@ extension SharedUploadStore {
             createdAt = upload.createdAt
             expiresAt = upload.expiresAt
             state = upload.state.rawValue
-            url = upload.url
             received = 0
         }
 
@@ -42,7 +40,7 @@ extension SharedUploadStore {
             TusUpload(
                 id: id, owner: owner, ownerName: ownerName, key: key, length: length,
                 metadata: (try? JSONDecoder().decode([String: String].self, from: Data(metadata.utf8))) ?? [:], createdAt: createdAt,
-                expiresAt: expiresAt, state: TusUpload.State(rawValue: state) ?? .receiving, url: url)
+                expiresAt: expiresAt, state: TusUpload.State(rawValue: state) ?? .receiving)
         }
     }
 

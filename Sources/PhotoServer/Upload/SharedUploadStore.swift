@@ -240,10 +240,10 @@ final class SharedUploadStore: PartialUploadStore {
             let release = db.update("tusUpload").set("finishOwner", to: SQLLiteral.null).set("finishLeaseExpiresAt", to: SQLLiteral.null)
                 .where("id", .equal, upload.id)
             switch outcome {
-            case .success(let url):
+            case .success:
                 // Stored: the record stays (a client asking again learns it finished), its pieces go.
                 try await ended.set("outcome", to: SQLBind("done")).run()
-                try await release.set("state", to: SQLBind(TusUpload.State.stored.rawValue)).set("url", to: SQLBind(url)).run()
+                try await release.set("state", to: SQLBind(TusUpload.State.stored.rawValue)).run()
                 let pieces = try await Self.pieces(of: upload.id, db)
                 try await db.delete(from: "tusUploadPiece").where("upload", .equal, upload.id).run()
                 return pieces

@@ -6,7 +6,7 @@ struct TusUpload: Codable, Sendable, Equatable {
     enum State: String, Codable, Sendable {
         /// Bytes are arriving (or all arrived and the photo is not stored yet).
         case receiving
-        /// All bytes arrived, the photo was normalised and stored at `url`.
+        /// All bytes arrived, the photo was normalised and stored at `key` (its stored photo's record says where).
         case stored
     }
 
@@ -20,7 +20,6 @@ struct TusUpload: Codable, Sendable, Equatable {
     var createdAt: Date
     var expiresAt: Date
     var state: State
-    var url: String?
 
     /// Upload ids are 32 lower-case hex digits; anything else names no upload (and no file or object).
     static func isValidID(_ id: String) -> Bool {

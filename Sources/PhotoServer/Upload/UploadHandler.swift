@@ -66,7 +66,7 @@ struct UploadHandler: Sendable {
         }
         var upload = TusUpload(
             id: TusUpload.newID(), owner: caller.id, ownerName: caller.displayName, key: key, length: length, metadata: metadata,
-            createdAt: now, expiresAt: now.addingTimeInterval(expiry), state: .receiving, url: nil)
+            createdAt: now, expiresAt: now.addingTimeInterval(expiry), state: .receiving)
         upload.metadata["key"] = key
         do { try await store.create(upload) } catch { throw refusal(error) }
         metrics.uploadsInProgress.increment()
@@ -178,9 +178,8 @@ struct UploadHandler: Sendable {
         switch outcome {
         case nil:
             throw refusal(Self.locked, "the upload is being finished", reason: "locked")
-        case .success(let url):
+        case .success:
             upload.state = .stored
-            upload.url = url
             metrics.uploadsInProgress.decrement()
         case .failure(let error):
             switch error.kind {

@@ -5,7 +5,10 @@ import SQLKit
 /// uploads in progress that several `photoprep serve` instances share (`SharedUploadStore`). Add a new migration at
 /// the end; never change one that shipped.
 enum UploadSchema {
-    static let migrations = [SchemaMigration(name: "uploads v1: shared partial uploads", shippedAs: "v5: shared partial uploads", run: v1)]
+    static let migrations = [
+        SchemaMigration(name: "uploads v1: shared partial uploads", shippedAs: "v5: shared partial uploads", run: v1),
+        SchemaMigration(name: "uploads v2: a stored upload's location only in its stored photo's record", run: v2),
+    ]
 
     private static func v1(_ db: any SQLDatabase) async throws {
         // `photoprep serve` on several machines: the tus uploads in progress (their bytes are objects in
@@ -41,5 +44,10 @@ enum UploadSchema {
             .column("outcome", type: .text)
             .run()
         try await db.create(index: "tusUploadFinish_upload").on("tusUploadFinish").column("upload").run()
+    }
+
+    private static func v2(_ db: any SQLDatabase) async throws {
+        // A stored upload's photo is found by its key: where it is stored is the stored photo's record's to say.
+        try await db.raw("ALTER TABLE \(ident: "tusUpload") DROP COLUMN \(ident: "url")").run()
     }
 }

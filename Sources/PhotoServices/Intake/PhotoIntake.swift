@@ -208,7 +208,6 @@ public struct PhotoIntake: Sendable {
     static func record(
         caller: String, displayName: String?, path: StoragePath, stored: StoredPhotos.StoredObjects, at date: Date = Date(), _ db: any SQLDatabase
     ) async throws -> [String] {
-        let url = stored.photo.location
         var replaced = try await StoredPhotos.record(key: path.key, stored: stored, at: date, db)
         // Added when unknown, in one statement (a known user's row is left as it is).
         let name = displayName.flatMap { try? NameRules.displayName($0) } ?? caller
@@ -218,19 +217,18 @@ public struct PhotoIntake: Sendable {
             guard try await Users.isAdmin(caller, of: group, db) else {
                 throw ServiceError.notAllowed("only the admins of group \(group) change its photo")
             }
-            try await db.update("chatGroup").set("photoURL", to: url).set("photoState", to: PhotoState.done.rawValue)
+            try await db.update("chatGroup").set("photoState", to: PhotoState.done.rawValue)
                 .set("photoError", to: SQLLiteral.null).set("updatedAt", to: date).where("id", .equal, group).run()
         case .profileImage:
             let old = try await Users.find(caller, db)
-            try await db.update("user").set("profilePhotoURL", to: url).set("profilePhotoKey", to: path.key).where("id", .equal, caller).run()
-            if let oldKey = old?.profilePhotoKey, oldKey != path.key { replaced += try await StoredPhotos.forget(key: oldKey, db) }
-            if let oldURL = old?.profilePhotoURL, oldURL != url { replaced.append(oldURL) }
+            try await db.update("user").set("profilePhotoKey", to: path.key).where("id", .equal, caller).run()
+            if let oldKey = old?.profilePhotoKey, oldKey != path.key { replaced += try await StoredPhotos.forget(key: oldKey, db).all }
         case .userPhoto(let user, let album, _):
             // The same key again replaces that album photo (an album job's record has its key already); a new key is a new photo.
-            let updated = try await db.update("albumPhoto").set("url", to: url).set("state", to: PhotoState.done.rawValue)
+            let updated = try await db.update("albumPhoto").set("state", to: PhotoState.done.rawValue)
                 .where("key", .equal, path.key).returning("id").all()
             if updated.isEmpty {
-                let photo = AlbumPhoto(id: randomUUID(), userId: user, album: album, key: path.key, url: url, state: .done, createdAt: date)
+                let photo = AlbumPhoto(id: randomUUID(), userId: user, album: album, key: path.key, state: .done, createdAt: date)
                 try await db.insert(into: "albumPhoto").model(photo).run()
             }
         }

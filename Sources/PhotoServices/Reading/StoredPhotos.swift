@@ -10,12 +10,15 @@ import Synchronization
 /// stored, forgotten when it is replaced or deleted.
 public struct StoredPhotos: Sendable {
     let database: AppDatabase
-    let recent = Recent()
+    let recent: Recent
     /// The time `Recent`'s lifetimes are measured in (a test's own clock; the continuous clock's otherwise).
     let now: @Sendable () -> ContinuousClock.Instant
 
-    public init(database: AppDatabase, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
+    /// `lifetime`: how long a record read is reused from memory (`Recent`) — how long a change made by another
+    /// instance may take to be seen here.
+    public init(database: AppDatabase, lifetime: Duration = Recent.lifetime, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
         self.database = database
+        self.recent = Recent(lifetime: lifetime)
         self.now = now
     }
 
@@ -24,7 +27,7 @@ public struct StoredPhotos: Sendable {
     /// What a reader of `key` is served: the photo (for its token and version) and, with `edge`, that
     /// thumbnail's object instead of the photo's (nil when the photo has no such thumbnail). Read in one
     /// statement, and reused from memory (`Recent`) while no write of this process has ended since and for
-    /// at most `Recent.lifetime` — how long a change made by another instance (a regenerated token, a
+    /// at most its lifetime (`init`) — how long a change made by another instance (a regenerated token, a
     /// replaced photo) may take to be seen here. A key with no photo is remembered alike, so that asking for
     /// one takes the same way and time as asking for a photo with a wrong token: the answer's speed does not
     /// say whether a photo exists.
@@ -119,7 +122,7 @@ public struct StoredPhotos: Sendable {
     /// Records the photo now stored at `key`, and its thumbnails, with a new token (replacing what was
     /// there); returns the locations of thumbnails it had that the new ones do not overwrite.
     static func record(key: String, stored: StoredObjects, at date: Date, _ db: any SQLDatabase) async throws -> [String] {
-        let old = try await forget(key: key, db)
+        let old = try await forget(key: key, db).thumbnails
         let photo = stored.photo
         try await db.insert(into: "storedPhoto")
             .model(StoredPhoto(
@@ -157,22 +160,31 @@ public struct StoredPhotos: Sendable {
         return try await insert(thumbnails, key: key, replacing: old, db)
     }
 
-    /// Forgets the photo at `key` and its thumbnails; returns the thumbnails' locations (to delete). Two statements
+    /// Forgets the photo at `key` and its thumbnails; returns their locations (to delete: `all`). Two statements
     /// (`DELETE … RETURNING`, in SQLite and PostgreSQL alike): each is a trip to the database's thread and back.
     @discardableResult
-    static func forget(key: String, _ db: any SQLDatabase) async throws -> [String] {
+    static func forget(key: String, _ db: any SQLDatabase) async throws -> (photo: String?, thumbnails: [String], all: [String]) {
         let thumbnails = try await replaceThumbnails(key: key, with: [], db)
-        try await db.delete(from: "storedPhoto").where("key", .equal, key).run()
-        return thumbnails
+        let photo = try await db.delete(from: "storedPhoto").where("key", .equal, key).returning("location").first(decodingColumn: "location", as: String.self)
+        return (photo, thumbnails, (photo.map { [$0] } ?? []) + thumbnails)
+    }
+
+    /// Where the photo at `key` is stored (the one place that says it), or nil when nothing is stored there.
+    public func location(of key: String) async throws(ServiceError) -> String? {
+        try await database.query { db in
+            try await db.select().column("location").from("storedPhoto").where("key", .equal, key).first(decodingColumn: "location", as: String.self)
+        }
     }
 
     /// Recently read records of stored photos (`media`), and keys found to have none, each valid while the
     /// database's count of ended writes is the one it was read under, and for `lifetime`. At most `capacity`
     /// of each: a full table is emptied — the keys without a photo in a table of their own, so that scanning
     /// for photos does not push out the photos being read.
-    final class Recent: Sendable {
-        static let lifetime = Duration.seconds(1)
+    public final class Recent: Sendable {
+        /// The default lifetime.
+        public static let lifetime = Duration.seconds(1)
         static let capacity = 10_000
+        let lifetime: Duration
         private struct Entry {
             var media: Media?
             var writes: Int
@@ -185,11 +197,13 @@ public struct StoredPhotos: Sendable {
         private let found = Mutex<[Name: Entry]>([:])
         private let missing = Mutex<[Name: Entry]>([:])
 
+        init(lifetime: Duration) { self.lifetime = lifetime }
+
         /// The record kept for `key` (`.some(nil)`: kept as having none), or nil when nothing valid is kept.
         func lookup(_ key: String, edge: Int?, writes: Int, now: ContinuousClock.Instant) -> Media?? {
             let name = Name(key: key, edge: edge)
-            if let kept = Self.valid(name, in: found, writes: writes, now: now) { return .some(kept.media) }
-            if let kept = Self.valid(name, in: missing, writes: writes, now: now) { return .some(kept.media) }
+            if let kept = valid(name, in: found, writes: writes, now: now) { return .some(kept.media) }
+            if let kept = valid(name, in: missing, writes: writes, now: now) { return .some(kept.media) }
             return nil
         }
 
@@ -205,7 +219,7 @@ public struct StoredPhotos: Sendable {
         }
 
         /// The entry for `name` in `table` if it is still valid (an invalid one is dropped).
-        private static func valid(_ name: Name, in table: borrowing Mutex<[Name: Entry]>, writes: Int, now: ContinuousClock.Instant) -> Entry? {
+        private func valid(_ name: Name, in table: borrowing Mutex<[Name: Entry]>, writes: Int, now: ContinuousClock.Instant) -> Entry? {
             table.withLock { entries in
                 guard let entry = entries[name] else { return nil }
                 guard entry.writes == writes, now - entry.readAt < lifetime else {

@@ -56,7 +56,7 @@ public struct GroupService: Sendable {
                 let creatorName = try await Users.find(creator, db)!.displayName
                 let now = Date()
                 let group = ChatGroup(
-                    id: groupId, name: name, createdBy: creator, photoURL: nil, photoState: job == nil ? .none : .pending, photoError: nil,
+                    id: groupId, name: name, createdBy: creator, photoState: job == nil ? .none : .pending, photoError: nil,
                     createdAt: now, updatedAt: now)
                 try await db.insert(into: "chatGroup").model(group).run()
                 try await db.insert(into: "groupCreation").columns("groupId", "digest").values(SQLBind(groupId), SQLBind(digest)).run()

@@ -21,6 +21,8 @@ public final class PhotoServices: Sendable {
     public let profiles: ProfileService
     /// How photos are taken in (and their squares centred again: `PhotoIntake.refocus`).
     public let intake: PhotoIntake
+    /// The stored photos: where each is (`location(of:)`), its version and token, its thumbnails.
+    public let photos: StoredPhotos
 
     /// The services on `intake` — the one a server takes its arriving photos in with, so that its limits
     /// (pixels, thumbnails, quality) hold for every way a photo arrives.
@@ -39,6 +41,7 @@ public final class PhotoServices: Sendable {
         users = UserDirectory(database: database)
         groups = GroupService(database: database, jobs: jobs)
         profiles = ProfileService(database: database, jobs: jobs)
+        photos = StoredPhotos(database: database)
     }
 
     /// - Parameters:

@@ -23,11 +23,9 @@ public struct ProfileService: Sendable {
     public func deleteProfilePhoto(caller: String) async throws(ServiceError) {
         let objects = try await database.write { db -> [String] in
             guard let user = try await Users.find(caller, db) else { throw ServiceError.unknownUsers([caller]) }
-            try await db.update("user").set("profilePhotoURL", to: SQLLiteral.null).set("profilePhotoKey", to: SQLLiteral.null)
-                .where("id", .equal, caller).run()
-            var objects = user.profilePhotoURL.map { [$0] } ?? []
-            if let key = user.profilePhotoKey { objects += try await StoredPhotos.forget(key: key, db) }
-            return objects
+            try await db.update("user").set("profilePhotoKey", to: SQLLiteral.null).where("id", .equal, caller).run()
+            guard let key = user.profilePhotoKey else { return [] }
+            return try await StoredPhotos.forget(key: key, db).all
         }
         for url in objects { try await jobs.intake.delete(url, caller: caller) }
     }
@@ -37,7 +35,7 @@ public struct ProfileService: Sendable {
         let photoId = randomUUID()
         let path = StoragePath.userPhoto(
             userId: try StorageRules.validated(caller, "user id"), album: try StorageRules.validated(album, "album"), file: "\(photoId).jpg")
-        let record = AlbumPhoto(id: photoId, userId: caller, album: album, key: path.key, url: nil, state: .pending, createdAt: Date())
+        let record = AlbumPhoto(id: photoId, userId: caller, album: album, key: path.key, state: .pending, createdAt: Date())
         let job = try await enqueue(kind: .album, caller: caller, subject: photoId, path: path, photo: photo) { db in
             try await db.insert(into: "albumPhoto").model(record).run()
         }
@@ -69,12 +67,12 @@ public struct ProfileService: Sendable {
             return photo
         }
         if let job = try await jobs.store.albumJob(photo: photoId) { try await jobs.cancel(job) }
-        let thumbnails = try await database.write { db in
+        let objects = try await database.write { db in
             try await db.delete(from: "albumPhoto").where("id", .equal, photoId).run()
             try await JobStore.deleteAlbumJobs(photo: photoId, db)
-            return try await StoredPhotos.forget(key: photo.key, db)
+            return try await StoredPhotos.forget(key: photo.key, db).all
         }
-        for url in (photo.url.map { [$0] } ?? []) + thumbnails { try await jobs.intake.delete(url, caller: caller) }
+        for url in objects { try await jobs.intake.delete(url, caller: caller) }
     }
 
     private func enqueue(

@@ -4,7 +4,7 @@ public struct User: Codable, Sendable, Equatable {
     public var id: String
     public var displayName: String
     public var email: String?
-    public var profilePhotoURL: String?
+    /// The key of their profile picture, whose stored photo (`StoredPhotos`) says where it is; nil: none.
     public var profilePhotoKey: String?
     public var createdAt: Date
 
@@ -34,7 +34,7 @@ public struct ChatGroup: Codable, Sendable, Equatable {
     public var id: String
     public var name: String
     public var createdBy: String
-    public var photoURL: String?
+    /// The state of its photo, which is stored at `StoragePath.groupPhoto(groupId:)` once `done`.
     public var photoState: PhotoState
     public var photoError: String?
     public var createdAt: Date
@@ -70,8 +70,8 @@ public struct AlbumPhoto: Codable, Sendable, Equatable {
     public var id: String
     public var userId: String
     public var album: String
+    /// Where it is stored (`StoredPhotos` says where that is, once `done`).
     public var key: String
-    public var url: String?
     public var state: PhotoState
     public var createdAt: Date
 }

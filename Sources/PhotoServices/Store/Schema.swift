@@ -15,6 +15,7 @@ enum Schema {
         Migration(name: "services v3: each group's creation, to tell a resent creation from another", shippedAs: "", run: servicesV3),
         Migration(name: "services v4: each stored photo's perceptual quality score", shippedAs: "", run: servicesV4),
         Migration(name: "services v5: each stored photo's placeholder, capture time and focal point, its thumbnails' WebPs", shippedAs: "", run: servicesV5),
+        Migration(name: "services v6: a stored photo's location recorded once, in its stored photo's row", shippedAs: "", run: servicesV6),
     ]
     /// The photo jobs (embedded services and clients alike), their runs, and replaced objects still to delete.
     static let jobs = [
@@ -153,6 +154,31 @@ enum Schema {
         try await db.alter(table: "storedThumbnail").column("webpLocation", type: .text).run()
         try await db.alter(table: "storedThumbnail").column("webpSha256", type: .text).run()
         try await db.alter(table: "storedThumbnail").column("webpSize", type: .bigint).run()
+    }
+
+    private static func servicesV6(_ db: any SQLDatabase) async throws {
+        // One recorded location: a stored photo's is in its `storedPhoto` row alone, and the group, the user and the
+        // album photo find it by key — a group's photo is at `group_photos/{id}/photo.jpg`, a user's at
+        // `profilePhotoKey`, an album photo's at its own `key`. A photo recorded before stored photos had rows (a
+        // location without one) gets its row first: its content unknown (no version, size 0), it is found, listed
+        // and deleted as before, and served once it is replaced.
+        let token = db.dialect.name == "sqlite" ? "lower(hex(randomblob(16)))" : "md5(random()::text || clock_timestamp()::text)"
+        let recorded = [
+            #"SELECT 'group_photos/' || "id" || '/photo.jpg' AS "key", "photoURL" AS "location" FROM "chatGroup" WHERE "photoURL" IS NOT NULL"#,
+            #"SELECT "profilePhotoKey" AS "key", "profilePhotoURL" AS "location" FROM "user" WHERE "profilePhotoURL" IS NOT NULL AND "profilePhotoKey" IS NOT NULL"#,
+            #"SELECT "key", "url" AS "location" FROM "albumPhoto" WHERE "url" IS NOT NULL"#,
+        ]
+        let now = Date()
+        for select in recorded {
+            try await db.raw("""
+                INSERT INTO "storedPhoto" ("key", "location", "sha256", "size", "token", "storedAt")
+                SELECT "key", MIN("location"), '', 0, \(unsafeRaw: token), \(bind: now) FROM (\(unsafeRaw: select)) AS "recorded"
+                WHERE "key" NOT IN (SELECT "key" FROM "storedPhoto") GROUP BY "key"
+                """).run()
+        }
+        for (table, column) in [("chatGroup", "photoURL"), ("user", "profilePhotoURL"), ("albumPhoto", "url")] {
+            try await db.raw("ALTER TABLE \(ident: table) DROP COLUMN \(ident: column)").run()
+        }
     }
 
     private static func jobsV1(_ db: any SQLDatabase) async throws {

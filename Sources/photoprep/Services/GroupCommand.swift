@@ -136,7 +136,8 @@ struct GroupCommand: AsyncParsableCommand {
                 try await serviceCall({ try await services.groups.members(of: group) }).contains(where: { $0.userId == caller })
             else { throw CommandFailure(message: "group \(group): no such group among \(caller)'s") }
             let state = found.photoState == .done ? "ready" : found.photoState.rawValue
-            printPhoto(PhotoLinks(state: state, url: found.photoURL), label: "group \(group)", json: service.json)
+            let url = try await serviceCall { try await services.photos.location(of: StoragePath.groupPhoto(groupId: group).key) }
+            printPhoto(PhotoLinks(state: state, url: found.photoState == .done ? url : nil), label: "group \(group)", json: service.json)
         }
     }
 

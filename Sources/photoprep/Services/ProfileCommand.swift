@@ -55,7 +55,9 @@ struct ProfileCommand: AsyncParsableCommand {
             guard let user = try await serviceCall({ try await services.users.user(caller) }) else {
                 throw CommandFailure(message: "\(caller) is not a user")
             }
-            printPhoto(PhotoLinks(state: user.profilePhotoURL == nil ? "none" : "ready", url: user.profilePhotoURL), label: "profile picture", json: service.json)
+            var url: String?
+            if let key = user.profilePhotoKey { url = try await serviceCall { try await services.photos.location(of: key) } }
+            printPhoto(PhotoLinks(state: url == nil ? "none" : "ready", url: url), label: "profile picture", json: service.json)
         }
     }
 
@@ -132,8 +134,10 @@ struct ProfileCommand: AsyncParsableCommand {
             }
             let services = try await service.services()
             let caller = try service.caller(caller)
-            for photo in try await serviceCall({ try await services.profiles.albumPhotos(caller: caller, album: album) }) {
-                print("\(photo.id)  \(photo.state.rawValue)  \(photo.url ?? "-")")
+            let photos = try await serviceCall { try await services.profiles.albumPhotos(caller: caller, album: album) }
+            let stored = try await serviceCall { try await services.photos.photos(photos.map(\.key)) }
+            for photo in photos {
+                print("\(photo.id)  \(photo.state.rawValue)  \(stored[photo.key]?.location ?? "-")")
             }
         }
     }
