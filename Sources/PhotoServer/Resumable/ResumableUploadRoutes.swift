@@ -73,7 +73,7 @@ struct ResumableUploadRoutes: Sendable {
             throw protocolError("the path /uploads/{key} names no storage key")
         }
         let contentLength = Self.integer(request.headers[.contentLength])
-        if Tus.isHugeNumber(request.headers[Tus.uploadLength]) { throw TusRoutes.tooLong(uploads) }
+        if Tus.isHugeNumber(request.headers[Tus.uploadLength]) { throw UploadRefusal.lengthTooLong }
         var length = Self.integer(request.headers[Tus.uploadLength])
         if complete, let contentLength {
             if let declared = length, declared != contentLength {
@@ -101,7 +101,7 @@ struct ResumableUploadRoutes: Sendable {
         do {
             answered = try await appendBody(request, context, caller: caller, id: upload.id, offset: 0, version: version, creation: true)
         } catch let refused as UploadRefusal {
-            answered = Self.response(refused, version)
+            answered = response(refused, version)
         }
         answered.headers[.location] = location
         return answered
@@ -121,7 +121,7 @@ struct ResumableUploadRoutes: Sendable {
     private func append(_ request: Request, _ context: ServerContext, caller: Caller, version: Int) async throws -> Response {
         guard let offset = Self.integer(request.headers[Tus.uploadOffset]) else { throw protocolError("Upload-Offset is missing or not a number") }
         if version >= 6, request.headers[.contentType]?.split(separator: ";").first.map({ $0.trimmingCharacters(in: .whitespaces) }) != Self.partialUpload {
-            throw uploads.refusal(.unsupportedMediaType, "appends must be \(Self.partialUpload) (interop version 6)", reason: "protocol")
+            throw UploadRefusal(.wrongBodyType, "appends must be \(Self.partialUpload) (interop version 6)")
         }
         let id = context.parameters.get("id") ?? ""
         // An append may say the upload's length again; it must be the length given at its creation (400 otherwise, as
@@ -146,7 +146,7 @@ struct ResumableUploadRoutes: Sendable {
         _ request: Request, _ context: ServerContext, caller: Caller, id: String, offset: Int64, version: Int, creation: Bool, statedLength: Int64? = nil
     ) async throws -> Response {
         let (upload, reached) = try await uploads.append(
-            to: id, caller: caller, at: offset, request: request, checksum: nil, log: context.log, statedLength: statedLength)
+            to: id, caller: caller, at: offset, body: UploadBody(request), checksum: nil, log: context.log, statedLength: statedLength)
         let complete = upload.state == .stored
         if Self.completeness(request.headers, version: version) == true, !complete {
             throw protocolError("the request said it completes the upload, but the server holds \(reached) of \(upload.length) bytes")
@@ -168,34 +168,35 @@ struct ResumableUploadRoutes: Sendable {
     private func answer(_ request: Request, _ context: ServerContext, _ handle: (Caller, Int) async throws -> Response) async throws -> Response {
         guard let version = request.headers[Self.interopVersion].flatMap(Int.init), Self.versions.contains(version) else {
             let sent = request.headers[Self.interopVersion] ?? "(none)"
-            return Self.response(protocolError("Upload-Draft-Interop-Version \(sent) is not supported: 3, 5 or 6"), 6)
+            return response(protocolError("Upload-Draft-Interop-Version \(sent) is not supported: 3, 5 or 6"), 6)
         }
         let caller: Caller
         switch context.identity {
         case .success(let who): caller = who
         case .failure(let error):
-            return Self.response(uploads.refusal(.unauthorized, "not authenticated: \(error.description)", reason: "auth"), version)
+            return response(UploadRefusal(.notAuthenticated, "not authenticated: \(error.description)"), version)
         }
         do {
             return try await handle(caller, version)
         } catch let refused as UploadRefusal {
-            return Self.response(refused, version)
+            return response(refused, version)
         }
     }
 
     private func protocolError(_ message: String) -> UploadRefusal {
-        uploads.refusal(.badRequest, message, reason: "protocol")
+        UploadRefusal(.malformed, message)
     }
 
-    /// A refusal in the draft's terms: its status, the reason in a plain-text body, and after a 409 what
+    /// A refusal in the draft's terms, counted: its status, the reason in a plain-text body, and after a 409 what
     /// the server holds (the upload incomplete).
-    static func response(_ refused: UploadRefusal, _ version: Int) -> Response {
+    private func response(_ refused: UploadRefusal, _ version: Int) -> Response {
+        uploads.metrics.refusal(refused.reason)
         var headers = HTTPFields()
         headers[Self.interopVersion] = String(version)
         headers[.contentType] = "text/plain; charset=utf-8"
         if let held = refused.held {
             headers[Tus.uploadOffset] = String(held)
-            setCompleteness(&headers, false, version: version)
+            Self.setCompleteness(&headers, false, version: version)
         }
         if let seconds = refused.retryAfter { headers[.retryAfter] = String(seconds) }
         if refused.status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }

@@ -40,7 +40,7 @@ struct TusRoutes: Sendable {
             throw protocolError("Upload-Defer-Length is not supported: send Upload-Length")
         }
         guard let length = Tus.number(request.headers[Tus.uploadLength]) else {
-            if Tus.isHugeNumber(request.headers[Tus.uploadLength]) { throw Self.tooLong(uploads) }
+            if Tus.isHugeNumber(request.headers[Tus.uploadLength]) { throw UploadRefusal.lengthTooLong }
             throw protocolError("Upload-Length is missing or not a number")
         }
         guard let metadata = Tus.metadata(request.headers[Tus.uploadMetadata]) else { throw protocolError("Upload-Metadata is malformed") }
@@ -53,13 +53,13 @@ struct TusRoutes: Sendable {
         headers[Tus.uploadExpires] = HTTPDate.format(upload.expiresAt)
         guard request.headers[.contentType] == Tus.offsetContentType else { return Response(status: .created, headers: headers) }
         do {
-            let (_, offset) = try await uploads.append(to: upload.id, caller: caller, at: 0, request: request, checksum: checksum, log: context.log)
+            let (_, offset) = try await uploads.append(to: upload.id, caller: caller, at: 0, body: UploadBody(request), checksum: checksum, log: context.log)
             headers[Tus.uploadOffset] = String(offset)
             return Response(status: .created, headers: headers)
         } catch let refused as UploadRefusal {
             // The upload may still exist (a checksum mismatch, storage unavailable): say where, so that the
             // client can resume it. Only an upload known to be gone goes without.
-            var response = Self.response(refused)
+            var response = response(refused)
             if await !uploads.isGone(upload.id) { response.headers[.location] = headers[.location] }
             return response
         }
@@ -80,12 +80,12 @@ struct TusRoutes: Sendable {
     /// `PATCH /files/{id}`: bytes at `Upload-Offset`, which must be what the server holds.
     private func patch(_ request: Request, _ context: ServerContext, caller: Caller) async throws -> Response {
         guard request.headers[.contentType] == Tus.offsetContentType else {
-            throw uploads.refusal(.unsupportedMediaType, "PATCH bodies must be \(Tus.offsetContentType)", reason: "protocol")
+            throw UploadRefusal(.wrongBodyType, "PATCH bodies must be \(Tus.offsetContentType)")
         }
         guard let claimed = Tus.number(request.headers[Tus.uploadOffset]) else { throw protocolError("Upload-Offset is missing or not a number") }
         let checksum = try parseChecksum(request)
         let (upload, offset) = try await uploads.append(
-            to: context.parameters.get("id") ?? "", caller: caller, at: claimed, request: request, checksum: checksum, log: context.log)
+            to: context.parameters.get("id") ?? "", caller: caller, at: claimed, body: UploadBody(request), checksum: checksum, log: context.log)
         var headers = HTTPFields()
         headers[Tus.resumable] = Tus.version
         headers[Tus.uploadOffset] = String(offset)
@@ -106,19 +106,19 @@ struct TusRoutes: Sendable {
     /// Checks the protocol version and the token, runs `handle`, and answers a refusal in tus' terms.
     private func answer(_ request: Request, _ context: ServerContext, _ handle: (Caller) async throws -> Response) async throws -> Response {
         guard request.headers[Tus.resumable] == Tus.version else {
-            var response = Self.response(uploads.refusal(.preconditionFailed, "Tus-Resumable: \(Tus.version) is required", reason: "protocol"))
+            var response = response(UploadRefusal(.versionRequired, "Tus-Resumable: \(Tus.version) is required"))
             response.headers[Tus.versionHeader] = Tus.version
             return response
         }
         let caller: Caller
         switch context.identity {
         case .success(let who): caller = who
-        case .failure(let error): return Self.response(uploads.refusal(.unauthorized, "not authenticated: \(error.description)", reason: "auth"))
+        case .failure(let error): return response(UploadRefusal(.notAuthenticated, "not authenticated: \(error.description)"))
         }
         do {
             return try await handle(caller)
         } catch let refused as UploadRefusal {
-            return Self.response(refused)
+            return response(refused)
         }
     }
 
@@ -133,17 +133,13 @@ struct TusRoutes: Sendable {
         }
     }
 
-    /// 413 for an `Upload-Length` of more digits than any upload's length has.
-    static func tooLong(_ uploads: UploadHandler) -> UploadRefusal {
-        uploads.refusal(.contentTooLarge, "Upload-Length is larger than any upload may be (10 MiB at most)", reason: "size")
-    }
-
     private func protocolError(_ message: String) -> UploadRefusal {
-        uploads.refusal(.badRequest, message, reason: "protocol")
+        UploadRefusal(.malformed, message)
     }
 
-    /// A refusal in tus' terms: its status, the reason in a plain-text body, what the server holds after a 409.
-    static func response(_ refused: UploadRefusal) -> Response {
+    /// A refusal in tus' terms, counted: its status, the reason in a plain-text body, what the server holds after a 409.
+    private func response(_ refused: UploadRefusal) -> Response {
+        uploads.metrics.refusal(refused.reason)
         var headers = HTTPFields()
         headers[Tus.resumable] = Tus.version
         headers[.contentType] = "text/plain; charset=utf-8"

@@ -66,17 +66,15 @@ extension UploadHandler {
             if checksum != nil { await appender.rollback() }  // the checksum covers the whole body: nothing verified
         case .tooSlow(let received, let seconds):
             if checksum != nil { await appender.rollback() } else { try? await appender.sync() }
-            throw refusal(
-                .requestTimeout,
-                "the body sent \(received) bytes in \(Int(seconds)) s, slower than \(pace.minRate) bytes a second; what arrived is kept: resume from the upload's offset",
-                reason: "slow")
+            throw UploadRefusal(
+                .tooSlow,
+                "the body sent \(received) bytes in \(Int(seconds)) s, slower than \(pace.minRate) bytes a second; what arrived is kept: resume from the upload's offset")
         case .complete(let hash, let received, let done):
             head = received
             sniffed = done
             if let checksum, hash != checksum.digest {
                 await appender.rollback()
-                throw refusal(
-                    Tus.checksumMismatch, "the body's \(checksum.algorithm.rawValue) checksum does not match Upload-Checksum", reason: "checksum")
+                throw UploadRefusal(.checksumMismatch, "the body's \(checksum.algorithm.rawValue) checksum does not match Upload-Checksum")
             }
         }
         let newOffset = offset + appender.count
@@ -124,7 +122,7 @@ extension UploadHandler {
                 if Task.isCancelled { return .stopped }
                 guard appender.count + Int64(buffer.readableBytes) <= state.remaining else {
                     await appender.rollback()
-                    return .refused(refusal(.contentTooLarge, "the body goes past Upload-Length (\(state.upload.length) bytes)", reason: "size"))
+                    return .refused(UploadRefusal(.tooLarge, "the body goes past Upload-Length (\(state.upload.length) bytes)"))
                 }
                 buffer.withUnsafeReadableBytes { bytes in
                     state.hasher?.update(bytes)
@@ -152,7 +150,7 @@ extension UploadHandler {
         } catch {
             _ = try? await store.delete(upload.id)
             metrics.uploadsInProgress.decrement()
-            throw refusal(.unsupportedMediaType, "\(upload.key): \(error.message)", reason: "type")
+            throw UploadRefusal(.notAPhoto, "\(upload.key): \(error.message)")
         }
     }
 }

@@ -1,7 +1,6 @@
 import CoreMetrics
 import Foundation
 import HTTPTypes
-import Hummingbird
 import Logging
 import PhotoPrep
 import PhotoServices
@@ -11,7 +10,8 @@ import PhotoServices
 /// sniffed from the first bytes, and — when the last byte arrives — the photo handed to its intake
 /// (`ArrivalProcessor`) before the client is told it is done. tus 1.0 (`TusRoutes`) and the IETF draft
 /// (`ResumableUploadRoutes`) are dialects: they read their headers, call these methods with the caller
-/// their authentication found, and turn the outcome or the `UploadRefusal` into their own answer.
+/// their authentication found and the body as an `UploadBody` (never the request itself), and turn the outcome
+/// or the `UploadRefusal` — one of its named rules, each with its status — into their own answer.
 ///
 /// The storage rules are checked at creation (path, owner or group admin, size); ownership on every
 /// later call (anyone else gets "no such upload", as if it did not exist).
@@ -45,24 +45,20 @@ struct UploadHandler: Sendable {
             try await processor.intake.authorize(caller: caller.id, writing: path)
         } catch {
             if let failure = DependencyFailure(error) { throw refusal(failure) }
-            throw refusal(.forbidden, "\(error)", reason: "path")
+            throw UploadRefusal(.notAllowed, "\(error)")
         }
         guard length < path.sizeLimit else {
-            throw refusal(
-                .contentTooLarge, "\(length) bytes: uploads to \(key.split(separator: "/").first ?? "") must be smaller than \(path.sizeLimit) bytes",
-                reason: "size")
+            throw UploadRefusal(.tooLarge, "\(length) bytes: uploads to \(key.split(separator: "/").first ?? "") must be smaller than \(path.sizeLimit) bytes")
         }
-        guard length > 0 else { throw refusal(.unsupportedMediaType, "an empty upload is not a photo", reason: "type") }
+        guard length > 0 else { throw UploadRefusal(.notAPhoto, "an empty upload is not a photo") }
         if let focus = metadata["focus"], FocalPoint(parsing: focus) == nil {
-            throw refusal(.unprocessableContent, "focus: \(FocalPoint.expected)", reason: "focus")
+            throw UploadRefusal(.badFocus, "focus: \(FocalPoint.expected)")
         }
         let now = Date()
         let unfinished: Int
         do { unfinished = try await store.unfinished(now: now).filter { $0.owner == caller.id }.count } catch { throw refusal(error) }
         guard unfinished < maxUnfinishedPerUser else {
-            throw refusal(
-                .tooManyRequests, "\(caller.id) has \(unfinished) unfinished uploads; finish or delete one first (at most \(maxUnfinishedPerUser))",
-                reason: "quota")
+            throw UploadRefusal(.tooManyUnfinished, "\(caller.id) has \(unfinished) unfinished uploads; finish or delete one first (at most \(maxUnfinishedPerUser))")
         }
         var upload = TusUpload(
             id: TusUpload.newID(), owner: caller.id, ownerName: caller.displayName, key: key, length: length, metadata: metadata,
@@ -81,19 +77,19 @@ struct UploadHandler: Sendable {
         do { durable = try await store.offset(upload.id) } catch { throw refusal(error) }
         switch UploadLifecycle.query(upload, caller: upload.owner, held: durable, now: Date()) {
         case .answer(let held):
-            if upload.state == .receiving, held > 0, try await lost(upload) { throw Self.gone(metrics) }
+            if upload.state == .receiving, held > 0, try await lost(upload) { throw UploadRefusal.gone }
             return (upload, held)
         case .finish:
-            guard store.lock(upload.id) else { throw refusal(Self.locked, "the upload is busy", reason: "locked") }
+            guard store.lock(upload.id) else { throw UploadRefusal(.busyUpload, "the upload is busy") }
             defer { store.unlock(upload.id) }
             try await finish(&upload)
             return (upload, upload.length)
         case .notFound, .conflict, .receive:
-            throw Self.noSuchUpload(metrics)
+            throw UploadRefusal.noSuchUpload
         }
     }
 
-    /// Appends `request`'s body to `caller`'s upload `id` at `claimed`, which must be what the server holds, and
+    /// Appends `body` to `caller`'s upload `id` at `claimed`, which must be what the server holds, and
     /// returns the upload and its new offset, acknowledged only once durable (after `fsync`). The last
     /// byte finishes it: `upload.state` is then `.stored`. Throws `UploadRefusal`, or the body's own
     /// error when the client went away (what arrived is kept, flushed, for a resume).
@@ -102,10 +98,10 @@ struct UploadHandler: Sendable {
     /// `statedLength`: the length the request says the upload has (the draft lets an append say it again; -1 when it is
     /// not a number), refused (400) before any of the body is read unless it is the upload's.
     func append(
-        to id: String, caller: Caller, at claimed: Int64, request: Request, checksum: Tus.Checksum?, log: RequestLogEntry, statedLength: Int64? = nil
+        to id: String, caller: Caller, at claimed: Int64, body: UploadBody, checksum: Tus.Checksum?, log: RequestLogEntry, statedLength: Int64? = nil
     ) async throws -> (upload: TusUpload, offset: Int64) {
         let visible = try await owned(id, by: caller)
-        guard store.lock(visible.id) else { throw refusal(Self.locked, "another request is writing to this upload", reason: "locked") }
+        guard store.lock(visible.id) else { throw UploadRefusal(.busyUpload, "another request is writing to this upload") }
         defer { store.unlock(visible.id) }
         // Read again under the lock: the request that held it may have finished the upload.
         let current: TusUpload?, durable: Int64
@@ -116,38 +112,31 @@ struct UploadHandler: Sendable {
             throw refusal(error)
         }
         if let statedLength, let current, statedLength != current.length {
-            throw refusal(.badRequest, "Upload-Length is not the upload's length, \(current.length) bytes", reason: "protocol")
+            throw UploadRefusal(.malformed, "Upload-Length is not the upload's length, \(current.length) bytes")
         }
         switch UploadLifecycle.append(current, caller: caller.id, held: durable, claimed: claimed, now: Date()) {
         case .notFound, .finish:
-            throw Self.noSuchUpload(metrics)
+            throw UploadRefusal.noSuchUpload
         case .conflict(let held):
-            var refused = refusal(.conflict, "Upload-Offset is \(claimed) but the server holds \(held) bytes", reason: "offset")
-            refused.held = held
-            throw refused
+            throw UploadRefusal(.offsetMismatch, "Upload-Offset is \(claimed) but the server holds \(held) bytes", held: held)
         case .answer(let held):
             // The upload is stored: a body has nowhere to go, and is refused before a byte of it is read (else a client
             // could stream gigabytes into a finished upload, every one read and dropped). An empty one asks the offset.
-            let declared = Tus.number(request.headers[.contentLength])
-            if declared.map({ $0 > 0 }) ?? (request.headers[.transferEncoding] != nil) {
-                var refused = refusal(.contentTooLarge, "the upload is complete: no byte fits after its \(held) bytes", reason: "size")
-                refused.held = held
-                throw refused
+            if body.mayHoldBytes {
+                throw UploadRefusal(.tooLarge, "the upload is complete: no byte fits after its \(held) bytes", held: held)
             }
             return (current ?? visible, held)
         case .receive(let from):
-            guard var upload = current else { throw Self.noSuchUpload(metrics) }
-            if let declared = Tus.number(request.headers[.contentLength]), declared > upload.length - from {
-                throw refusal(
-                    .contentTooLarge, "the body's \(declared) bytes do not fit: \(upload.length - from) of the upload's \(upload.length) are left",
-                    reason: "size")
+            guard var upload = current else { throw UploadRefusal.noSuchUpload }
+            if let declared = body.declaredLength, declared > upload.length - from {
+                throw UploadRefusal(.tooLarge, "the body's \(declared) bytes do not fit: \(upload.length - from) of the upload's \(upload.length) are left")
             }
             // A client waiting for a go-ahead before its body (`Expect: 100-continue`: curl's default for large bodies)
             // gets it now that the request is accepted; without it, each upload stalled until the client gave up waiting.
-            if request.headers[.expect]?.lowercased() == "100-continue" {
+            if body.expectsContinue {
                 try? await CurrentConnection.sendInterim(HTTPResponse(status: .continue))
             }
-            let offset = try await receive(&upload, at: from, request.body, checksum: checksum, log: log)
+            let offset = try await receive(&upload, at: from, body.bytes, checksum: checksum, log: log)
             return (upload, offset)
         }
     }
@@ -155,11 +144,11 @@ struct UploadHandler: Sendable {
     /// Removes `caller`'s upload `id` and its bytes — unless another instance is finishing it (423).
     func terminate(_ id: String, caller: Caller) async throws(UploadRefusal) {
         let upload = try await owned(id, by: caller)
-        guard store.lock(upload.id) else { throw refusal(Self.locked, "another request is writing to this upload", reason: "locked") }
+        guard store.lock(upload.id) else { throw UploadRefusal(.busyUpload, "another request is writing to this upload") }
         defer { store.unlock(upload.id) }
         let deleted: Bool
         do { deleted = try await store.delete(upload.id) } catch { throw refusal(error) }
-        guard deleted else { throw refusal(Self.locked, "another server is finishing this upload; ask again in a moment", reason: "locked") }
+        guard deleted else { throw UploadRefusal(.busyUpload, "another server is finishing this upload; ask again in a moment") }
         if upload.state == .receiving { metrics.uploadsInProgress.decrement() }
     }
 
@@ -177,7 +166,7 @@ struct UploadHandler: Sendable {
         }
         switch outcome {
         case nil:
-            throw refusal(Self.locked, "the upload is being finished", reason: "locked")
+            throw UploadRefusal(.busyUpload, "the upload is being finished")
         case .success:
             upload.state = .stored
             metrics.uploadsInProgress.decrement()
@@ -189,15 +178,15 @@ struct UploadHandler: Sendable {
                 throw refusal(DependencyFailure(.full, detail: "\(upload.key): \(error.description)"))
             case .gone:
                 ended(upload, detail: error.description)
-                throw Self.gone(metrics)
+                throw UploadRefusal.gone
             case .busy:
-                throw refusal(.serviceUnavailable, "\(upload.key): \(error.description)", reason: "busy")
+                throw UploadRefusal(.pipelineFull, "\(upload.key): \(error.description)")
             case .unprocessable:
                 metrics.uploadsInProgress.decrement()
-                throw refusal(.unprocessableContent, "\(upload.key): \(error.description)", reason: "photo")
+                throw UploadRefusal(.notPreparable, "\(upload.key): \(error.description)")
             case .notAllowed:
                 metrics.uploadsInProgress.decrement()
-                throw refusal(.forbidden, "\(upload.key): \(error.description)", reason: "path")
+                throw UploadRefusal(.notAllowed, "\(upload.key): \(error.description)")
             }
         }
     }
@@ -209,16 +198,8 @@ struct UploadHandler: Sendable {
     private func owned(_ id: String, by caller: Caller) async throws(UploadRefusal) -> TusUpload {
         let found: TusUpload?
         do { found = try await store.upload(id) } catch { throw refusal(error) }
-        guard let upload = UploadLifecycle.visible(found, to: caller.id, now: Date()) else { throw Self.noSuchUpload(metrics) }
+        guard let upload = UploadLifecycle.visible(found, to: caller.id, now: Date()) else { throw UploadRefusal.noSuchUpload }
         return upload
-    }
-
-    static let locked = HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
-
-    /// The upload has ended because bytes the server acknowledged are gone: start a new one (tus and the draft: 410).
-    static func gone(_ metrics: ServerMetrics) -> UploadRefusal {
-        metrics.refusal("gone")
-        return UploadRefusal(status: .gone, description: "bytes of this upload are no longer on the server: start a new upload", reason: "gone")
     }
 
     /// Whether bytes of `upload` the server acknowledged are gone; when they are, the upload is ended (deleted) —
@@ -238,20 +219,15 @@ struct UploadHandler: Sendable {
         logger.error("an upload's bytes are gone from its store: ended", metadata: ["upload": "\(upload.id)", "detail": "\(detail)"])
     }
 
-    static func noSuchUpload(_ metrics: ServerMetrics) -> UploadRefusal {
-        metrics.refusal("unknown")
-        return UploadRefusal(status: .notFound, description: "no such upload", reason: "unknown")
-    }
-
     /// What a failing store answers: 409 when another request wrote first, 400 for an upload in too
     /// many pieces, 410 for acknowledged bytes that are gone, else the database's or the storage's failure (503,
     /// 507 when full).
     func refusal(_ failure: UploadStoreFailure) -> UploadRefusal {
         switch failure.kind {
         case .storage, .full: refusal(DependencyFailure(failure))
-        case .gone: Self.gone(metrics)
-        case .conflict: refusal(.conflict, failure.description, reason: "offset")
-        case .tooManyPieces: refusal(.badRequest, failure.description, reason: "protocol")
+        case .gone: UploadRefusal.gone
+        case .conflict: UploadRefusal(.offsetMismatch, failure.description)
+        case .tooManyPieces: UploadRefusal(.malformed, failure.description)
         }
     }
 
@@ -259,16 +235,6 @@ struct UploadHandler: Sendable {
     /// refuses one: 503 or 507 with `Retry-After`, and a message without the detail.
     func refusal(_ failure: DependencyFailure) -> UploadRefusal {
         failure.report(logger, metrics)
-        return refusal(failure.status, failure.description, reason: "storage")
-    }
-
-    /// A refusal, counted in the refusals metric under `reason`. Every 429 and 503 says when to try again
-    /// (`Retry-After`): a minute for a quota (an upload must finish or expire first) or a full storage, five
-    /// seconds for storage that did not answer.
-    func refusal(_ status: HTTPResponse.Status, _ message: String, reason: String) -> UploadRefusal {
-        metrics.refusal(reason)
-        var refused = UploadRefusal(status: status, description: message, reason: reason)
-        refused.retryAfter = Problem.retryAfter(status)
-        return refused
+        return UploadRefusal(failure)
     }
 }
