@@ -62,6 +62,13 @@ import TestSupport
         ["Tus-Resumable": "1.0.0", "Authorization": "Bearer \(token)"].merging(more) { $1 }
     }
 
+    /// A tus creation of an upload of `length` bytes for `key` at `endpoint`, and its id (nil when it was refused).
+    static func create(_ endpoint: String, key: String, length: Int, token: String) async throws -> (answer: HTTPExchange, id: String?) {
+        let created = try await HTTPExchange.send(
+            "POST", endpoint, headers: tus(token, ["Upload-Length": String(length), "Upload-Metadata": "key \(Data(key.utf8).base64EncodedString())"]))
+        return (created, created.header("Location")?.split(separator: "/").last.map(String.init))
+    }
+
     /// Created and half sent through A, asked about and finished through B: one stored photo, one
     /// recorded album photo, no pieces left; a PATCH at a stale offset through A is a 409 with the true offset.
     @Test func anUploadBegunOnOneInstanceContinuesOnTheOther() async throws {
@@ -70,11 +77,9 @@ import TestSupport
         let u1 = TestTokens.hs256(sub: "u1", claims: ["name": "Ana"])
         let photo = try Fixture.bytes("photos/storm-1920x1280.jpg")
         let key = "user_photos/u1/trip/storm.jpg"
-        let created = try await HTTPExchange.send(
-            "POST", two.a.endpoint,
-            headers: Self.tus(u1, ["Upload-Length": String(photo.count), "Upload-Metadata": "key \(Data(key.utf8).base64EncodedString())"]))
+        let (created, location) = try await Self.create(two.a.endpoint, key: key, length: photo.count, token: u1)
         #expect(created.status == 201, "\(created.body)")
-        let id = try #require(created.header("Location")?.split(separator: "/").last.map(String.init))
+        let id = try #require(location)
         let half = photo.count / 2
         let first = try await HTTPExchange.send(
             "PATCH", two.a.endpoint + id, headers: Self.tus(u1, ["Upload-Offset": "0", "Content-Type": "application/offset+octet-stream"]),
@@ -121,10 +126,8 @@ import TestSupport
         let key = "user_photos/u1/trip/storm.jpg"
         let half = photo.count / 2
         func halfSent() async throws -> String {
-            let created = try await HTTPExchange.send(
-                "POST", two.a.endpoint,
-                headers: Self.tus(u1, ["Upload-Length": String(photo.count), "Upload-Metadata": "key \(Data(key.utf8).base64EncodedString())"]))
-            let id = try #require(created.header("Location")?.split(separator: "/").last.map(String.init), "\(created)")
+            let (created, location) = try await Self.create(two.a.endpoint, key: key, length: photo.count, token: u1)
+            let id = try #require(location, "\(created)")
             let first = try await HTTPExchange.send(
                 "PATCH", two.a.endpoint + id, headers: Self.tus(u1, ["Upload-Offset": "0", "Content-Type": "application/offset+octet-stream"]),
                 body: Array(photo[..<half]))
@@ -303,10 +306,8 @@ import TestSupport
         let u1 = TestTokens.hs256(sub: "u1", claims: ["name": "Ana"])
         let photo = try Fixture.bytes("photos/storm-1920x1280.jpg")
         let key = "user_photos/u1/held/storm.jpg"
-        let created = try await HTTPExchange.send(
-            "POST", two.a.endpoint,
-            headers: Self.tus(u1, ["Upload-Length": String(photo.count), "Upload-Metadata": "key \(Data(key.utf8).base64EncodedString())"]))
-        let id = try #require(created.header("Location")?.split(separator: "/").last.map(String.init), "\(created)")
+        let (created, location) = try await Self.create(two.a.endpoint, key: key, length: photo.count, token: u1)
+        let id = try #require(location, "\(created)")
 
         async let sent = { () async throws -> (HTTPExchange, Duration) in
             let started = ContinuousClock.now
