@@ -10,30 +10,6 @@ import PhotoServices
 /// intake's answer means to the client that uploaded. Whatever a client sends, what is stored is upright,
 /// fits the preset and carries no GPS.
 struct ArrivalProcessor: Sendable {
-    /// Why an arrived photo was not stored.
-    struct Refusal: Error, CustomStringConvertible {
-        enum Kind: String {
-            /// Not a photo we can decode, or not one that fits its path once prepared: nothing is stored (422).
-            case unprocessable
-            /// The caller may no longer write there (e.g. no longer a group admin): nothing is stored (403).
-            case notAllowed
-            /// Storage, the database or the pipeline's pool failed: the bytes are kept and the client may ask again (503).
-            case unavailable
-            /// The storage has no room: the bytes are kept and the client may ask again later (507).
-            case full
-            /// As many photos as may wait are waiting for the pipeline: the bytes are kept; ask again (503).
-            case busy
-            /// Bytes the server acknowledged are no longer in its store: the upload ends, to be started again (410).
-            case gone
-        }
-
-        var kind: Kind
-        var description: String
-
-        /// The upload's bytes are kept for the client to ask again (503), not deleted with it.
-        var keepsBytes: Bool { kind == .unavailable || kind == .full || kind == .busy }
-    }
-
     let intake: PhotoIntake
     let metrics: ServerMetrics
     /// How many photos may be prepared or wait for it at once.
@@ -41,9 +17,9 @@ struct ArrivalProcessor: Sendable {
 
     /// Takes the photo in `file` in; returns the stored object's URL. Refused at once (`busy`) rather than
     /// queued without bound when as many photos as may wait are waiting.
-    func finish(_ upload: TusUpload, file: String) async throws(Refusal) -> String {
+    func finish(_ upload: TusUpload, file: String) async throws(FinishRefusal) -> String {
         guard admission.enter() else {
-            throw Refusal(kind: .busy, description: "\(admission.capacity) photos are being prepared or waiting for it; ask again shortly")
+            throw FinishRefusal(kind: .busy, description: "\(admission.capacity) photos are being prepared or waiting for it; ask again shortly")
         }
         defer { admission.leave() }
         do {
@@ -54,10 +30,10 @@ struct ArrivalProcessor: Sendable {
             return taken.url
         } catch {
             switch error {
-            case .notAllowed: throw Refusal(kind: .notAllowed, description: "\(error)")
-            case .storage: throw Refusal(kind: .unavailable, description: "\(error)")
-            case .storageFull: throw Refusal(kind: .full, description: "\(error)")
-            default: throw Refusal(kind: .unprocessable, description: "\(error)")
+            case .notAllowed: throw FinishRefusal(kind: .notAllowed, description: "\(error)")
+            case .storage: throw FinishRefusal(kind: .unavailable, description: "\(error)")
+            case .storageFull: throw FinishRefusal(kind: .full, description: "\(error)")
+            default: throw FinishRefusal(kind: .unprocessable, description: "\(error)")
             }
         }
     }

@@ -1,22 +1,24 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import PhotoFiles
 import Synchronization
 
-/// Writes one request's bytes at the end of an upload's data file. Nothing written counts until
+/// Writes one request's bytes at the end of an upload's data file (a `PartialFile`). Nothing written counts until
 /// `sync()`; `rollback()` cuts the file back to where this request started (a checksum mismatch, too
 /// many bytes). The body's buffers (NIO reads at most 64 KiB at a time, 28 KiB on average over loopback) are
 /// gathered up to `batch` bytes and written in one trip to the I/O threads: a 1.3 MB photo in 6 trips, not 47
 /// (each trip wakes a thread there and one back).
 final class FileAppender: UploadAppender {
-    let fd: Int32
-    let path: String
+    let file: PartialFile
     let start: Int64
     let io: NIOThreadPool
     /// Run on the io threads after each `sync`'s `fsync`, before its bytes count (the upload's record flushed).
     let beforeAcknowledging: @Sendable () throws(UploadStoreFailure) -> Void
     /// Told the offset each `sync` (or `rollback`) made durable.
     let flushed: @Sendable (Int64) -> Void
+    /// Told when the request is done with it (`end`).
+    let ended: @Sendable () -> Void
     /// Bytes gathered before a trip to the I/O threads.
     static let batch = 256 * 1024
     /// Bytes taken from the body so far (written or gathered).
@@ -25,18 +27,20 @@ final class FileAppender: UploadAppender {
     private let gathered = Mutex<(buffers: [ByteBuffer], bytes: Int)>(([], 0))
 
     init(
-        fd: Int32, path: String, start: Int64, io: NIOThreadPool, beforeAcknowledging: @escaping @Sendable () throws(UploadStoreFailure) -> Void,
-        flushed: @escaping @Sendable (Int64) -> Void
+        file: PartialFile, start: Int64, io: NIOThreadPool, beforeAcknowledging: @escaping @Sendable () throws(UploadStoreFailure) -> Void,
+        flushed: @escaping @Sendable (Int64) -> Void, ended: @escaping @Sendable () -> Void
     ) {
-        self.fd = fd
-        self.path = path
+        self.file = file
         self.start = start
         self.io = io
         self.beforeAcknowledging = beforeAcknowledging
         self.flushed = flushed
+        self.ended = ended
     }
 
-    deinit { close(fd) }
+    func end() { ended() }
+
+    deinit { file.close() }
 
     /// Bytes taken from this request so far.
     var count: Int64 { taken.load(ordering: .relaxed) }
@@ -61,11 +65,11 @@ final class FileAppender: UploadAppender {
         }
         guard bytes > 0 else { return }
         let first = start + count - Int64(bytes)
-        let fd = self.fd, path = self.path
+        let file = self.file
         try await run {
             var at = first
             for buffer in buffers {
-                try buffer.withUnsafeReadableBytes { (bytes: UnsafeRawBufferPointer) throws(UploadStoreFailure) in try writeAll(bytes, to: fd, at: at, path: path) }
+                try buffer.withUnsafeReadableBytes { (bytes: UnsafeRawBufferPointer) throws(AtomicFile.WriteError) in try file.write(bytes, at: at) }
                 at += Int64(buffer.readableBytes)
             }
         }
@@ -74,10 +78,10 @@ final class FileAppender: UploadAppender {
     /// Writes what is gathered and flushes it to disk; after this the bytes may be acknowledged.
     func sync() async throws(UploadStoreFailure) {
         try await writeOut()
-        let fd = self.fd, path = self.path, beforeAcknowledging = self.beforeAcknowledging
+        let file = self.file, beforeAcknowledging = self.beforeAcknowledging
         let offset = start + count
         try await run {
-            guard fsync(fd) == 0 else { throw UploadStoreFailure.system(path, "cannot flush") }
+            try file.flush()
             try beforeAcknowledging()
         }
         flushed(offset)
@@ -85,12 +89,9 @@ final class FileAppender: UploadAppender {
 
     /// Cuts the file back to where this request started.
     func rollback() async {
-        let fd = self.fd, start = self.start
+        let file = self.file, start = self.start
         gathered.withLock { $0 = ([], 0) }
-        try? await run {
-            _ = ftruncate(fd, off_t(start))
-            _ = fsync(fd)
-        }
+        try? await run { file.cut(to: start) }
         taken.store(0, ordering: .relaxed)
         flushed(start)
     }
@@ -100,6 +101,8 @@ final class FileAppender: UploadAppender {
             try await io.runIfActive { try body() }
         } catch let error as UploadStoreFailure {
             throw error
+        } catch let error as AtomicFile.WriteError {
+            throw UploadStoreFailure(error)
         } catch {
             throw UploadStoreFailure(description: "\(error)")
         }
@@ -108,11 +111,5 @@ final class FileAppender: UploadAppender {
 
 /// Writes all of `bytes` at `offset` of the open file `fd` (`path` names it in the error).
 func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32, at offset: Int64, path: String) throws(UploadStoreFailure) {
-    var done = 0
-    while done < bytes.count {
-        let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-        if n < 0 && errno == EINTR { continue }
-        guard n > 0 else { throw UploadStoreFailure.system(path, "cannot write", code: n < 0 ? errno : ENOSPC) }
-        done += n
-    }
+    do { try PartialFile(fd: fd, path: path).write(bytes, at: offset) } catch { throw UploadStoreFailure(error) }
 }

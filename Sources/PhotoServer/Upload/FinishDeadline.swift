@@ -5,7 +5,7 @@
 /// `Retry-After`, the bytes kept, and asking the offset again finishes the upload. Cancelled work ends at its next
 /// suspension; what does not suspend is bounded on its own (a database statement by its 10 s deadline).
 struct FinishDeadline: Sendable {
-    typealias Outcome = Result<String, ArrivalProcessor.Refusal>
+    typealias Outcome = Result<String, FinishRefusal>
 
     let bound: Duration
 

@@ -12,9 +12,8 @@ import Synchronization
 final class LocalUploadStore: PartialUploadStore {
     let folder: URL
     let io: NIOThreadPool
-    private let locks = UploadLocks()
-    /// While a request writes to an upload: the offset its last `fsync` made durable (what HEAD reports;
-    /// the file may already hold more that is not flushed yet).
+    /// While a request writes to an upload (from its appender until that ends): the offset its last `fsync` made
+    /// durable (what HEAD reports; the file may already hold more that is not flushed yet).
     private let durable = Mutex<[String: Int64]>([:])
     /// The records by id: read from the folder the first time one is needed, then kept with every change —
     /// so the quota check on each new upload and the record each request looks up read no files (with every
@@ -49,7 +48,7 @@ final class LocalUploadStore: PartialUploadStore {
             close(fd)
             let record = try Self.record(upload)
             do throws(AtomicFile.WriteError) { try AtomicFile.write(record, to: info, permissions: 0o600, flush: false) } catch {
-                throw UploadStoreFailure(kind: error.full ? .full : .storage, description: error.message)
+                throw UploadStoreFailure(error)
             }
         }
         unflushed.withLock { _ = $0.insert(upload.id) }
@@ -172,8 +171,8 @@ final class LocalUploadStore: PartialUploadStore {
 
     /// The caller holds the upload's lock, which is all the exclusion one machine needs.
     func finishing(
-        _ upload: TusUpload, within deadline: FinishDeadline, _ store: @escaping @Sendable (_ file: String) async -> Result<String, ArrivalProcessor.Refusal>
-    ) async -> Result<String, ArrivalProcessor.Refusal>? {
+        _ upload: TusUpload, within deadline: FinishDeadline, _ store: @escaping @Sendable (_ file: String) async -> Result<String, FinishRefusal>
+    ) async -> Result<String, FinishRefusal>? {
         let file = dataPath(upload.id)
         let outcome = await deadline.run { await store(file) }
         switch outcome {
@@ -198,15 +197,6 @@ final class LocalUploadStore: PartialUploadStore {
     /// Deleting expired uploads is all the data folder needs.
     func housekeeping(now: Date) async {}
 
-    // MARK: - One writer at a time
-
-    func lock(_ id: String) -> Bool { locks.lock(id) }
-
-    func unlock(_ id: String) {
-        durable.withLock { $0[id] = nil }
-        locks.unlock(id)
-    }
-
     // MARK: - Appending
 
     /// The data file opened for appending at `offset` (which must be its size). At offset 0 it is made again if it
@@ -214,17 +204,15 @@ final class LocalUploadStore: PartialUploadStore {
     /// client sends the bytes again.
     func appender(_ id: String, at offset: Int64, wholeRequest: Bool) async throws(UploadStoreFailure) -> any UploadAppender {
         let path = dataPath(id)
-        let fd = try await run { () throws -> Int32 in
-            let fd = offset == 0 ? open(path, O_WRONLY | O_CREAT, 0o600) : open(path, O_WRONLY)
-            guard fd >= 0 else { throw UploadStoreFailure(description: "\(path): cannot open: \(String(cString: strerror(errno)))") }
-            return fd
+        let file = try await run { () throws -> PartialFile in
+            do throws(AtomicFile.WriteError) { return try PartialFile(path, at: offset) } catch { throw UploadStoreFailure(error) }
         }
         durable.withLock { $0[id] = offset }
         // At offset 0 the data file may have been made just now, its folder entry not flushed.
         if offset == 0 { unflushed.withLock { _ = $0.insert(id) } }
-        return FileAppender(fd: fd, path: path, start: offset, io: io, beforeAcknowledging: { [self] () throws(UploadStoreFailure) in try flushRecord(id) }) { [self] flushed in
-            durable.withLock { $0[id] = flushed }
-        }
+        return FileAppender(
+            file: file, start: offset, io: io, beforeAcknowledging: { [self] () throws(UploadStoreFailure) in try flushRecord(id) },
+            flushed: { [self] flushed in durable.withLock { $0[id] = flushed } }, ended: { [self] in durable.withLock { $0[id] = nil } })
     }
 
     private func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws(UploadStoreFailure) -> T {

@@ -3,7 +3,7 @@ import Foundation
 /// Where the server keeps uploads in progress: their records, the bytes received so far, and who is
 /// finishing one. `LocalUploadStore` keeps them in the data folder (one machine); `SharedUploadStore`
 /// keeps records in the shared database and bytes in the bucket, so that an upload begun through one
-/// instance continues through any other.
+/// instance continues through any other. One request at a time per upload is the caller's to ensure (`UploadLocks`).
 protocol PartialUploadStore: Sendable {
     /// Records a new upload with no bytes yet.
     func create(_ upload: TusUpload) async throws(UploadStoreFailure)
@@ -29,15 +29,11 @@ protocol PartialUploadStore: Sendable {
     /// freed, its record kept until it expires); a refusal that is final deletes it; `unavailable` keeps it for the
     /// next attempt.
     func finishing(
-        _ upload: TusUpload, within deadline: FinishDeadline, _ store: @escaping @Sendable (_ file: String) async -> Result<String, ArrivalProcessor.Refusal>
-    ) async -> Result<String, ArrivalProcessor.Refusal>?
+        _ upload: TusUpload, within deadline: FinishDeadline, _ store: @escaping @Sendable (_ file: String) async -> Result<String, FinishRefusal>
+    ) async -> Result<String, FinishRefusal>?
 
     /// What the expiry sweep does besides deleting expired uploads (nothing, for some stores).
     func housekeeping(now: Date) async
-
-    /// Takes the upload for one request in this process; false when another request holds it.
-    func lock(_ id: String) -> Bool
-    func unlock(_ id: String)
 }
 
 extension PartialUploadStore {

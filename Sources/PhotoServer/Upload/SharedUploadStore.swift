@@ -35,7 +35,6 @@ final class SharedUploadStore: PartialUploadStore {
     let pieceSize: Int
     /// More pieces than this and the upload's PATCHes are refused (each piece is an object and a row).
     let maxPieces: Int
-    private let locks = UploadLocks()
 
     init(
         database: AppDatabase, objects: S3Objects, folder: URL, io: NIOThreadPool, lease: Duration = .seconds(30), pieceSize: Int = 1 << 20,
@@ -204,8 +203,8 @@ final class SharedUploadStore: PartialUploadStore {
     // MARK: - Finishing
 
     func finishing(
-        _ upload: TusUpload, within deadline: FinishDeadline, _ store: @escaping @Sendable (_ file: String) async -> Result<String, ArrivalProcessor.Refusal>
-    ) async -> Result<String, ArrivalProcessor.Refusal>? {
+        _ upload: TusUpload, within deadline: FinishDeadline, _ store: @escaping @Sendable (_ file: String) async -> Result<String, FinishRefusal>
+    ) async -> Result<String, FinishRefusal>? {
         let claimed: Bool
         do { claimed = try await claimFinishing(upload.id) } catch { return .failure(.init(kind: .unavailable, description: "\(error)")) }
         guard claimed else { return nil }
@@ -222,7 +221,7 @@ final class SharedUploadStore: PartialUploadStore {
             }
             return true
         } _: { [self] in
-            await deadline.run { [self] () -> Result<String, ArrivalProcessor.Refusal> in
+            await deadline.run { [self] () -> Result<String, FinishRefusal> in
                 do throws(UploadStoreFailure) {
                     try await PieceAssembly(objects: objects, io: io).write(try await pieces(of: upload.id), of: upload, to: file)
                 } catch {
@@ -281,11 +280,6 @@ final class SharedUploadStore: PartialUploadStore {
             return true
         }
     }
-
-    // MARK: - One writer per upload in this process
-
-    func lock(_ id: String) -> Bool { locks.lock(id) }
-    func unlock(_ id: String) { locks.unlock(id) }
 
     // MARK: - Database calls
 

@@ -12,8 +12,11 @@ protocol UploadAppender: Sendable {
     /// the last byte, whose bytes are not acknowledged before the photo made from them is stored (and durable).
     func writeOut() async throws(UploadStoreFailure)
     func rollback() async
+    /// The request is done with it (whatever happened): what it made durable is now simply what the store holds.
+    func end()
 }
 
 extension UploadAppender {
     func writeOut() async throws(UploadStoreFailure) { try await sync() }
+    func end() {}
 }

@@ -23,6 +23,7 @@ extension UploadHandler {
         } catch {
             throw refusal(error)
         }
+        defer { appender.end() }
         let reading = BodyReading(
             upload: upload, remaining: upload.length - offset, sniffLength: sniffLength, head: known, sniffed: offset >= sniffLength,
             hasher: checksum?.hasher())

@@ -17,6 +17,8 @@ import PhotoServices
 /// later call (anyone else gets "no such upload", as if it did not exist).
 struct UploadHandler: Sendable {
     let store: any PartialUploadStore
+    /// One request at a time per upload (the sweeper's too).
+    let locks = UploadLocks()
     let processor: ArrivalProcessor
     let metrics: ServerMetrics
     /// Unfinished uploads are removed this long after they were created.
@@ -80,8 +82,8 @@ struct UploadHandler: Sendable {
             if upload.state == .receiving, held > 0, try await lost(upload) { throw UploadRefusal.gone }
             return (upload, held)
         case .finish:
-            guard store.lock(upload.id) else { throw UploadRefusal(.busyUpload, "the upload is busy") }
-            defer { store.unlock(upload.id) }
+            guard locks.lock(upload.id) else { throw UploadRefusal(.busyUpload, "the upload is busy") }
+            defer { locks.unlock(upload.id) }
             try await finish(&upload)
             return (upload, upload.length)
         case .notFound, .conflict, .receive:
@@ -101,8 +103,8 @@ struct UploadHandler: Sendable {
         to id: String, caller: Caller, at claimed: Int64, body: UploadBody, checksum: Tus.Checksum?, log: RequestLogEntry, statedLength: Int64? = nil
     ) async throws -> (upload: TusUpload, offset: Int64) {
         let visible = try await owned(id, by: caller)
-        guard store.lock(visible.id) else { throw UploadRefusal(.busyUpload, "another request is writing to this upload") }
-        defer { store.unlock(visible.id) }
+        guard locks.lock(visible.id) else { throw UploadRefusal(.busyUpload, "another request is writing to this upload") }
+        defer { locks.unlock(visible.id) }
         // Read again under the lock: the request that held it may have finished the upload.
         let current: TusUpload?, durable: Int64
         do throws(UploadStoreFailure) {
@@ -144,8 +146,8 @@ struct UploadHandler: Sendable {
     /// Removes `caller`'s upload `id` and its bytes — unless another instance is finishing it (423).
     func terminate(_ id: String, caller: Caller) async throws(UploadRefusal) {
         let upload = try await owned(id, by: caller)
-        guard store.lock(upload.id) else { throw UploadRefusal(.busyUpload, "another request is writing to this upload") }
-        defer { store.unlock(upload.id) }
+        guard locks.lock(upload.id) else { throw UploadRefusal(.busyUpload, "another request is writing to this upload") }
+        defer { locks.unlock(upload.id) }
         let deleted: Bool
         do { deleted = try await store.delete(upload.id) } catch { throw refusal(error) }
         guard deleted else { throw UploadRefusal(.busyUpload, "another server is finishing this upload; ask again in a moment") }
@@ -162,7 +164,7 @@ struct UploadHandler: Sendable {
     func finish(_ upload: inout TusUpload) async throws(UploadRefusal) {
         let processor = self.processor, arriving = upload
         let outcome = await store.finishing(upload, within: finishing) { file in
-            do throws(ArrivalProcessor.Refusal) { return .success(try await processor.finish(arriving, file: file)) } catch { return .failure(error) }
+            do throws(FinishRefusal) { return .success(try await processor.finish(arriving, file: file)) } catch { return .failure(error) }
         }
         switch outcome {
         case nil:

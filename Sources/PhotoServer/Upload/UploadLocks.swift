@@ -1,6 +1,7 @@
 import Synchronization
 
-/// Requests writing to uploads in this process: one at a time per upload.
+/// The upload core's locker (as tusd's handler has one beside its data store): one request at a time per upload in
+/// this process — writing, finishing, or sweeping it. Across instances, `SharedUploadStore`'s finish lease decides.
 final class UploadLocks: Sendable {
     private let held = Mutex<Set<String>>([])
 

@@ -1,4 +1,5 @@
 import Foundation
+import PhotoFiles
 
 struct UploadStoreFailure: Error, CustomStringConvertible {
     enum Kind {
@@ -21,5 +22,12 @@ struct UploadStoreFailure: Error, CustomStringConvertible {
     /// A system call on `path` that failed with `code` (`errno`): `full` for no room (ENOSPC, EDQUOT), else `storage`.
     static func system(_ path: String, _ action: String, code: Int32 = errno) -> UploadStoreFailure {
         UploadStoreFailure(kind: code == ENOSPC || code == EDQUOT ? .full : .storage, description: "\(path): \(action): \(String(cString: strerror(code)))")
+    }
+}
+
+extension UploadStoreFailure {
+    /// A file that could not be opened, written or flushed: `full` for no room, else `storage`.
+    init(_ error: AtomicFile.WriteError) {
+        self.init(kind: error.full ? .full : .storage, description: error.message)
     }
 }

@@ -10,6 +10,8 @@ import ServiceLifecycle
 /// to delete are deleted.
 struct UploadSweeper: Service {
     let store: any PartialUploadStore
+    /// The upload core's locker: an upload a request holds is left for the next sweep.
+    var locks = UploadLocks()
     let metrics: ServerMetrics
     let interval: Duration
     let finish: @Sendable (TusUpload) async -> Void
@@ -34,8 +36,8 @@ struct UploadSweeper: Service {
         await store.housekeeping(now: now)
         await deleteStaleObjects()
         for upload in uploads {
-            guard store.lock(upload.id) else { continue }
-            defer { store.unlock(upload.id) }
+            guard locks.lock(upload.id) else { continue }
+            defer { locks.unlock(upload.id) }
             if upload.expiresAt <= now {
                 // Not while another instance finishes it; a failure is tried again next sweep.
                 guard (try? await store.delete(upload.id)) == true else { continue }
@@ -53,7 +55,7 @@ extension UploadSweeper {
     /// logged; the core deleted the upload or keeps it for the next sweep), stale objects deleted by the intake.
     init(uploads: UploadHandler, interval: Duration, logger: Logger) {
         self.init(
-            store: uploads.store, metrics: uploads.metrics, interval: interval,
+            store: uploads.store, locks: uploads.locks, metrics: uploads.metrics, interval: interval,
             finish: { upload in
                 var upload = upload
                 do throws(UploadRefusal) { try await uploads.finish(&upload) } catch {

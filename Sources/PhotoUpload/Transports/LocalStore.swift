@@ -65,27 +65,31 @@ struct LocalStore: UploadTransport {
     ) async throws(TransportFailure) -> Acknowledgement {
         let info = try info(location)
         let path = partialFolder.appendingPathComponent("\(location).part").path
-        let fd = open(path, O_WRONLY)
-        guard fd >= 0 else { throw .status(404, "\(location): no such upload") }
-        defer { close(fd) }
-        var status = stat()
-        fstat(fd, &status)
-        guard Int64(status.st_size) == offset else { throw .status(409, "offset \(offset) but the upload holds \(status.st_size) bytes") }
+        // Never made again here (a partial file at offset 0 is made at creation): a missing one is an upload that ended.
+        guard let held = FileIdentity(path: path)?.size else { throw .status(404, "\(location): no such upload") }
+        guard held == offset else { throw .status(409, "offset \(offset) but the upload holds \(held) bytes") }
         guard offset + Int64(chunk.count) <= info.length else { throw .status(413, "the chunk goes past the declared length") }
+        let file: PartialFile
+        do throws(AtomicFile.WriteError) { file = try PartialFile(path, at: offset) } catch { throw Self.failure(error) }
+        defer { file.close() }
         // One trip to the I/O threads for the whole chunk: written 64 KiB at a time (progress after each, a cancel
         // honoured between them), then flushed.
         try await writing { cancelled in
             var written = 0
-            while written < chunk.count {
-                if cancelled.isSet { return .cancelled }
-                let piece = min(64 * 1024, chunk.count - written), at = written
-                let n = chunk.withUnsafeBytes { pwrite(fd, $0.baseAddress! + at, piece, off_t(offset) + off_t(at)) }
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { return .failed(AtomicFile.WriteError(message: "\(path): \(String(cString: strerror(errno)))", code: errno)) }
-                written += n
-                sent(written)
+            do throws(AtomicFile.WriteError) {
+                while written < chunk.count {
+                    if cancelled.isSet { return .cancelled }
+                    let piece = min(64 * 1024, chunk.count - written), at = written
+                    try chunk.withUnsafeBytes { bytes -> Result<Void, AtomicFile.WriteError> in
+                        Result { () throws(AtomicFile.WriteError) in try file.write(UnsafeRawBufferPointer(rebasing: bytes[at..<(at + piece)]), at: offset + Int64(at)) }
+                    }.get()
+                    written += piece
+                    sent(written)
+                }
+                try file.flush()
+            } catch {
+                return .failed(error)
             }
-            guard fsync(fd) == 0 else { return .failed(AtomicFile.WriteError(message: "\(path): fsync: \(String(cString: strerror(errno)))", code: errno)) }
             return .written
         }
         let newOffset = offset + Int64(chunk.count)
