@@ -212,11 +212,12 @@ public struct PhotoIntake: Sendable {
         // Added when unknown, in one statement (a known user's row is left as it is).
         let name = displayName.flatMap { try? NameRules.displayName($0) } ?? caller
         try await db.insert(into: "user").model(User(id: caller, displayName: name)).ignoringConflicts().run()
+        // The storage rules once more, in the transaction that records: an admin removed meanwhile changes nothing.
+        var admin = false
+        if case .groupPhoto(let group) = path { admin = try await Users.isAdmin(caller, of: group, db) }
+        try StorageRules.authorize(caller: caller, writing: path) { _ in admin }
         switch path {
         case .groupPhoto(let group):
-            guard try await Users.isAdmin(caller, of: group, db) else {
-                throw ServiceError.notAllowed("only the admins of group \(group) change its photo")
-            }
             try await db.update("chatGroup").set("photoState", to: PhotoState.done.rawValue)
                 .set("photoError", to: SQLLiteral.null).set("updatedAt", to: date).where("id", .equal, group).run()
         case .profileImage:
