@@ -42,21 +42,21 @@ import TestSupport
 
     /// A group id another user's group has: refused exactly as the caller's own group id sent with another creation
     /// (409, the same words), not 403 — which an id nobody has is not, so it told the id was taken by someone else.
+    /// On the router in-process: no socket is needed to tell the answers apart.
     @Test func someoneElsesGroupIdIsRefusedAsAnyTakenId() async throws {
-        let seeded = try await SeededServer.start()
-        let server = seeded.server
-        defer { server.stop() }
-        let u1 = TestTokens.hs256(sub: "u1"), u2 = TestTokens.hs256(sub: "u2")
-        let id = UUID().uuidString.lowercased()
-        let mine: [String: Any] = ["id": id, "name": "Mine", "participants": ["u2", "u3"]]
-        #expect(try await ServeAPITests.call(server, "POST", "/v1/groups", token: u1, json: mine).status == 201)
+        try await SeededRouter.run { seeded in
+            let u1 = TestTokens.hs256(sub: "u1"), u2 = TestTokens.hs256(sub: "u2")
+            let id = UUID().uuidString.lowercased()
+            let mine: [String: Any] = ["id": id, "name": "Mine", "participants": ["u2", "u3"]]
+            #expect(try await ServeAPITests.call(seeded.api, "POST", "/v1/groups", token: u1, json: mine).status == 201)
 
-        let stolen = try await ServeAPITests.call(server, "POST", "/v1/groups", token: u2, json: ["id": id, "name": "Mine", "participants": ["u1", "u3"]])
-        let own = try await ServeAPITests.call(server, "POST", "/v1/groups", token: u1, json: ["id": id, "name": "Other", "participants": ["u2", "u3"]])
-        #expect(stolen.status == 409 && own.status == 409, "\(stolen.body) \(own.body)")
-        #expect(stolen.body["type"] as? String == own.body["type"] as? String && stolen.body["detail"] as? String == own.body["detail"] as? String,
-                "\(stolen.body) \(own.body)")
-        let database = try await seeded.database()
-        #expect(try await database.count("chatGroup", where: "id", id) == 1)
+            let stolen = try await ServeAPITests.call(seeded.api, "POST", "/v1/groups", token: u2, json: ["id": id, "name": "Mine", "participants": ["u1", "u3"]])
+            let own = try await ServeAPITests.call(seeded.api, "POST", "/v1/groups", token: u1, json: ["id": id, "name": "Other", "participants": ["u2", "u3"]])
+            #expect(stolen.status == 409 && own.status == 409, "\(stolen.body) \(own.body)")
+            #expect(stolen.body["type"] as? String == own.body["type"] as? String && stolen.body["detail"] as? String == own.body["detail"] as? String,
+                    "\(stolen.body) \(own.body)")
+            let database = try await seeded.database()
+            #expect(try await database.count("chatGroup", where: "id", id) == 1)
+        }
     }
 }
