@@ -271,7 +271,7 @@ def fmt(x, target=None):
 
 
 def targets(results, tasks):
-    """The targets of issues #12 and #32, per photo against Pillow, Pillow-SIMD and the floor: met or missed, and by
+    """The speed and memory targets, per photo against Pillow, Pillow-SIMD and the floor: met or missed, and by
     how much."""
     lines = ["Targets, per photo (whole process, one core): speed against Pillow — median of the per-photo ratios, "
              "and on the slowest quarter (the photos Pillow takes longest on) — and against Pillow-SIMD and the "
@@ -313,11 +313,11 @@ CLASSES = [  # (row label, which photos, targets: × Pillow, × Pillow-SIMD, × 
 
 
 def class_targets(results, tasks):
-    """Issue #32: the per-photo median ratios for baseline and progressive photos apart, and for small photos."""
-    lines = ["Targets by kind of photo (issue #32), per photo, whole process, one core: the median of the per-photo "
+    """The per-photo median ratios for baseline and progressive photos apart, and for small photos."""
+    lines = ["Targets by kind of photo, per photo, whole process, one core: the median of the per-photo "
              "ratios — Pillow's time ÷ photoprep's (≥ 3), Pillow-SIMD's ÷ photoprep's (≥ 2.5) — and photoprep's time "
              "÷ the libjpeg-turbo floor's (≤ 1.3 on all photos and on photos under 2 MP, i.e. fewer than 2,000,000 "
-             "pixels). A verdict where the issue sets the target; a bare figure is for information (how far that "
+             "pixels). A verdict where a target is set; a bare figure is for information (how far that "
              "kind of photo is from the floor).", "",
              "| task | photos | n | × Pillow, median (≥ 3) | × Pillow-SIMD, median (≥ 2.5) | × floor, median (≤ 1.3) |",
              "|---|---|---|---|---|---|"]
@@ -334,7 +334,7 @@ def class_targets(results, tasks):
 
 
 def rss_table(results, tasks, info):
-    """Issue #32: peak RSS photo by photo, photoprep against Pillow (target: at or below it on every photo) and
+    """Peak RSS photo by photo, photoprep against Pillow (target: at or below it on every photo) and
     Pillow-SIMD; for progressive photos also djpeg's own peak decoding it, the true floor."""
     tools = ("photoprep", "Pillow", "Pillow-SIMD")
     table = {(task, tool): by_photo(results, task, tool) for task in tasks for tool in tools + ("floor",)}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Ingest: how fast `photoprep serve` takes in photos, against what this machine can do (issue #32).
+# Ingest: how fast `photoprep serve` takes in photos, against what this machine can do.
 #
 # What it measures, each round (all on 127.0.0.1; rounds interleaved so that machine noise hits every
 # row alike; the table gives medians):
@@ -20,9 +20,9 @@
 #          photos/s received (nothing decoded), over curl's wall time.
 #   prepare  machine limit 2, the CPU side: `photoprep prepare --jobs 2 --preset photo` (the preset the
 #          server uses for user_photos/, StoragePath.preset) on copies of the same 100 files, fresh --out.
-#          Twice: plain (flat copies 0.jpg …, out/0.jpg …: the issue's limit as it names it), and doing the
+#          Twice: plain (flat copies 0.jpg …, out/0.jpg …: the plain limit), and doing the
 #          server's own work on each photo: `--thumbnails 512` (the album photo's 512 px thumbnail, made on
-#          arrival: #28, `--album-thumbnails`, default 512) on copies laid out as the server's storage keys,
+#          arrival: `--album-thumbnails`, default 512) on copies laid out as the server's storage keys,
 #          user_photos/bench{i}/bench/{i}.jpg — so prepare makes the folders the server makes for 100 users
 #          (photo and thumbnail: four new folders a photo, each created and flushed; about 1–1.5 ms of kernel
 #          time a photo, measured with the flat copies beside them, 2026-11-28).
@@ -38,7 +38,7 @@
 # 503 is expected); --pipeline-threads stays one per core; album thumbnails stay on (512 px). Extra serve
 # flags: INGEST_SERVE_ARGS (e.g. "--album-thumbnails none"; then set INGEST_PREPARE_THUMBNAILS=none, which
 # leaves out the thumbnails row, or to the sizes given, e.g. 256,512). prepare's --jobs: INGEST_PREPARE_JOBS
-# (default 2, the issue's figure and this machine's cores; elsewhere set it to the cores, as the server's
+# (default 2, this machine's cores; elsewhere set it to the cores, as the server's
 # pipeline has one thread each).
 #
 # Nothing a row wrote is deleted before the end (the scratch folder goes on exit; about 0.4 GB a round): on a file
@@ -119,7 +119,7 @@ peak_kib() { awk '$1 == "VmHWM:" {print $2}' "/proc/$1/status"; }
 # The batch, once: which file each upload sends (the same list for every row), and copies for prepare.
 batch=()
 for i in $(seq 0 $((count - 1))); do batch+=("${photos[$((i % ${#photos[@]}))]}"); done
-# prepare-in: flat (0.jpg …), the issue's plain limit; prepare-keys: the same files, hard links, at the server's storage
+# prepare-in: flat (0.jpg …), the plain limit; prepare-keys: the same files, hard links, at the server's storage
 # keys (user_photos/bench{i}/bench/{i}.jpg), so that the prepare row doing the server's work also makes its folders.
 mkdir -p "$work/prepare-in"
 for i in "${!batch[@]}"; do
