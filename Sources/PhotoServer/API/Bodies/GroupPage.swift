@@ -1,0 +1,9 @@
+import Foundation
+import Hummingbird
+import PhotoPrep
+import PhotoServices
+
+struct GroupPage: ResponseEncodable {
+    var groups: [GroupBody]
+    var nextCursor: String?
+}

@@ -1,0 +1,9 @@
+import Foundation
+import Hummingbird
+import PhotoPrep
+import PhotoServices
+
+struct NotificationPage: ResponseEncodable {
+    var notifications: [NotificationBody]
+    var next: Int64?
+}

@@ -1,0 +1,8 @@
+import Foundation
+import Hummingbird
+import PhotoPrep
+import PhotoServices
+
+struct UpdateMe: Decodable {
+    var displayName: String
+}
