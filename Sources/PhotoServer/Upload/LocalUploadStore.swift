@@ -76,7 +76,7 @@ final class LocalUploadStore: PartialUploadStore {
 
     /// Marks the upload stored: its record rewritten in place — one `pwrite` at the start of the file, padded with
     /// spaces (which JSON allows) when shorter, so that no new file is made and no old one freed — and not flushed
-    /// (see `finishing`); its data file deleted, in the same trip to the io threads.
+    /// (see `finishing`); then its data file deleted.
     private func saveStored(_ upload: TusUpload) async throws(UploadStoreFailure) {
         _ = await loaded()
         let info = infoPath(upload.id), data = dataPath(upload.id)
@@ -93,9 +93,11 @@ final class LocalUploadStore: PartialUploadStore {
                 throw error
             }
             close(fd)
-            unlink(data)
         }
+        // The record says stored before the bytes go: an offset read after they went is never taken for an upload
+        // still receiving (`UploadHandler.offset(of:caller:)` reads the record again after the offset).
         records.withLock { $0?[upload.id] = upload }
+        try await run { unlink(data) }
     }
 
     private static func record(_ upload: TusUpload) throws -> [UInt8] { [UInt8](try JSONEncoder().encode(upload)) }

@@ -79,6 +79,12 @@ struct UploadHandler: Sendable {
         do { durable = try await store.offset(upload.id) } catch { throw refusal(error) }
         switch UploadLifecycle.query(upload, caller: upload.owner, held: durable, now: Date()) {
         case .answer(let held):
+            // Finished meanwhile (by the sweeper, or another request), its bytes gone after its record said stored:
+            // the offset read is of no upload still receiving.
+            if upload.state == .receiving, held < upload.length {
+                let now = try await owned(id, by: caller)
+                if now.state == .stored { return (now, now.length) }
+            }
             if upload.state == .receiving, held > 0, try await lost(upload) { throw UploadRefusal.gone }
             return (upload, held)
         case .finish:
