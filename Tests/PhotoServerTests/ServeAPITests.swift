@@ -269,19 +269,20 @@ import TestSupport
     }
 
     @Test func thePhotoStateFollowsTheUpload() async throws {
-        let seeded = try await SeededServer.start()
-        let u1 = TestTokens.hs256(sub: "u1")
-        let path = "/v1/groups/\(seeded.groupId)/photo"
-        #expect(try await Self.call(seeded.server, "GET", path, token: u1).body["state"] as? String == "none")
-        let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
-        let location = try #require(try await ServeRulesTests.create(
-            seeded.server, key: "group_photos/\(seeded.groupId)/photo.jpg", length: jpeg.count, token: u1).header("Location"))
-        #expect(try await ServeRulesTests.patch(location, offset: 0, body: Array(jpeg.prefix(300_000)), token: u1).status == 204)
-        let uploading = try await Self.call(seeded.server, "GET", path, token: TestTokens.hs256(sub: "u2")).body
-        #expect(uploading["state"] as? String == "uploading" && uploading["acknowledgedBytes"] as? Int == 300_000 && uploading["totalBytes"] as? Int == jpeg.count)
-        #expect(try await ServeRulesTests.patch(location, offset: 300_000, body: Array(jpeg[300_000...]), token: u1).status == 204)
-        let ready = try await Self.call(seeded.server, "GET", path, token: u1).body
-        #expect(ready["state"] as? String == "ready" && (ready["url"] as? String)?.hasPrefix("\(seeded.server.base)/media/group_photos/\(seeded.groupId)/photo.jpg?") == true)
+        try await SeededRouter.run { seeded in
+            let u1 = TestTokens.hs256(sub: "u1")
+            let path = "/v1/groups/\(seeded.groupId)/photo"
+            #expect(try await Self.call(seeded.api, "GET", path, token: u1).body["state"] as? String == "none")
+            let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
+            let location = try #require(try await ServeRulesTests.create(
+                seeded, key: "group_photos/\(seeded.groupId)/photo.jpg", length: jpeg.count, token: u1).header("Location"))
+            #expect(try await ServeRulesTests.patch(seeded, location, offset: 0, body: Array(jpeg.prefix(300_000)), token: u1).status == 204)
+            let uploading = try await Self.call(seeded.api, "GET", path, token: TestTokens.hs256(sub: "u2")).body
+            #expect(uploading["state"] as? String == "uploading" && uploading["acknowledgedBytes"] as? Int == 300_000 && uploading["totalBytes"] as? Int == jpeg.count)
+            #expect(try await ServeRulesTests.patch(seeded, location, offset: 300_000, body: Array(jpeg[300_000...]), token: u1).status == 204)
+            let ready = try await Self.call(seeded.api, "GET", path, token: u1).body
+            #expect(ready["state"] as? String == "ready" && (ready["url"] as? String).map { SeededRouter.path(of: $0) }?.hasPrefix("/media/group_photos/\(seeded.groupId)/photo.jpg?") == true)
+        }
     }
 
     @Test func membersChangeUnderTheRules() async throws {
@@ -318,38 +319,40 @@ import TestSupport
     }
 
     @Test func profileAndAlbumPhotos() async throws {
-        let seeded = try await SeededServer.start()
-        let u1 = TestTokens.hs256(sub: "u1"), u2 = TestTokens.hs256(sub: "u2")
-        #expect(try await Self.call(seeded.server, "GET", "/v1/me/photo", token: u1).body["state"] as? String == "none")
-        let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
-        let location = try #require(try await ServeRulesTests.create(seeded.server, key: "profile_images/u1/me.jpg", length: jpeg.count, token: u1).header("Location"))
-        #expect(try await ServeRulesTests.patch(location, offset: 0, body: Array(jpeg.prefix(100_000)), token: u1).status == 204)
-        let uploading = try await Self.call(seeded.server, "GET", "/v1/me/photo", token: u1).body
-        #expect(uploading["state"] as? String == "uploading" && uploading["acknowledgedBytes"] as? Int == 100_000)
-        #expect(try await ServeRulesTests.patch(location, offset: 100_000, body: Array(jpeg[100_000...]), token: u1).status == 204)
-        #expect(try await Self.call(seeded.server, "GET", "/v1/me/photo", token: u1).body["state"] as? String == "ready")
-        #expect(seeded.server.stored("profile_images/u1/me.jpg") != nil)
-        #expect(try await Self.call(seeded.server, "DELETE", "/v1/me/photo", token: u1).status == 204)
-        #expect(try await Self.call(seeded.server, "GET", "/v1/me/photo", token: u1).body["state"] as? String == "none")
-        #expect(seeded.server.stored("profile_images/u1/me.jpg") == nil, "the stored picture is deleted too")
+        try await SeededRouter.run { seeded in
+            let u1 = TestTokens.hs256(sub: "u1"), u2 = TestTokens.hs256(sub: "u2")
+            #expect(try await Self.call(seeded.api, "GET", "/v1/me/photo", token: u1).body["state"] as? String == "none")
+            let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
+            let location = try #require(try await ServeRulesTests.create(seeded, key: "profile_images/u1/me.jpg", length: jpeg.count, token: u1).header("Location"))
+            #expect(try await ServeRulesTests.patch(seeded, location, offset: 0, body: Array(jpeg.prefix(100_000)), token: u1).status == 204)
+            let uploading = try await Self.call(seeded.api, "GET", "/v1/me/photo", token: u1).body
+            #expect(uploading["state"] as? String == "uploading" && uploading["acknowledgedBytes"] as? Int == 100_000)
+            #expect(try await ServeRulesTests.patch(seeded, location, offset: 100_000, body: Array(jpeg[100_000...]), token: u1).status == 204)
+            #expect(try await Self.call(seeded.api, "GET", "/v1/me/photo", token: u1).body["state"] as? String == "ready")
+            #expect(seeded.stored("profile_images/u1/me.jpg") != nil)
+            #expect(try await Self.call(seeded.api, "DELETE", "/v1/me/photo", token: u1).status == 204)
+            #expect(try await Self.call(seeded.api, "GET", "/v1/me/photo", token: u1).body["state"] as? String == "none")
+            #expect(seeded.stored("profile_images/u1/me.jpg") == nil, "the stored picture is deleted too")
 
-        for name in ["a.jpg", "b.jpg"] {
-            let result = try await runSupportScript("tuspy_upload.py", [seeded.server.endpoint, "user_photos/u1/trip/\(name)", Fixture.path("orientation/landscape_3.jpg"), "--token", u1])
-            #expect(result.stdout.contains("\"ok\": true"), "\(result.stdout)")
-        }
-        let album = try await Self.call(seeded.server, "GET", "/v1/albums/trip/photos", token: u1).body["photos"] as? [[String: Any]] ?? []
-        #expect(album.compactMap { $0["key"] as? String } == ["user_photos/u1/trip/a.jpg", "user_photos/u1/trip/b.jpg"])
-        #expect(album.allSatisfy { $0["state"] as? String == "ready" })
-        let photoId = try #require(album.first?["id"] as? String)
-        #expect((try await Self.call(seeded.server, "GET", "/v1/albums/trip/photos", token: u2).body["photos"] as? [Any])?.isEmpty == true)
-        #expect(try await Self.call(seeded.server, "DELETE", "/v1/albums/trip/photos/\(photoId)", token: u2).status == 404)
-        #expect(try await Self.call(seeded.server, "DELETE", "/v1/albums/other/photos/\(photoId)", token: u1).status == 404)
-        #expect(try await Self.call(seeded.server, "DELETE", "/v1/albums/trip/photos/\(photoId)", token: u1).status == 204)
-        #expect(seeded.server.stored("user_photos/u1/trip/a.jpg") == nil && seeded.server.stored("user_photos/u1/trip/b.jpg") != nil)
-        #expect((try await Self.call(seeded.server, "GET", "/v1/albums/trip/photos", token: u1).body["photos"] as? [Any])?.count == 1)
-        // A name no album can have: 422, not an empty album.
-        for album in ["%2e%2e", "trip%2Fsub", "trip%00", "%2A"] {
-            #expect(try await Self.call(seeded.server, "GET", "/v1/albums/\(album)/photos", token: u1).status == 422, "\(album)")
+            for name in ["a.jpg", "b.jpg"] {
+                let bytes = try Fixture.bytes("orientation/landscape_3.jpg")
+                let created = try await ServeRulesTests.createWithUpload(seeded, key: "user_photos/u1/trip/\(name)", bytes: bytes, token: u1)
+                #expect(created.status == 201 && created.header("Upload-Offset") == String(bytes.count), "\(created)")
+            }
+            let album = try await Self.call(seeded.api, "GET", "/v1/albums/trip/photos", token: u1).body["photos"] as? [[String: Any]] ?? []
+            #expect(album.compactMap { $0["key"] as? String } == ["user_photos/u1/trip/a.jpg", "user_photos/u1/trip/b.jpg"])
+            #expect(album.allSatisfy { $0["state"] as? String == "ready" })
+            let photoId = try #require(album.first?["id"] as? String)
+            #expect((try await Self.call(seeded.api, "GET", "/v1/albums/trip/photos", token: u2).body["photos"] as? [Any])?.isEmpty == true)
+            #expect(try await Self.call(seeded.api, "DELETE", "/v1/albums/trip/photos/\(photoId)", token: u2).status == 404)
+            #expect(try await Self.call(seeded.api, "DELETE", "/v1/albums/other/photos/\(photoId)", token: u1).status == 404)
+            #expect(try await Self.call(seeded.api, "DELETE", "/v1/albums/trip/photos/\(photoId)", token: u1).status == 204)
+            #expect(seeded.stored("user_photos/u1/trip/a.jpg") == nil && seeded.stored("user_photos/u1/trip/b.jpg") != nil)
+            #expect((try await Self.call(seeded.api, "GET", "/v1/albums/trip/photos", token: u1).body["photos"] as? [Any])?.count == 1)
+            // A name no album can have: 422, not an empty album.
+            for album in ["%2e%2e", "trip%2Fsub", "trip%00", "%2A"] {
+                #expect(try await Self.call(seeded.api, "GET", "/v1/albums/\(album)/photos", token: u1).status == 422, "\(album)")
+            }
         }
     }
 

@@ -1,24 +1,26 @@
 import Foundation
 import Testing
 import TestSupport
+@testable import PhotoServer
 
-/// `/health/live` and `/health/ready` (and `/health`) against the built server, with what it stands on failing
-/// for real: a storage folder that cannot be made, a storage file system that fills up (a tmpfs) and gets room
-/// again, a PostgreSQL connection that stops answering (its relay stopped with SIGSTOP, past the server's statement
-/// deadline) and answers again. Every probe is answered at once whatever the dependency does, names no path, and
-/// readiness comes back without a restart.
+/// `/health/live` and `/health/ready` (and `/health`), with what the server stands on failing for real (on its router
+/// in the test's process where no process is needed): a storage folder that cannot be made, a storage file system that
+/// fills up (a tmpfs) and gets room again, a PostgreSQL connection that stops answering (its relay stopped with SIGSTOP,
+/// past the server's statement deadline) and answers again. Every probe is answered at once whatever the dependency
+/// does, names no path, and readiness comes back without a restart.
 @Suite struct ServeHealthTests {
     static let ok = "{\"status\":\"ok\",\"database\":\"ok\",\"storage\":\"ok\"}\n"
     static let noAnswer = "{\"status\":\"unavailable\",\"database\":\"no answer\",\"storage\":\"ok\"}\n"
 
     @Test func liveAndReadyOnAHealthyServer() async throws {
-        let server = try await onThread { try PhotoServerProcess() }
-        let live = try await HTTPExchange.send("GET", server.base + "/health/live")
-        #expect(live.status == 200 && live.body == "{\"status\":\"ok\"}\n", "\(live)")
-        for path in ["/health/ready", "/health"] {
-            let ready = try await HTTPExchange.send("GET", server.base + path)
-            #expect(ready.status == 200 && ready.body == Self.ok && ready.header("Retry-After") == nil, "\(path): \(ready)")
-            #expect(ready.header("Cache-Control") == "no-store")
+        try await SeededRouter.run { server in
+            let live = try await server.send("GET", "/health/live")
+            #expect(live.status == 200 && live.body == "{\"status\":\"ok\"}\n", "\(live)")
+            for path in ["/health/ready", "/health"] {
+                let ready = try await server.send("GET", path)
+                #expect(ready.status == 200 && ready.body == Self.ok && ready.header("Retry-After") == nil, "\(path): \(ready)")
+                #expect(ready.header("Cache-Control") == "no-store")
+            }
         }
     }
 
@@ -27,13 +29,14 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("not-a-folder")
         try Data("x".utf8).write(to: file)
-        let server = try await onThread { try PhotoServerProcess(arguments: ["--to", file.appendingPathComponent("storage").path]) }
-        let ready = try await HTTPExchange.send("GET", server.base + "/health/ready")
-        #expect(ready.status == 503 && ready.header("Retry-After") != nil, "\(ready)")
-        #expect(ready.body == "{\"status\":\"unavailable\",\"database\":\"ok\",\"storage\":\"unavailable\"}\n", "\(ready)")
-        #expect(!ready.body.contains(folder.path), "no path in the answer")
-        #expect(try await HTTPExchange.send("GET", server.base + "/health/live").status == 200, "alive: no restart would help")
-        #expect(server.log.contains("not ready: storage unavailable") && server.log.contains(file.path), "the detail is in the log")
+        try await SeededRouter.run(configure: { $0.storage = file.appendingPathComponent("storage").absoluteString }) { server in
+            let ready = try await server.send("GET", "/health/ready")
+            #expect(ready.status == 503 && ready.header("Retry-After") != nil, "\(ready)")
+            #expect(ready.body == "{\"status\":\"unavailable\",\"database\":\"ok\",\"storage\":\"unavailable\"}\n", "\(ready)")
+            #expect(!ready.body.contains(folder.path), "no path in the answer")
+            #expect(try await server.send("GET", "/health/live").status == 200, "alive: no restart would help")
+            #expect(server.log.contains("not ready: storage unavailable") && server.log.contains(file.path), "the detail is in the log")
+        }
     }
 
     @Test(.enabled(if: geteuid() == 0, "mounting a tmpfs needs root"))

@@ -168,21 +168,22 @@ import TestSupport
     /// A photo whose header declares 16383 × 16383 pixels (268 MP, the old cap, 6 s of CPU as a PNG) is
     /// refused from its header, naming its size; nothing is stored.
     @Test func aPhotoDeclaringTooManyPixelsIs422() async throws {
-        let seeded = try await SeededServer.start()
-        let u1 = TestTokens.hs256(sub: "u1")
-        let jpeg = Self.declaring(try Fixture.bytes("photos/ladybird-2560x1600.jpg"), width: 16383, height: 16383)
-        let created = try await ServeRulesTests.create(seeded.server, key: "profile_images/u1/huge.jpg", length: jpeg.count, token: u1)
-        let sent = try await ServeRulesTests.patch(try #require(created.header("Location")), offset: 0, body: jpeg, token: u1)
-        #expect(sent.status == 422)
-        #expect(sent.body.contains("16383 × 16383 = 268402689 pixels is over the limit of 210000000 pixels"), "\(sent.body)")
-        #expect(seeded.server.stored("profile_images/u1/huge.jpg") == nil)
-        // The largest a PNG may declare: its pixels overflowed `Int` in that message, and the trap stopped the server.
-        let png = TestPNG.declaring(width: 0x7FFF_FFFF, height: 0x7FFF_FFFF)
-        let pngCreated = try await ServeRulesTests.create(seeded.server, key: "profile_images/u1/huge.png", length: png.count, token: u1)
-        let pngSent = try await ServeRulesTests.patch(try #require(pngCreated.header("Location")), offset: 0, body: png, token: u1)
-        #expect(pngSent.status == 422 && pngSent.body.contains("2147483647 × 2147483647 = 4611686014132420609 pixels"), "\(pngSent.body)")
-        let after = try await ServeRulesTests.create(seeded.server, key: "profile_images/u1/next.jpg", length: jpeg.count, token: u1)
-        #expect(after.status == 201, "the server still answers")
+        try await SeededRouter.run { seeded in
+            let u1 = TestTokens.hs256(sub: "u1")
+            let jpeg = Self.declaring(try Fixture.bytes("photos/ladybird-2560x1600.jpg"), width: 16383, height: 16383)
+            let created = try await ServeRulesTests.create(seeded, key: "profile_images/u1/huge.jpg", length: jpeg.count, token: u1)
+            let sent = try await ServeRulesTests.patch(seeded, try #require(created.header("Location")), offset: 0, body: jpeg, token: u1)
+            #expect(sent.status == 422)
+            #expect(sent.body.contains("16383 × 16383 = 268402689 pixels is over the limit of 210000000 pixels"), "\(sent.body)")
+            #expect(seeded.stored("profile_images/u1/huge.jpg") == nil)
+            // The largest a PNG may declare: its pixels overflowed `Int` in that message, and the trap stopped the server.
+            let png = TestPNG.declaring(width: 0x7FFF_FFFF, height: 0x7FFF_FFFF)
+            let pngCreated = try await ServeRulesTests.create(seeded, key: "profile_images/u1/huge.png", length: png.count, token: u1)
+            let pngSent = try await ServeRulesTests.patch(seeded, try #require(pngCreated.header("Location")), offset: 0, body: png, token: u1)
+            #expect(pngSent.status == 422 && pngSent.body.contains("2147483647 × 2147483647 = 4611686014132420609 pixels"), "\(pngSent.body)")
+            let after = try await ServeRulesTests.create(seeded, key: "profile_images/u1/next.jpg", length: jpeg.count, token: u1)
+            #expect(after.status == 201, "the server still answers")
+        }
     }
 
     /// With one pipeline thread and no room to wait, photos finishing beside the one being prepared get 503 with `Retry-After`

@@ -12,72 +12,74 @@ import TestSupport
     typealias Rules = ServeRulesTests
 
     @Test func optionsAdvertisesWhatTheServerSupports() async throws {
-        let seeded = try await SeededServer.start()
-        let options = try await HTTPExchange.send("OPTIONS", seeded.server.endpoint)
-        #expect(options.status == 204)
-        #expect(options.header("Tus-Version") == "1.0.0")
-        #expect(Set(options.header("Tus-Extension")?.split(separator: ",").map(String.init) ?? [])
-            == ["creation", "creation-with-upload", "termination", "checksum", "expiration"])
-        #expect(options.header("Tus-Checksum-Algorithm") == "sha1,sha256")
-        #expect(options.header("Tus-Max-Size") == String(10 * 1024 * 1024 - 1))
-        // Without Tus-Resumable: 412.
-        let noVersion = try await HTTPExchange.send("POST", seeded.server.endpoint, headers: ["Upload-Length": "10"])
-        #expect(noVersion.status == 412 && noVersion.header("Tus-Version") == "1.0.0")
+        try await SeededRouter.run { seeded in
+            let options = try await seeded.send("OPTIONS", "/files/")
+            #expect(options.status == 204)
+            #expect(options.header("Tus-Version") == "1.0.0")
+            #expect(Set(options.header("Tus-Extension")?.split(separator: ",").map(String.init) ?? [])
+                == ["creation", "creation-with-upload", "termination", "checksum", "expiration"])
+            #expect(options.header("Tus-Checksum-Algorithm") == "sha1,sha256")
+            #expect(options.header("Tus-Max-Size") == String(10 * 1024 * 1024 - 1))
+            // Without Tus-Resumable: 412.
+            let noVersion = try await seeded.send("POST", "/files/", headers: ["Upload-Length": "10"])
+            #expect(noVersion.status == 412 && noVersion.header("Tus-Version") == "1.0.0")
+        }
     }
 
     @Test func offsetsChecksumsAndTermination() async throws {
-        let seeded = try await SeededServer.start()
-        let u1 = TestTokens.hs256(sub: "u1")
-        let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
-        let created = try await Rules.create(seeded.server, key: "user_photos/u1/a/storm.jpg", length: jpeg.count, token: u1)
-        #expect(created.status == 201)
-        // An IMF-fixdate a day ahead (the default expiry), in GMT.
-        let expires = try #require(created.header("Upload-Expires"))
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        let expiry = try #require(formatter.date(from: expires), "\(expires)").timeIntervalSinceNow
-        #expect(expiry > 23 * 3600 && expiry <= 24 * 3600 + 1, "\(expires)")
-        let location = try #require(created.header("Location"))
-        #expect(location.hasPrefix(seeded.server.endpoint))
+        try await SeededRouter.run { seeded in
+            let u1 = TestTokens.hs256(sub: "u1")
+            let jpeg = try Fixture.bytes("photos/storm-1920x1280.jpg")
+            let created = try await Rules.create(seeded, key: "user_photos/u1/a/storm.jpg", length: jpeg.count, token: u1)
+            #expect(created.status == 201)
+            // An IMF-fixdate a day ahead (the default expiry), in GMT.
+            let expires = try #require(created.header("Upload-Expires"))
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+            let expiry = try #require(formatter.date(from: expires), "\(expires)").timeIntervalSinceNow
+            #expect(expiry > 23 * 3600 && expiry <= 24 * 3600 + 1, "\(expires)")
+            let location = try #require(created.header("Location"))
+            #expect(location.hasPrefix("http://") && SeededRouter.path(of: location).hasPrefix("/files/"), "\(location)")
 
-        // A wrong offset: 409, with the offset the server holds.
-        let wrong = try await Rules.patch(location, offset: 10, body: Array(jpeg.prefix(100)), token: u1)
-        #expect(wrong.status == 409 && wrong.header("Upload-Offset") == "0")
-        // A checksum that does not match: 460, nothing kept.
-        let first = Array(jpeg.prefix(300_000))
-        let badSum = try await Rules.patch(location, offset: 0, body: first, token: u1, extra: ["Upload-Checksum": "sha1 " + Self.base64(Insecure.SHA1.hash(data: Data("x".utf8)))])
-        #expect(badSum.status == 460)
-        #expect(try await Rules.head(location, token: u1).header("Upload-Offset") == "0")
-        #expect(seeded.server.receivedBytes(location) == 0)
-        // An unknown algorithm: 400.
-        #expect(try await Rules.patch(location, offset: 0, body: first, token: u1, extra: ["Upload-Checksum": "md5 AAAA"]).status == 400)
-        // Matching sha1, then sha256.
-        let sha1 = try await Rules.patch(location, offset: 0, body: first, token: u1, extra: ["Upload-Checksum": "sha1 " + Self.base64(Insecure.SHA1.hash(data: Data(first)))])
-        #expect(sha1.status == 204 && sha1.header("Upload-Offset") == "300000")
-        let rest = Array(jpeg[300_000...])
-        let sha256 = try await Rules.patch(location, offset: 300_000, body: rest, token: u1, extra: ["Upload-Checksum": "sha256 " + Self.base64(SHA256.hash(data: Data(rest)))])
-        #expect(sha256.status == 204 && sha256.header("Upload-Offset") == String(jpeg.count))
-        #expect(seeded.server.stored("user_photos/u1/a/storm.jpg") != nil)
-        // Once stored, HEAD says complete; a PATCH at the full offset (a client that lost the answer to its last
-        // one and asked HEAD) is answered with it, and the last PATCH sent again is a conflict, not appended.
-        #expect(try await Rules.head(location, token: u1).header("Upload-Offset") == String(jpeg.count))
-        let atEnd = try await Rules.patch(location, offset: jpeg.count, body: [], token: u1)
-        #expect(atEnd.status == 204 && atEnd.header("Upload-Offset") == String(jpeg.count), "\(atEnd.status)")
-        // One with a body: nothing fits after the last byte — 413 before a byte of it is read.
-        let past = try await Rules.patch(location, offset: jpeg.count, body: Array(jpeg.prefix(1000)), token: u1)
-        #expect(past.status == 413 && past.header("Upload-Offset") == String(jpeg.count), "\(past.status) \(past.body)")
-        #expect(try await Rules.patch(location, offset: 300_000, body: rest, token: u1).status == 409)
-        #expect(seeded.server.stored("user_photos/u1/a/storm.jpg") != nil)
+            // A wrong offset: 409, with the offset the server holds.
+            let wrong = try await Rules.patch(seeded, location, offset: 10, body: Array(jpeg.prefix(100)), token: u1)
+            #expect(wrong.status == 409 && wrong.header("Upload-Offset") == "0")
+            // A checksum that does not match: 460, nothing kept.
+            let first = Array(jpeg.prefix(300_000))
+            let badSum = try await Rules.patch(seeded, location, offset: 0, body: first, token: u1, extra: ["Upload-Checksum": "sha1 " + Self.base64(Insecure.SHA1.hash(data: Data("x".utf8)))])
+            #expect(badSum.status == 460)
+            #expect(try await Rules.head(seeded, location, token: u1).header("Upload-Offset") == "0")
+            #expect(seeded.receivedBytes(location) == 0)
+            // An unknown algorithm: 400.
+            #expect(try await Rules.patch(seeded, location, offset: 0, body: first, token: u1, extra: ["Upload-Checksum": "md5 AAAA"]).status == 400)
+            // Matching sha1, then sha256.
+            let sha1 = try await Rules.patch(seeded, location, offset: 0, body: first, token: u1, extra: ["Upload-Checksum": "sha1 " + Self.base64(Insecure.SHA1.hash(data: Data(first)))])
+            #expect(sha1.status == 204 && sha1.header("Upload-Offset") == "300000")
+            let rest = Array(jpeg[300_000...])
+            let sha256 = try await Rules.patch(seeded, location, offset: 300_000, body: rest, token: u1, extra: ["Upload-Checksum": "sha256 " + Self.base64(SHA256.hash(data: Data(rest)))])
+            #expect(sha256.status == 204 && sha256.header("Upload-Offset") == String(jpeg.count))
+            #expect(seeded.stored("user_photos/u1/a/storm.jpg") != nil)
+            // Once stored, HEAD says complete; a PATCH at the full offset (a client that lost the answer to its last
+            // one and asked HEAD) is answered with it, and the last PATCH sent again is a conflict, not appended.
+            #expect(try await Rules.head(seeded, location, token: u1).header("Upload-Offset") == String(jpeg.count))
+            let atEnd = try await Rules.patch(seeded, location, offset: jpeg.count, body: [], token: u1)
+            #expect(atEnd.status == 204 && atEnd.header("Upload-Offset") == String(jpeg.count), "\(atEnd.status)")
+            // One with a body: nothing fits after the last byte — 413 before a byte of it is read.
+            let past = try await Rules.patch(seeded, location, offset: jpeg.count, body: Array(jpeg.prefix(1000)), token: u1)
+            #expect(past.status == 413 && past.header("Upload-Offset") == String(jpeg.count), "\(past.status) \(past.body)")
+            #expect(try await Rules.patch(seeded, location, offset: 300_000, body: rest, token: u1).status == 409)
+            #expect(seeded.stored("user_photos/u1/a/storm.jpg") != nil)
 
-        // Termination: DELETE removes an unfinished upload and its bytes.
-        let other = try #require(try await Rules.create(seeded.server, key: "user_photos/u1/a/x.jpg", length: jpeg.count, token: u1).header("Location"))
-        #expect(try await Rules.patch(other, offset: 0, body: first, token: u1).status == 204)
-        let deleted = try await HTTPExchange.send("DELETE", other, headers: ["Tus-Resumable": "1.0.0", "Authorization": "Bearer \(u1)"])
-        #expect(deleted.status == 204)
-        #expect(try await Rules.head(other, token: u1).status == 404)
-        #expect(seeded.server.receivedBytes(other) == nil)
+            // Termination: DELETE removes an unfinished upload and its bytes.
+            let other = try #require(try await Rules.create(seeded, key: "user_photos/u1/a/x.jpg", length: jpeg.count, token: u1).header("Location"))
+            #expect(try await Rules.patch(seeded, other, offset: 0, body: first, token: u1).status == 204)
+            let deleted = try await seeded.send("DELETE", other, headers: ["Tus-Resumable": "1.0.0", "Authorization": "Bearer \(u1)"])
+            #expect(deleted.status == 204)
+            #expect(try await Rules.head(seeded, other, token: u1).status == 404)
+            #expect(seeded.receivedBytes(other) == nil)
+        }
     }
 
     /// A client that asks for a go-ahead before sending its body (`Expect: 100-continue`, curl's default for large

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import NIOPosix
 import SQLKit
 @testable import PhotoPrep
 @testable import PhotoServer
@@ -13,7 +14,7 @@ import TestSupport
 /// A server on a data folder that already knows users u1 (Ana), u2 (Ben), u3 (Cleo) and a group u1
 /// created (so u1 is its admin, u2 and u3 members): the built binary in a process of its own
 /// (`SeededServer`), or the same server's router in the test's process (`SeededRouter`).
-protocol Seeded: Sendable {
+protocol Seeded: ServerDataFolder, Sendable {
     var data: URL { get }
     var groupId: String { get }
 }
@@ -78,11 +79,19 @@ extension SeededServer {
 }
 
 /// The server's router on the seeded folder, in the test's process (HummingbirdTesting: no process, no
-/// port): the same routes, middleware and services as `serve`, for what needs no real process.
+/// port): the same routes, middleware, services and thread pools as `serve`, for what needs no real process. Its log is
+/// kept in memory (`log`); readiness is probed once. Not here: the sweeper, the readiness loop, the job runner, answers from the event loop, and
+/// what only a connection has (its peer's address, idle timeouts, interim answers).
 struct SeededRouter: Seeded {
     let data: URL
     let groupId: String
     let api: RouterClient
+    let logged: LogCapture
+    /// The server itself, for what a test reaches past HTTP (its upload core, its stores).
+    let server: PhotoServer
+
+    /// What the server logged so far, a line an event.
+    var log: String { logged.text }
 
     static func run(
         configure: (inout PhotoServer.Configuration) -> Void = { _ in }, _ body: @escaping @Sendable (SeededRouter) async throws -> Void
@@ -90,21 +99,54 @@ struct SeededRouter: Seeded {
         let (data, groupId) = try await seed()
         var configuration = PhotoServer.Configuration(data: data, keys: .sharedSecret(TestTokens.secret))
         configure(&configuration)
-        let server = try await PhotoServer(configuration: configuration, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
-        try await Application(responder: server.responder()).test(.router) { client in
-            try await body(SeededRouter(data: data, groupId: groupId, api: RouterClient(client: client)))
+        let logged = LogCapture()
+        let logger = Logger(label: "test") { _ in logged.handler }
+        let server = try await PhotoServer(configuration: configuration, logger: logger)
+        server.cpu.start()
+        server.io.start()
+        await server.readiness.probe()  // as `run` does before the first request
+        do {
+            try await Application(responder: server.responder(), logger: logger).test(.router) { client in
+                try await body(SeededRouter(data: data, groupId: groupId, api: RouterClient(client: client), logged: logged, server: server))
+            }
+        } catch {
+            try? await server.cpu.shutdownGracefully()
+            try? await server.io.shutdownGracefully()
+            throw error
         }
+        try await server.cpu.shutdownGracefully()
+        try await server.io.shutdownGracefully()
+    }
+}
+
+extension SeededRouter: HTTPCalls {
+    func send(_ method: String, _ path: String, headers: [String: String], body: [UInt8]?) async throws -> HTTPExchange {
+        try await api.send(method, Self.path(of: path), headers: headers, body: body)
     }
 }
 
 /// Calls to the server's HTTP interface, whichever way it runs.
 protocol HTTPCalls: Sendable {
+    /// `path` is the server's path, or a URL it gave (a tus `Location`), whose path is asked for.
     func send(_ method: String, _ path: String, headers: [String: String], body: [UInt8]?) async throws -> HTTPExchange
+}
+
+extension HTTPCalls {
+    func send(_ method: String, _ path: String, headers: [String: String] = [:]) async throws -> HTTPExchange {
+        try await send(method, path, headers: headers, body: nil)
+    }
+
+    /// The path and query of `url` (`http://host:port/files/x` → `/files/x`); a path as it is.
+    static func path(of url: String) -> String {
+        guard let scheme = url.range(of: "://") else { return url }
+        let rest = url[scheme.upperBound...]
+        return rest.firstIndex(of: "/").map { String(rest[$0...]) } ?? "/"
+    }
 }
 
 extension PhotoServerProcess: HTTPCalls {
     func send(_ method: String, _ path: String, headers: [String: String], body: [UInt8]?) async throws -> HTTPExchange {
-        try await HTTPExchange.send(method, base + path, headers: headers, body: body)
+        try await HTTPExchange.send(method, base + Self.path(of: path), headers: headers, body: body)
     }
 }
 
@@ -229,4 +271,11 @@ func checkNormalised(_ bytes: [UInt8]?, preset: PrepareOptions.Preset, portrait:
     let image = try Decoder.decodeJPEG(bytes, info: SourceInfo.read(bytes, maxPixels: .max), scale: 1, strict: true).image
     guard image.width == probe.width, image.height == probe.height else { throw TestSetupError(message: "decoded size differs") }
     return probe
+}
+
+/// Calls to the URL given, as it is (a `Location` the server answered with).
+struct AbsoluteURLs: HTTPCalls {
+    func send(_ method: String, _ url: String, headers: [String: String], body: [UInt8]?) async throws -> HTTPExchange {
+        try await HTTPExchange.send(method, url, headers: headers, body: body)
+    }
 }

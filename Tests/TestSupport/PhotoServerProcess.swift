@@ -8,7 +8,7 @@ import NIOHTTP1
 
 /// `photoprep serve` — the built binary — on 127.0.0.1, on a data folder of its own (or a given one),
 /// its standard error (the request log) kept in a file. Stopped when the test ends.
-public final class PhotoServerProcess: @unchecked Sendable {
+public final class PhotoServerProcess: ServerDataFolder, @unchecked Sendable {
     public let data: URL
     public let port: Int
     public var base: String { "http://127.0.0.1:\(port)" }
@@ -80,27 +80,6 @@ public final class PhotoServerProcess: @unchecked Sendable {
         }
         return status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
             .flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") }
-    }
-
-    /// The object stored under `key` in the local store.
-    public func stored(_ key: String) -> [UInt8]? {
-        FileManager.default.contents(atPath: data.appendingPathComponent("storage").appendingPathComponent(key).path).map { [UInt8]($0) }
-    }
-
-    /// Files in the local store, relative to it.
-    public var storedKeys: [String] {
-        let root = data.appendingPathComponent("storage").path
-        return (FileManager.default.enumerator(atPath: root)?.compactMap { $0 as? String } ?? []).filter { path in
-            var isFolder: ObjCBool = false
-            return FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isFolder) && !isFolder.boolValue
-        }.sorted()
-    }
-
-    /// The bytes the server holds for the upload at `location` (its data file), nil once gone.
-    public func receivedBytes(_ location: String) -> Int? {
-        let id = location.split(separator: "/").last.map(String.init) ?? ""
-        let path = data.appendingPathComponent("uploads/\(id).bin").path
-        return (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int
     }
 
     public func stop() {
