@@ -231,10 +231,12 @@ let package = Package(
             exclude: ["Support"],
             swiftSettings: swiftSettings
         ),
+        /// The tests start the built `photoprep` (built with them: a build with tests builds every product). None depends
+        /// on its module: the executable's release link settings (the static runtime) would reach the test bundle.
         .testTarget(
             name: "PhotoPrepTests",
             dependencies: [
-                "PhotoPrep", "PhotoBatch", "photoprep", "TestSupport",
+                "PhotoPrep", "PhotoBatch", "TestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -242,7 +244,7 @@ let package = Package(
         .testTarget(
             name: "PhotoUploadTests",
             dependencies: [
-                "PhotoUpload", "PhotoFiles", "photoprep", "ResumableUploadTestServer", "TestSupport",
+                "PhotoUpload", "PhotoFiles", "ResumableUploadTestServer", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
@@ -251,7 +253,7 @@ let package = Package(
         .testTarget(
             name: "PhotoServicesTests",
             dependencies: [
-                "PhotoServices", "PhotoUpload", "PhotoPrep", "photoprep", "TestSupport",
+                "PhotoServices", "PhotoUpload", "PhotoPrep", "TestSupport",
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -260,7 +262,7 @@ let package = Package(
         .testTarget(
             name: "PhotoServerTests",
             dependencies: [
-                "PhotoServer", "PhotoServices", "PhotoPrep", "PhotoUpload", "photoprep", "TestSupport",
+                "PhotoServer", "PhotoServices", "PhotoPrep", "PhotoUpload", "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),

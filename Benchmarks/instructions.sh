@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The speed regression guard CI runs (scripts/test.sh): whole-process instruction counts of the release
-# `photoprep` on a few bundled photos, counted by valgrind's callgrind — the same count run after run, whatever
-# else the machine is doing, unlike seconds — compared with the committed baseline
-# (Benchmarks/instructions/baseline.txt). A case more than 10 % above its baseline fails the run.
+# `photoprep` (built with testing enabled, as the tests' build is) on a few bundled photos, counted by valgrind's
+# callgrind — the same count run after run, whatever else the machine is doing, unlike seconds — compared with the
+# committed baseline (Benchmarks/instructions/baseline.txt). A case more than 10 % above its baseline fails the run.
 #
 #   Benchmarks/instructions.sh            build, count, compare (exit 1 on a rise of more than 10 %)
 #   Benchmarks/instructions.sh --update   build, count, and write the counts as the new baseline
@@ -30,8 +30,10 @@ baseline=Benchmarks/instructions/baseline.txt
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-swift build -c release --product photoprep 2>&1 | tail -1
-binary="$(swift build -c release --show-bin-path)/photoprep"
+# The release build scripts/test.sh makes for the tests (testing enabled): one build for both.
+build=(-c release -Xswiftc -enable-testing)
+swift build "${build[@]}" --product photoprep 2>&1 | tail -1
+binary="$(swift build "${build[@]}" --show-bin-path)/photoprep"
 # The code layout is in force (Package.swift's codeLayout; docs/benchmarks.md, "Where a prepare's memory goes"): the
 # first 200 functions Sources/photoprep/code-layout.order lists lie in the first 4 MiB of the code (2.0 MiB today;
 # spread over 35 MiB without the layout). Memory itself is measured by run.sh, not here.
@@ -65,10 +67,12 @@ cases=(
   "progressive|prepare TestImages/edge/progressive.jpg --preset profile"
   "png|prepare TestImages/edge/photo-rgb8.png --preset profile"
 )
-count() {  # ARGUMENTS...: prints the instructions the whole process executed
-  rm -rf "$work/out"
+count() {  # OUT ARGUMENTS...: prints the instructions the whole process executed, writing its photos to OUT
+  local out=$1
+  shift
+  rm -rf "$out"
   "${callgrind[@]}" \
-    --callgrind-out-file=/dev/null "$work/photoprep" "$@" --out "$work/out" --jobs 1 -q 2>&1 >/dev/null \
+    --callgrind-out-file=/dev/null "$work/photoprep" "$@" --out "$out" --jobs 1 -q 2>&1 >/dev/null \
     | awk '/refs:/ {gsub(",", "", $NF); print $NF}'
 }
 count_version() {
@@ -76,13 +80,30 @@ count_version() {
     --callgrind-out-file=/dev/null "$work/photoprep" "$@" 2>&1 >/dev/null | awk '/refs:/ {gsub(",", "", $NF); print $NF}'
 }
 
+# The cases are counted as many at a time as there are cores: a count does not depend on what runs beside it.
+running=0
+for c in "${cases[@]}"; do
+  name=${c%%|*}
+  read -r -a arguments <<< "${c#*|}"
+  if [ "${arguments[0]}" = prepare ]; then
+    count "$work/out-$name" "${arguments[@]}" > "$work/count-$name" &
+  else
+    count_version "${arguments[@]}" > "$work/count-$name" &
+  fi
+  running=$((running + 1))
+  if [ "$running" -ge "$(nproc)" ]; then
+    wait -n
+    running=$((running - 1))
+  fi
+done
+wait
+
 failed=0
 missing=0
 printf '| %s | instructions, baseline | now | change |\n|---|---:|---:|---:|\n' "case ($flavour)"
 for c in "${cases[@]}"; do
   name=${c%%|*}
-  read -r -a arguments <<< "${c#*|}"
-  if [ "${arguments[0]}" = prepare ]; then now=$(count "${arguments[@]}"); else now=$(count_version "${arguments[@]}"); fi
+  now=$(cat "$work/count-$name")
   [ -n "$now" ] || { echo "instructions.sh: valgrind counted nothing for $name" >&2; exit 1; }
   echo "$flavour $name $now" >> "$work/counts"
   before=$(awk -v f="$flavour" -v n="$name" '$1 == f && $2 == n {print $3}' "$baseline" 2>/dev/null || true)

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The whole test suite; then the scale-out tests (two servers, PostgreSQL, moto, a balancer for each: the
-# heaviest, run on their own, not among 370 others); then the
-# services' tests again on PostgreSQL (a throwaway cluster the tests start themselves on 127.0.0.1
-# with Debian's postgresql binaries); last, the speed regression guard: the release binary's instruction counts
-# on a few photos against the committed baseline (Benchmarks/instructions.sh: fails on a rise of more than 10 %).
+# One release build serves every step: the tests run on it (testing enabled, for their `@testable` imports) and the
+# speed regression guard counts its binary, so nothing is compiled twice. Then: the whole test suite; the scale-out
+# tests (two servers, PostgreSQL, moto, a balancer for each: the heaviest, run on their own, not among 500 others); the
+# services' tests again on PostgreSQL (a throwaway cluster the tests start themselves on 127.0.0.1 with Debian's
+# postgresql binaries); last, the speed regression guard: the binary's instruction counts on a few photos against the
+# committed baseline (Benchmarks/instructions.sh: fails on a rise of more than 10 %).
 # Each step has a time limit (several times what it takes here), so a hang fails with its name instead of
-# running into CI's own limit. Run scripts/install-deps.sh --test first.
+# running into CI's own limit. Run scripts/install-deps.sh --test first. Arguments go to the first `swift test`
+# (e.g. --filter ServeRulesTests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,7 +23,9 @@ step() {
     return "$status"
 }
 
-step 45 swift test --skip ServeSharedUploadsTests "$@"
-step 15 swift test --skip-build --filter ServeSharedUploadsTests
-PHOTOPREP_TEST_DATABASE=postgres step 15 swift test --skip-build --filter PhotoServicesTests
+build=(-c release -Xswiftc -enable-testing)
+step 45 swift build "${build[@]}" --build-tests
+step 45 swift test "${build[@]}" --skip-build --skip ServeSharedUploadsTests "$@"
+step 15 swift test "${build[@]}" --skip-build --filter ServeSharedUploadsTests
+PHOTOPREP_TEST_DATABASE=postgres step 15 swift test "${build[@]}" --skip-build --filter PhotoServicesTests
 Benchmarks/instructions.sh
