@@ -42,6 +42,12 @@ let staticRuntime = [
     "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic",
 ] + codeLayout
 
+/// `PHOTOPREP_TESTABLE=1` (scripts/test.sh sets it): this package's modules are compiled with testing enabled in
+/// release builds too, so that the tests run on the same release build the speed regression guard counts — one build
+/// for both, and dependencies compiled as usual. Without it, a release build is as users make it.
+let testableInRelease: [SwiftSetting] =
+    ProcessInfo.processInfo.environment["PHOTOPREP_TESTABLE"] == "1" ? [.unsafeFlags(["-enable-testing"], .when(configuration: .release))] : []
+
 /// One settings array for every Swift target (Swift 6 mode plus the upcoming features we hold ourselves to).
 /// Release builds put each function in a section of its own, so that the linker can gather the code `prepare` and the
 /// server run (`codeLayout`).
@@ -50,7 +56,11 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
     .enableUpcomingFeature("InternalImportsByDefault"),
     .unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release)),
-]
+] + testableInRelease
+
+/// The tests' own code is compiled unoptimised in release builds too (what they drive is optimised): nothing in it is
+/// hot, and it builds faster.
+let testSettings: [SwiftSetting] = swiftSettings + [.unsafeFlags(["-Onone"], .when(configuration: .release))]
 
 let package = Package(
     name: "photoprep",
@@ -212,7 +222,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Tests/ResumableUploadTestServer",
-            swiftSettings: swiftSettings
+            swiftSettings: testSettings
         ),
         /// What the test targets share: the servers they start on 127.0.0.1 (and their Python
         /// scripts in Support/), the built binary, test data.
@@ -229,7 +239,7 @@ let package = Package(
             ],
             path: "Tests/TestSupport",
             exclude: ["Support"],
-            swiftSettings: swiftSettings
+            swiftSettings: testSettings
         ),
         /// The tests start the built `photoprep` (built with them: a build with tests builds every product). None depends
         /// on its module: the executable's release link settings (the static runtime) would reach the test bundle.
@@ -239,7 +249,7 @@ let package = Package(
                 "PhotoPrep", "PhotoBatch", "TestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "PhotoUploadTests",
@@ -248,7 +258,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "PhotoServicesTests",
@@ -257,7 +267,7 @@ let package = Package(
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "PhotoServerTests",
@@ -271,7 +281,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: testSettings
         ),
     ],
     swiftLanguageModes: [.v6]

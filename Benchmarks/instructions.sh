@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The speed regression guard CI runs (scripts/test.sh): whole-process instruction counts of the release
-# `photoprep` (built with testing enabled, as the tests' build is) on a few bundled photos, counted by valgrind's
-# callgrind — the same count run after run, whatever else the machine is doing, unlike seconds — compared with the
-# committed baseline (Benchmarks/instructions/baseline.txt). A case more than 10 % above its baseline fails the run.
+# `photoprep` (in CI, the build the tests ran on: testing enabled, Package.swift) on a few bundled photos, counted by
+# valgrind's callgrind — the same count run after run, whatever else the machine is doing, unlike seconds — compared
+# with the committed baseline (Benchmarks/instructions/baseline.txt). A case more than 10 % above its baseline fails
+# the run.
 #
 #   Benchmarks/instructions.sh            build, count, compare (exit 1 on a rise of more than 10 %)
 #   Benchmarks/instructions.sh --update   build, count, and write the counts as the new baseline
@@ -30,10 +31,9 @@ baseline=Benchmarks/instructions/baseline.txt
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# The release build scripts/test.sh makes for the tests (testing enabled): one build for both.
-build=(-c release -Xswiftc -enable-testing)
-swift build "${build[@]}" --product photoprep 2>&1 | tail -1
-binary="$(swift build "${build[@]}" --show-bin-path)/photoprep"
+# Under scripts/test.sh (PHOTOPREP_TESTABLE=1), the release build the tests ran on: one build for both.
+swift build -c release --product photoprep 2>&1 | tail -1
+binary="$(swift build -c release --show-bin-path)/photoprep"
 # The code layout is in force (Package.swift's codeLayout; docs/benchmarks.md, "Where a prepare's memory goes"): the
 # first 200 functions Sources/photoprep/code-layout.order lists lie in the first 4 MiB of the code (2.0 MiB today;
 # spread over 35 MiB without the layout). Memory itself is measured by run.sh, not here.

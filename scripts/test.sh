@@ -23,9 +23,9 @@ step() {
     return "$status"
 }
 
-build=(-c release -Xswiftc -enable-testing)
-step 45 swift build "${build[@]}" --build-tests
-step 45 swift test "${build[@]}" --skip-build --skip ServeSharedUploadsTests "$@"
-step 15 swift test "${build[@]}" --skip-build --filter ServeSharedUploadsTests
-PHOTOPREP_TEST_DATABASE=postgres step 15 swift test "${build[@]}" --skip-build --filter PhotoServicesTests
+export PHOTOPREP_TESTABLE=1  # this package's modules built with testing enabled (Package.swift)
+step 45 swift build -c release --build-tests
+step 45 swift test -c release --skip-build --skip ServeSharedUploadsTests "$@"
+step 15 swift test -c release --skip-build --filter ServeSharedUploadsTests
+PHOTOPREP_TEST_DATABASE=postgres step 15 swift test -c release --skip-build --filter PhotoServicesTests
 Benchmarks/instructions.sh
