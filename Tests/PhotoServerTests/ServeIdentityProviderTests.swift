@@ -5,46 +5,47 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Identity providers' rotating keys, against the built server and a key endpoint on 127.0.0.1
-/// (`KeyServer`): keys fetched from a URL and fetched again on a new key id (at most once a minute),
-/// removed keys refused, the last good keys kept while the provider is down; OpenID Connect discovery;
-/// Firebase ID tokens in Firebase's own shape.
+/// Identity providers' rotating keys against a key endpoint on 127.0.0.1 (`KeyServer`): keys fetched from a URL and
+/// fetched again on a new key id (at most once a minute), removed keys refused, the last good keys kept while the
+/// provider is down; OpenID Connect discovery; Firebase ID tokens in Firebase's own shape. The rotation runs on the
+/// server's router in the test's process; the rest on the built binary, set up by `serve`'s own flags.
 @Suite struct ServeIdentityProviderTests {
-    static func me(_ server: PhotoServerProcess, _ token: String) async throws -> Int {
+    static func me(_ server: any HTTPCalls, _ token: String) async throws -> Int {
         try await ServeAPITests.call(server, "GET", "/v1/me", token: token).status
     }
 
     @Test func keysAtAURLRotateWithoutARestart() async throws {
         let (a, b) = (P256.Signing.PrivateKey(), P256.Signing.PrivateKey())
         let provider = try KeyServer(jwks: try TestTokens.jwks(ec: [(a, "key-a")]))
-        let seeded = try await SeededServer.start(arguments: ["--jwks", provider.jwksURL])
-        let server = seeded.server
-        #expect(try await Self.me(server, TestTokens.es256(sub: "u1", key: a, kid: "key-a")) == 200)
-        #expect(try await Self.me(server, TestTokens.hs256(sub: "u1")) == 401, "with a provider's keys, the shared secret opens nothing")
-        #expect(provider.jwksFetches == 1)
+        let url = try #require(URL(string: provider.jwksURL))
+        try await SeededRouter.run(configure: { $0.keys = [.jwksURL(url)] }) { server in
+            #expect(try await Self.me(server, TestTokens.es256(sub: "u1", key: a, kid: "key-a")) == 200)
+            #expect(try await Self.me(server, TestTokens.hs256(sub: "u1")) == 401, "with a provider's keys, the shared secret opens nothing")
+            #expect(provider.jwksFetches == 1)
 
-        // The provider rotates: key b in, key a out. A token signed with b is accepted at once, without a restart.
-        // (The minute of the fetch it makes starts here.)
-        let rotated = ContinuousClock.now
-        try provider.publish(try TestTokens.jwks(ec: [(b, "key-b")]))
-        #expect(try await Self.me(server, TestTokens.es256(sub: "u1", key: b, kid: "key-b")) == 200)
-        #expect(provider.jwksFetches == 2)
-        #expect(try await Self.me(server, TestTokens.es256(sub: "u1", key: a, kid: "key-a")) == 401, "a removed key")
-        #expect(try await Self.me(server, TestTokens.es256(sub: "u1", key: a, kid: "key-b")) == 401, "signed by another key than its kid's")
+            // The provider rotates: key b in, key a out. A token signed with b is accepted at once, without a restart.
+            // (The minute of the fetch it makes starts here.)
+            let rotated = ContinuousClock.now
+            try provider.publish(try TestTokens.jwks(ec: [(b, "key-b")]))
+            #expect(try await Self.me(server, TestTokens.es256(sub: "u1", key: b, kid: "key-b")) == 200)
+            #expect(provider.jwksFetches == 2)
+            #expect(try await Self.me(server, TestTokens.es256(sub: "u1", key: a, kid: "key-a")) == 401, "a removed key")
+            #expect(try await Self.me(server, TestTokens.es256(sub: "u1", key: a, kid: "key-b")) == 401, "signed by another key than its kid's")
 
-        // 1,000 tokens naming key ids nobody has, 20 at a time: all 401, and no fetch (one was made less than a minute
-        // ago) — on a machine so loaded that a minute passes since the rotation's fetch, one more fetch a minute.
-        try await withThrowingTaskGroup(of: Int.self) { group in
-            for batch in 0..<50 {
-                for n in 0..<20 {
-                    group.addTask { try await Self.me(server, TestTokens.es256(sub: "u1", key: b, kid: "forged-\(batch)-\(n)-\(UUID().uuidString)")) }
+            // 1,000 tokens naming key ids nobody has, 20 at a time: all 401, and no fetch (one was made less than a minute
+            // ago) — on a machine so loaded that a minute passes since the rotation's fetch, one more fetch a minute.
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for batch in 0..<50 {
+                    for n in 0..<20 {
+                        group.addTask { try await Self.me(server, TestTokens.es256(sub: "u1", key: b, kid: "forged-\(batch)-\(n)-\(UUID().uuidString)")) }
+                    }
+                    for try await status in group.prefix(20) { #expect(status == 401) }
                 }
-                for try await status in group.prefix(20) { #expect(status == 401) }
             }
+            let minutes = Int((ContinuousClock.now - rotated).components.seconds / 60)
+            #expect((2...(2 + minutes)).contains(provider.jwksFetches), "at most one fetch a minute for unknown key ids")
+            #expect(try await Self.me(server, TestTokens.es256(sub: "u1", key: b, kid: "key-b")) == 200)
         }
-        let minutes = Int((ContinuousClock.now - rotated).components.seconds / 60)
-        #expect((2...(2 + minutes)).contains(provider.jwksFetches), "at most one fetch a minute for unknown key ids")
-        #expect(try await Self.me(server, TestTokens.es256(sub: "u1", key: b, kid: "key-b")) == 200)
     }
 
     @Test func theLastGoodKeysStayWhileTheProviderIsDown() async throws {

@@ -10,12 +10,12 @@ import TestSupport
 /// finishes it.
 @Suite struct ServeStuckDependencyTests {
     /// Asks the offset until it is not 423 or 503 (as tus clients do, at most 30 s).
-    static func headUntilAnswered(_ location: String, token: String) async throws -> HTTPExchange {
-        var head = try await ServeRulesTests.head(location, token: token)
+    static func headUntilAnswered(_ location: String, token: String, on server: any HTTPCalls = AbsoluteURLs()) async throws -> HTTPExchange {
+        var head = try await ServeRulesTests.head(server, location, token: token)
         let retryUntil = Date().addingTimeInterval(30)
         while [423, 503].contains(head.status) && Date() < retryUntil {
             try await Task.sleep(for: .milliseconds(200))
-            head = try await ServeRulesTests.head(location, token: token)
+            head = try await ServeRulesTests.head(server, location, token: token)
         }
         return head
     }
@@ -34,10 +34,11 @@ import TestSupport
     /// Sends all of `photo` in one PATCH while a dependency fails: 503 with `Retry-After: 5` within `bound` (`why`
     /// says what bounds it), the body naming none of `hidden`.
     static func sendAllExpecting503(
-        _ location: String, _ photo: [UInt8], token: String, within bound: Duration, because why: String, naming hidden: [String]
+        _ location: String, _ photo: [UInt8], token: String, within bound: Duration, because why: String, naming hidden: [String],
+        on server: any HTTPCalls = AbsoluteURLs()
     ) async throws {
         let started = ContinuousClock.now
-        let answer = try await ServeRulesTests.patch(location, offset: 0, body: photo, token: token)
+        let answer = try await ServeRulesTests.patch(server, location, offset: 0, body: photo, token: token)
         let took = ContinuousClock.now - started
         #expect(answer.status == 503 && answer.header("Retry-After") == "5", "\(answer)")
         #expect(took < bound, "answered after \(took): \(why)")
@@ -65,36 +66,37 @@ import TestSupport
     /// waits the busy timeout (10 s) once and is answered 503 with `Retry-After`, the bytes kept; once the lock is
     /// let go, asking the offset finishes the upload.
     @Test func aFinishWhileAnotherProcessHoldsSQLitesWriteLockIs503InBoundedTime() async throws {
-        let seeded = try await SeededServer.start()
-        let server = seeded.server
-        let token = TestTokens.hs256(sub: "u1")
-        let photo = try Fixture.bytes("photos/storm-1920x1280.jpg")
-        let key = "profile_images/u1/locked.jpg"
-        let created = try await ServeRulesTests.create(server, key: key, length: photo.count, token: token)
-        let location = try #require(created.header("Location"), "\(created)")
+        try await SeededRouter.run { server in
+            let token = TestTokens.hs256(sub: "u1")
+            let photo = try Fixture.bytes("photos/storm-1920x1280.jpg")
+            let key = "profile_images/u1/locked.jpg"
+            let created = try await ServeRulesTests.create(server, key: key, length: photo.count, token: token)
+            let location = try #require(created.header("Location"), "\(created)")
 
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        holder.arguments = [
-            "-c",
-            "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN IMMEDIATE');"
-                + " print('locked', flush=True); time.sleep(60)",
-            server.data.appendingPathComponent("app.sqlite").path,
-        ]
-        let output = Pipe()
-        holder.standardOutput = output
-        try holder.run()
-        defer { if holder.isRunning { holder.terminate() } }
-        let said = try await onThread { String(decoding: output.fileHandleForReading.availableData, as: UTF8.self) }
-        try #require(said.contains("locked"), "the lock holder: \(said)")
+            let holder = Process()
+            holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            holder.arguments = [
+                "-c",
+                "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN IMMEDIATE');"
+                    + " print('locked', flush=True); time.sleep(60)",
+                server.data.appendingPathComponent("app.sqlite").path,
+            ]
+            let output = Pipe()
+            holder.standardOutput = output
+            try holder.run()
+            defer { if holder.isRunning { holder.terminate() } }
+            let said = try await onThread { String(decoding: output.fileHandleForReading.availableData, as: UTF8.self) }
+            try #require(said.contains("locked"), "the lock holder: \(said)")
 
-        try await Self.sendAllExpecting503(location, photo, token: token, within: .seconds(25), because: "SQLite's busy timeout is 10 s", naming: [server.data.path])
+            try await Self.sendAllExpecting503(
+                location, photo, token: token, within: .seconds(25), because: "SQLite's busy timeout is 10 s", naming: [server.data.path], on: server)
 
-        holder.terminate()
-        holder.waitUntilExit()
-        let head = try await Self.headUntilAnswered(location, token: token)
-        #expect(head.status == 200 && head.header("Upload-Offset") == String(photo.count), "\(head)")
-        #expect(server.stored(key) != nil)
+            holder.terminate()
+            holder.waitUntilExit()
+            let head = try await Self.headUntilAnswered(location, token: token, on: server)
+            #expect(head.status == 200 && head.header("Upload-Offset") == String(photo.count), "\(head)")
+            #expect(server.stored(key) != nil)
+        }
     }
 
     @Test func sigtermEndsAServerWhoseFinishIsStuck() async throws {
