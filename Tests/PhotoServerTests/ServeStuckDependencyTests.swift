@@ -83,16 +83,18 @@ import TestSupport
             ]
             let output = Pipe()
             holder.standardOutput = output
-            try holder.run()
-            defer { if holder.isRunning { holder.terminate() } }
+            try launch(holder)
+            defer { if holder.isRunning { kill(holder.processIdentifier, SIGKILL) } }
             let said = try await onThread { String(decoding: output.fileHandleForReading.availableData, as: UTF8.self) }
             try #require(said.contains("locked"), "the lock holder: \(said)")
 
             try await Self.sendAllExpecting503(
                 location, photo, token: token, within: .seconds(25), because: "SQLite's busy timeout is 10 s", naming: [server.data.path], on: server)
 
-            holder.terminate()
-            holder.waitUntilExit()
+            try await onThread {
+                holder.terminate()
+                holder.waitUntilExit()
+            }
             let head = try await Self.headUntilAnswered(location, token: token, on: server)
             #expect(head.status == 200 && head.header("Upload-Offset") == String(photo.count), "\(head)")
             #expect(server.stored(key) != nil)

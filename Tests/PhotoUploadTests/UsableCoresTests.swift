@@ -40,7 +40,7 @@ import TestSupport
         let out = Pipe()
         server.standardOutput = out
         server.standardError = FileHandle.nullDevice
-        try server.run()
+        try launch(server)
         defer {
             server.terminate()
             server.waitUntilExit()

@@ -93,10 +93,25 @@ public final class BackgroundCommand: @unchecked Sendable {
 /// end goes unnoticed for as long as the second one lives: `waitUntilExit()` waits forever. Seen here with
 /// ~70 tests starting servers at once: two test threads stuck, and with them every test waiting for one.
 public func launch(_ process: Process) throws {
-    try launching.withLock { try process.run() }
+    try startingChild { try process.run() }
 }
 
-/// Held while any process of the tests starts (`launch`, `PostgresCluster`).
+/// Runs `start`, which starts a child process, holding `launching` (see `launch`) and with no signal blocked on this
+/// thread. A child inherits the blocked signals of the thread that starts it, and the tests run on Dispatch's
+/// threads, which block them all: a child started from one ignored SIGTERM as no child of a shell does (a python
+/// lock holder slept on for its whole minute after `terminate()`, a test thread waiting on it; every python server's
+/// stop waited out its grace before SIGKILL).
+func startingChild<T>(_ start: () throws -> T) rethrows -> T {
+    try launching.withLock {
+        var none = sigset_t(), blocked = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, &blocked)
+        defer { pthread_sigmask(SIG_SETMASK, &blocked, nil) }
+        return try start()
+    }
+}
+
+/// Held while any process of the tests starts (`startingChild`).
 let launching = NSLock()
 
 /// Waits (polling every 50 ms, at most `seconds`) until `condition` holds; throws if it never does.

@@ -129,7 +129,7 @@ public final class PostgresCluster: Sendable {
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
-        let spawned = launching.withLock {
+        let spawned = startingChild {
             let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap { Int32($0) } ?? []
             for fd in open where fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
             return posix_spawn(&pid, executable, &actions, nil, argv, environ)
