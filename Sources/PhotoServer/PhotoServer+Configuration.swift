@@ -32,6 +32,9 @@ extension PhotoServer {
         public var uploadExpiry: TimeInterval = 24 * 3600
         /// Unfinished uploads one user may have at once (a quota on the disk a user can hold; 429 past it).
         public var maxUnfinishedUploadsPerUser = 20
+        /// What each user may keep stored in their own folders, unless they have a quota of their own (`photoprep user
+        /// quota`); nil: no quotas.
+        public var quota: StorageQuota? = .standard
         /// How often expired uploads are looked for.
         public var sweepInterval: Duration = .seconds(60)
         /// The thumbnails made with each photo on arrival.

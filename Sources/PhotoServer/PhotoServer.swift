@@ -63,7 +63,7 @@ public struct PhotoServer: Sendable {
         let intake = PhotoIntake(
             database: database, destination: .storage(storage), cpu: cpu, memory: memory,
             thumbnails: configuration.thumbnails, maxPixels: configuration.maxPixels, quality: configuration.quality,
-            keepsCaptureTime: configuration.keepsCaptureTime, webpThumbnails: configuration.webpThumbnails)
+            keepsCaptureTime: configuration.keepsCaptureTime, webpThumbnails: configuration.webpThumbnails, quota: configuration.quota)
         uploads = UploadHandler(
             store: try Self.partialUploads(configuration, database: database, io: io),
             processor: ArrivalProcessor(intake: intake, metrics: metrics, admission: Admission(capacity: threads + max(0, configuration.maxWaitingPhotos))),

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PhotoServer
+import PhotoServices
 
 /// `photoprep serve`'s abuse limits and connection timeouts (README, "Running it in production: abuse limits"):
 /// each a flag, else a `PHOTOPREP_*` variable, else the server's default.
@@ -18,6 +19,12 @@ struct LimitOptions: ParsableArguments {
 
     @Option(help: "The most pixels (width × height) a photo may declare; larger ones are refused with 422 before decoding (env PHOTOPREP_MAX_PIXELS; default 210000000: 200 MP phone photos fit).")
     var maxPixels: Int?
+
+    @Option(help: "Bytes each user may keep stored in their own folders (profile pictures and album photos, with their thumbnails), unless `photoprep user quota` gave them a quota of their own; an upload past it is refused with 413; 0: no limit, and with --quota-photos 0 no quotas (env PHOTOPREP_QUOTA_BYTES; default 1073741824: 1 GiB).")
+    var quotaBytes: Int?
+
+    @Option(help: "Photos each user may keep stored in their own folders, unless `photoprep user quota` gave them a quota of their own; 0: no limit (env PHOTOPREP_QUOTA_PHOTOS; default 10000).")
+    var quotaPhotos: Int?
 
     @Option(help: "Photos prepared at once, each on a thread of its own (env PHOTOPREP_PIPELINE_THREADS; default: the number of cores).")
     var pipelineThreads: Int?
@@ -75,6 +82,14 @@ struct LimitOptions: ParsableArguments {
             pipelineThreads, "PHOTOPREP_PIPELINE_THREADS", "--pipeline-threads", default: configuration.pipelineThreads, least: 1)
         configuration.pipelineMemory = try count(
             pipelineMemory, "PHOTOPREP_PIPELINE_MEMORY", "--pipeline-memory", default: configuration.pipelineMemory >> 20) << 20
+        let standard = StorageQuota.standard
+        let quota = (
+            bytes: try count(quotaBytes, "PHOTOPREP_QUOTA_BYTES", "--quota-bytes", default: Int(standard.bytes)),
+            photos: try count(quotaPhotos, "PHOTOPREP_QUOTA_PHOTOS", "--quota-photos", default: Int(standard.photos))
+        )
+        // 0: no limit of that kind; both 0: no quotas.
+        configuration.quota = quota == (0, 0) ? nil : StorageQuota(
+            bytes: quota.bytes == 0 ? .max : Int64(quota.bytes), photos: quota.photos == 0 ? .max : Int64(quota.photos))
         configuration.maxWaitingPhotos = try count(maxWaitingPhotos, "PHOTOPREP_MAX_WAITING_PHOTOS", "--max-waiting-photos", default: configuration.maxWaitingPhotos)
         let proxies = trustProxy.isEmpty ? (environment["PHOTOPREP_TRUST_PROXY"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } : trustProxy
         configuration.trustedProxies = try proxies.filter { !$0.isEmpty }.map { text in

@@ -24,7 +24,7 @@ import TestSupport
     /// server records those), the embedded services' and the server's no pending groups.
     @Test func eachRoleGetsItsOwnTables() async throws {
         let jobs: Set = ["photoJob", "photoJobRun", "staleObject"]
-        let services: Set = ["user", "chatGroup", "groupMember", "message", "notification", "albumPhoto", "storedPhoto", "storedThumbnail", "groupCreation"]
+        let services: Set = ["user", "chatGroup", "groupMember", "message", "notification", "albumPhoto", "storedPhoto", "storedThumbnail", "groupCreation", "userQuota"]
         let expected: [(AppDatabase.Role, Set<String>)] = [
             (.services, services.union(jobs)),
             (.client, jobs.union(["pendingGroup"])),
@@ -51,6 +51,7 @@ import TestSupport
         try await everything.write { db in
             try await db.delete(from: "schemaMigration").run()
             try await db.drop(table: "groupCreation").run()  // added since
+            try await db.drop(table: "userQuota").run()  // added since
             try await db.drop(table: "storedThumbnail").run()
             try await db.drop(table: "storedPhoto").run()
             try await db.raw("ALTER TABLE \"photoJob\" DROP COLUMN \"destination\"").run()  // added since
@@ -69,6 +70,7 @@ import TestSupport
             "services v4: each stored photo's perceptual quality score",
             "services v5: each stored photo's placeholder, capture time and focal point, its thumbnails' WebPs",
             "services v6: a stored photo's location recorded once, in its stored photo's row",
+            "services v7: storage quotas: each stored photo's owner, users' own quotas",
             "jobs v5: each job's destination", "jobs v6: each job's focal point",
         ]
         for role in [AppDatabase.Role.services, .client, .server] {
@@ -120,6 +122,8 @@ import TestSupport
         #expect(try await now.one(User.self, from: "user", id: "u1")?.profilePhotoKey == profile)
         #expect(try await now.one(ChatGroup.self, from: "chatGroup", id: "g1")?.photoState == .done)
         #expect(try await now.all(AlbumPhoto.self, from: "albumPhoto", orderBy: "id").map(\.key) == [older, album])
+        // Each photo counts in its owner's quota (services v7): u1's profile picture and two album photos, not the group's.
+        #expect(try await Quotas(database: now).account(of: "u1").usage == StorageUsage(bytes: 1234 + 1234, photos: 3))
         for (table, column) in [("chatGroup", "photoURL"), ("user", "profilePhotoURL"), ("albumPhoto", "url")] {
             await #expect(throws: (any Error).self, "\(table).\(column) is gone") {
                 try await now.read { db in try await db.raw("SELECT \(ident: column) FROM \(ident: table)").run() }

@@ -20,7 +20,9 @@ struct APIRoutes: Sendable {
         let v1 = router.group("v1").add(middleware: ProblemMiddleware(metrics: metrics))
         let uploads = UploadsInProgress(store: store)
         let links = DownloadLinks(photos: photos, address: address)
-        UsersController(users: services.users, profiles: services.profiles, photos: photos, intake: services.intake, uploads: uploads, links: links)
+        UsersController(
+            users: services.users, profiles: services.profiles, photos: photos, intake: services.intake,
+            quotas: services.intake.quotas ?? Quotas(database: services.database, standard: nil), uploads: uploads, links: links)
             .addRoutes(to: v1)
         AlbumsController(users: services.users, profiles: services.profiles, links: links).addRoutes(to: v1)
         GroupsController(groups: services.groups, photos: photos, intake: services.intake, uploads: uploads, links: links).addRoutes(to: v1)

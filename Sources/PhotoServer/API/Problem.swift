@@ -44,6 +44,7 @@ struct Problem: HTTPResponseError, Encodable {
         case .notFound: self.init(.notFound, "not-found", error.description)
         case .unsupportedPhoto, .photoTooLarge: self.init(.unprocessableContent, "photo", error.description)
         case .invalidState: self.init(.conflict, "invalid-state", error.description)
+        case .overQuota: self.init(.contentTooLarge, "over-quota", error.description)
         case .storage, .storageFull:
             let failure = DependencyFailure(error)!
             self.init(failure)

@@ -9,6 +9,8 @@ struct UsersController: Sendable {
     let profiles: ProfileService
     let photos: StoredPhotos
     let intake: PhotoIntake
+    /// Users' storage quotas (reading usage when quotas are off).
+    let quotas: Quotas
     let uploads: UploadsInProgress
     let links: DownloadLinks
 
@@ -19,6 +21,7 @@ struct UsersController: Sendable {
         v1.delete("me/photo", use: deletePhoto)
         v1.post("me/photo/token", use: regenerateToken)
         v1.put("me/photo/focus", use: setFocus)
+        v1.get("me/usage", use: usage)
         v1.get("users", use: search)
         v1.get("users/:id", use: user)
     }
@@ -72,6 +75,15 @@ struct UsersController: Sendable {
         _ = try await known(caller)
         try await profiles.deleteProfilePhoto(caller: caller.id)
         return .noContent
+    }
+
+    /// What the caller keeps stored in their own folders (profile pictures, album photos, with their thumbnails) and
+    /// their quota: their own, else the server's.
+    @Sendable func usage(_ request: Request, context: ServerContext) async throws -> UsageBody {
+        let caller = try context.caller()
+        _ = try await known(caller)
+        let account = try await quotas.account(of: caller.id)
+        return UsageBody(bytes: account.usage.bytes, photos: account.usage.photos, quota: account.quota)
     }
 
     /// Users by display-name prefix (a participant picker), never the caller, by name then id.

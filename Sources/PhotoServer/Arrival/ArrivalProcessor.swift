@@ -33,6 +33,7 @@ struct ArrivalProcessor: Sendable {
             case .notAllowed: throw FinishRefusal(kind: .notAllowed, description: "\(error)")
             case .storage: throw FinishRefusal(kind: .unavailable, description: "\(error)")
             case .storageFull: throw FinishRefusal(kind: .full, description: "\(error)")
+            case .overQuota: throw FinishRefusal(kind: .overQuota, description: "\(error)")
             default: throw FinishRefusal(kind: .unprocessable, description: "\(error)")
             }
         }

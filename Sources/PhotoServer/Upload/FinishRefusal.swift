@@ -6,6 +6,8 @@ struct FinishRefusal: Error, CustomStringConvertible {
         case unprocessable
         /// The caller may no longer write there (e.g. no longer a group admin): nothing is stored (403).
         case notAllowed
+        /// The photo does not fit in its owner's storage quota: nothing is stored (413).
+        case overQuota
         /// Storage, the database or the pipeline's pool failed: the bytes are kept and the client may ask again (503).
         case unavailable
         /// The storage has no room: the bytes are kept and the client may ask again later (507).

@@ -45,8 +45,11 @@ struct UploadHandler: Sendable {
         do {
             path = try StoragePath(key: key)
             try await processor.intake.authorize(caller: caller.id, writing: path)
+            // Some room left (the photo stored is the prepared one, often a tenth of the upload: checked when it is).
+            try await processor.intake.quotas?.checkRoom(for: path, caller: caller.id, adding: nil)
         } catch {
             if let failure = DependencyFailure(error) { throw refusal(failure) }
+            if case .overQuota = error { throw UploadRefusal(.overQuota, "\(error)") }
             throw UploadRefusal(.notAllowed, "\(error)")
         }
         guard length < path.sizeLimit else {
@@ -195,6 +198,9 @@ struct UploadHandler: Sendable {
             case .notAllowed:
                 metrics.uploadsInProgress.decrement()
                 throw UploadRefusal(.notAllowed, "\(upload.key): \(error.description)")
+            case .overQuota:
+                metrics.uploadsInProgress.decrement()
+                throw UploadRefusal(.overQuota, "\(upload.key): \(error.description)")
             }
         }
     }

@@ -18,6 +18,8 @@ struct UploadRefusal: Error, CustomStringConvertible {
         case notAllowed
         /// The upload, or a body, is larger than the path or the upload allows (413).
         case tooLarge
+        /// The photo does not fit in its owner's storage quota (413).
+        case overQuota
         /// The first bytes are not a photo the pipeline decodes (415).
         case notAPhoto
         /// The focal point in the metadata is not one (422).
@@ -52,7 +54,7 @@ struct UploadRefusal: Error, CustomStringConvertible {
             case .wrongBodyType, .notAPhoto: .unsupportedMediaType
             case .notAuthenticated: .unauthorized
             case .notAllowed: .forbidden
-            case .tooLarge: .contentTooLarge
+            case .tooLarge, .overQuota: .contentTooLarge
             case .badFocus, .notPreparable: .unprocessableContent
             case .tooManyUnfinished: .tooManyRequests
             case .noSuchUpload: .notFound
@@ -76,6 +78,7 @@ struct UploadRefusal: Error, CustomStringConvertible {
             case .notAPhoto: "type"
             case .badFocus: "focus"
             case .tooManyUnfinished: "quota"
+            case .overQuota: "storage-quota"
             case .noSuchUpload: "unknown"
             case .offsetMismatch: "offset"
             case .busyUpload: "locked"

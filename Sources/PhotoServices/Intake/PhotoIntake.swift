@@ -34,12 +34,15 @@ public struct PhotoIntake: Sendable {
     let quality: QualityTarget
     /// Whether a photo's capture time (`PrepareReport.takenAt`) is recorded with it; never written to the stored file.
     let keepsCaptureTime: Bool
+    /// The users' storage quotas `take` holds photos to (nil: none, as for a client's own records).
+    public let quotas: Quotas?
 
     public init(
         database: AppDatabase, destination: PhotoDestination, cpu: NIOThreadPool = .singleton, memory: MemoryBudget? = nil, thumbnails: ThumbnailSizes = ThumbnailSizes(),
         maxPixels: Int = PrepareOptions(preset: .photo).maxPixels, quality: QualityTarget = .high, keepsCaptureTime: Bool = true,
-        webpThumbnails: Bool = false, credentials: @escaping @Sendable (String) -> String? = { _ in nil }
+        webpThumbnails: Bool = false, quota: StorageQuota? = nil, credentials: @escaping @Sendable (String) -> String? = { _ in nil }
     ) {
+        quotas = quota.map { Quotas(database: database, standard: $0) }
         self.database = database
         self.destination = destination
         self.cpu = cpu
@@ -71,13 +74,23 @@ public struct PhotoIntake: Sendable {
         let prepared = try await prepare(contentsOf: file, for: path, thumbnails: thumbnailOptions(for: path, focus: focus))
         let preparing = ContinuousClock.now - started
         try await authorize(caller: caller, writing: path)
+        let bytes = prepared.jpeg.count + prepared.thumbnails.reduce(0) { $0 + $1.jpeg.count + ($1.webp?.count ?? 0) }
+        try await quotas?.checkRoom(for: path, caller: caller, adding: Int64(bytes))
         var stored = StoredPhotos.StoredObjects(
             photo: try await storage.put(prepared.jpeg, key: path.key), thumbnails: [], score: prepared.report.score,
             placeholder: prepared.report.placeholder, takenAt: keepsCaptureTime ? prepared.report.takenAt : nil, focus: focus)
         stored.thumbnails = try await store(prepared.thumbnails, of: path, in: storage)
-        let objects = stored
-        let replaced = try await database.write { db in
-            try await Self.record(caller: caller, displayName: displayName, path: path, stored: objects, db)
+        let objects = stored, quota = quotas?.standard
+        let replaced: [String]
+        do {
+            replaced = try await database.write { db in
+                try await Self.record(caller: caller, displayName: displayName, path: path, stored: objects, quota: quota, db)
+            }
+        } catch .overQuota(let detail) {
+            // Another photo of the same owner took the room since `checkRoom`: this one's objects (under a key that held
+            // nothing: `Quotas.check`) go.
+            for object in objects.locations { await deleteReplaced(object, caller: caller) }
+            throw .overQuota(detail)
         }
         // The record points at the new photo already: deleting the old one leaves no broken window.
         for object in replaced { await deleteReplaced(object, caller: caller) }
@@ -204,14 +217,17 @@ public struct PhotoIntake: Sendable {
     /// photo is re-checked here: an admin removed meanwhile changes nothing. The photo gets its version
     /// and a new download token (`StoredPhotos`); what it replaced loses its own. Returns the objects the
     /// photo replaces — a previous profile picture under another name, thumbnails not overwritten — for
-    /// the caller to delete once this transaction committed.
+    /// the caller to delete once this transaction committed. With a `quota` (the server's setting), the photo must fit
+    /// in its owner's (`Quotas.check`), or `.overQuota` is thrown and nothing is recorded.
     static func record(
-        caller: String, displayName: String?, path: StoragePath, stored: StoredPhotos.StoredObjects, at date: Date = Date(), _ db: any SQLDatabase
+        caller: String, displayName: String?, path: StoragePath, stored: StoredPhotos.StoredObjects, quota: StorageQuota? = nil, at date: Date = Date(),
+        _ db: any SQLDatabase
     ) async throws -> [String] {
-        var replaced = try await StoredPhotos.record(key: path.key, stored: stored, at: date, db)
         // Added when unknown, in one statement (a known user's row is left as it is).
         let name = displayName.flatMap { try? NameRules.displayName($0) } ?? caller
         try await db.insert(into: "user").model(User(id: caller, displayName: name)).ignoringConflicts().run()
+        let replacing = quota == nil ? false : try await Quotas.lock(path, db)
+        var replaced = try await StoredPhotos.record(key: path.key, stored: stored, at: date, db)
         // The storage rules once more, in the transaction that records: an admin removed meanwhile changes nothing.
         var admin = false
         if case .groupPhoto(let group) = path { admin = try await Users.isAdmin(caller, of: group, db) }
@@ -233,6 +249,7 @@ public struct PhotoIntake: Sendable {
                 try await db.insert(into: "albumPhoto").model(photo).run()
             }
         }
+        if let quota { try await Quotas.check(path, replacing: replacing, standard: quota, db) }
         return replaced
     }
 

@@ -130,6 +130,9 @@ public struct StoredPhotos: Sendable {
                 score: stored.score, placeholder: stored.placeholder, takenAt: stored.takenAt,
                 takenAtUTC: stored.takenAt.flatMap { ISO8601DateFormatter().date(from: $0) }, focus: stored.focus?.description))
             .run()
+        if let owner = (try? StoragePath(key: key))?.owner {
+            try await db.update("storedPhoto").set("owner", to: owner).where("key", .equal, key).run()
+        }
         return try await insert(stored.thumbnails, key: key, replacing: old, db)
     }
 
@@ -253,6 +256,9 @@ public struct StoredPhotos: Sendable {
         public var takenAt: String? = nil
         /// The focal point its square thumbnails were centred on, when the client gave one.
         public var focus: FocalPoint? = nil
+
+        /// Where each object is: the photo, its thumbnails and their WebPs.
+        var locations: [String] { [photo.location] + thumbnails.flatMap { [$0.object.location] + ($0.webp.map { [$0.location] } ?? []) } }
     }
 
     /// One object in storage: where, and what readers are told of its bytes.

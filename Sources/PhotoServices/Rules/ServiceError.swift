@@ -31,6 +31,8 @@ public enum ServiceError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidState(String)
     /// The database or the storage failed, or did not answer: trying again later may succeed.
     case storage(String)
+    /// The photo would put its owner over their storage quota (`StorageQuota`): the quota and the usage.
+    case overQuota(String)
     /// The storage has no room for the photo (a full disk, a quota): trying again once there is room may succeed.
     case storageFull(String)
     /// The server refused the request (a client in remote mode): its reason.
@@ -53,6 +55,7 @@ public enum ServiceError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidState(let detail): detail
         case .storage(let detail): "storage error: \(detail)"
         case .storageFull(let detail): "storage full: \(detail)"
+        case .overQuota(let detail): "over quota: \(detail)"
         case .rejected(let detail): detail
         }
     }

@@ -33,6 +33,14 @@ public enum StoragePath: Sendable, Hashable {
     /// Where the WebP of its thumbnail at `edge` is stored (`Thumbnail.webpKey`).
     public func webpThumbnailKey(edge: Int) -> String { Thumbnail.webpKey(of: key, edge: edge) }
 
+    /// Whose storage quota the photo counts in (`StorageQuota`): a user's for their own folders, nobody's for a group's.
+    public var owner: String? {
+        switch self {
+        case .groupPhoto: nil
+        case .profileImage(let user, _), .userPhoto(let user, _, _): user
+        }
+    }
+
     /// Uploads there must be strictly smaller than this many bytes.
     public var sizeLimit: Int {
         switch self {

@@ -16,6 +16,7 @@ enum Schema {
         Migration(name: "services v4: each stored photo's perceptual quality score", shippedAs: "", run: servicesV4),
         Migration(name: "services v5: each stored photo's placeholder, capture time and focal point, its thumbnails' WebPs", shippedAs: "", run: servicesV5),
         Migration(name: "services v6: a stored photo's location recorded once, in its stored photo's row", shippedAs: "", run: servicesV6),
+        Migration(name: "services v7: storage quotas: each stored photo's owner, users' own quotas", shippedAs: "", run: servicesV7),
     ]
     /// The photo jobs (embedded services and clients alike), their runs, and replaced objects still to delete.
     static let jobs = [
@@ -179,6 +180,25 @@ enum Schema {
         for (table, column) in [("chatGroup", "photoURL"), ("user", "profilePhotoURL"), ("albumPhoto", "url")] {
             try await db.raw("ALTER TABLE \(ident: table) DROP COLUMN \(ident: column)").run()
         }
+    }
+
+    private static func servicesV7(_ db: any SQLDatabase) async throws {
+        // Whose quota a stored photo counts in (`StoragePath.owner`; none for a group's), indexed: a user's usage is read
+        // on every upload, without reading anyone else's photos.
+        try await db.alter(table: "storedPhoto").column("owner", type: .text).run()
+        try await db.create(index: "storedPhoto_owner").on("storedPhoto").column("owner").run()
+        let keys = try await db.select().column("key").from("storedPhoto").all(decodingColumn: "key", as: String.self)
+        for key in keys {
+            guard let owner = (try? StoragePath(key: key))?.owner else { continue }
+            try await db.update("storedPhoto").set("owner", to: owner).where("key", .equal, key).run()
+        }
+        // A user's own storage quota (`photoprep user quota`); the server's setting holds for everyone without one.
+        try await db.create(table: "userQuota")
+            .column("userId", type: .text, .primaryKey(autoIncrement: false))
+            .column("bytes", type: .bigint, .notNull)
+            .column("photos", type: .bigint, .notNull)
+            .column("setAt", type: .timestamp, .notNull)
+            .run()
     }
 
     private static func jobsV1(_ db: any SQLDatabase) async throws {

@@ -4,7 +4,7 @@ import PhotoServices
 
 struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "user", abstract: "Users of the demo services.", subcommands: [Add.self])
+        commandName: "user", abstract: "Users of the demo services.", subcommands: [Add.self, QuotaCommand.self])
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a user (or rename one).")
