@@ -32,6 +32,8 @@ extension PhotoServer {
         public var uploadExpiry: TimeInterval = 24 * 3600
         /// Unfinished uploads one user may have at once (a quota on the disk a user can hold; 429 past it).
         public var maxUnfinishedUploadsPerUser = 20
+        /// The app's backend, asked before each upload is created (nil: nobody).
+        public var creationHook: CreationHook?
         /// What each user may keep stored in their own folders, unless they have a quota of their own (`photoprep user
         /// quota`); nil: no quotas.
         public var quota: StorageQuota? = .standard

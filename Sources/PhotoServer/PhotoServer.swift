@@ -70,7 +70,7 @@ public struct PhotoServer: Sendable {
             metrics: metrics, expiry: configuration.uploadExpiry, maxUnfinishedPerUser: configuration.maxUnfinishedUploadsPerUser,
             stopping: ShutdownSignal(endProcessAfter: configuration.shutdownGrace + Self.cancellationBound, logger: logger),
             pace: BodyPace(grace: configuration.bodyGrace, minRate: max(0, configuration.minBodyRate)),
-            finishing: FinishDeadline(bound: configuration.finishTimeout), logger: logger)
+            finishing: FinishDeadline(bound: configuration.finishTimeout), hook: configuration.creationHook, logger: logger)
         self.authenticator = authenticator
         self.metrics = metrics
         self.database = database

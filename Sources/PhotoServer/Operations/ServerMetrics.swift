@@ -12,6 +12,9 @@ final class ServerMetrics: Sendable {
     let uploadsInProgress: CoreMetrics.Meter
     let pipelineSeconds: CoreMetrics.Timer
     let photosStored: CoreMetrics.Counter
+    /// How long the upload hook took to answer (`CreationHook`), and how often it could not be asked.
+    let hookSeconds: CoreMetrics.Timer
+    let hookFailures: CoreMetrics.Counter
 
     init() {
         registry = PrometheusCollectorRegistry()
@@ -25,6 +28,8 @@ final class ServerMetrics: Sendable {
         uploadsInProgress = CoreMetrics.Meter(label: "photoprep_uploads_in_progress", dimensions: [], factory: factory)
         pipelineSeconds = CoreMetrics.Timer(label: "photoprep_pipeline_seconds", dimensions: [], factory: factory)
         photosStored = CoreMetrics.Counter(label: "photoprep_photos_stored_total", dimensions: [], factory: factory)
+        hookSeconds = CoreMetrics.Timer(label: "photoprep_hook_seconds", dimensions: [], factory: factory)
+        hookFailures = CoreMetrics.Counter(label: "photoprep_hook_failures_total", dimensions: [], factory: factory)
     }
 
     /// One answered request, by method and status (each pair's counter made once: making one looks it up

@@ -31,6 +31,8 @@ struct UploadHandler: Sendable {
     var pace = BodyPace()
     /// How long finishing may take once the last byte arrived (503 with `Retry-After` after it, the bytes kept).
     var finishing = FinishDeadline(bound: .seconds(30))
+    /// The app's backend, asked before an upload is created (nil: nobody is asked).
+    var hook: CreationHook?
     /// Where a failure of the database or the storage is reported in full (the client gets no paths).
     var logger = Logger(label: "photoprep.uploads")
 
@@ -65,6 +67,7 @@ struct UploadHandler: Sendable {
         guard unfinished < maxUnfinishedPerUser else {
             throw UploadRefusal(.tooManyUnfinished, "\(caller.id) has \(unfinished) unfinished uploads; finish or delete one first (at most \(maxUnfinishedPerUser))")
         }
+        if let hook { try await ask(hook, caller: caller, key: key, length: length, metadata: metadata) }
         var upload = TusUpload(
             id: TusUpload.newID(), owner: caller.id, ownerName: caller.displayName, key: key, length: length, metadata: metadata,
             createdAt: now, expiresAt: now.addingTimeInterval(expiry), state: .receiving)
@@ -206,6 +209,24 @@ struct UploadHandler: Sendable {
     }
 
     // MARK: - Refusals
+
+    /// The app's backend's say on a new upload (`CreationHook`): nothing, or its refusal; when it cannot be asked, a
+    /// log line and, unless failures allow, 503.
+    private func ask(_ hook: CreationHook, caller: Caller, key: String, length: Int64, metadata: [String: String]) async throws(UploadRefusal) {
+        let started = ContinuousClock.now
+        let verdict = await hook.ask(caller: caller, key: key, length: length, metadata: metadata)
+        metrics.hookSeconds.record(ContinuousClock.now - started)
+        switch verdict {
+        case .accept:
+            return
+        case .refuse(let status, let message):
+            throw UploadRefusal(.refusedByHook, message, answer: HTTPResponse.Status(code: status))
+        case .failed(let why):
+            metrics.hookFailures.increment()
+            logger.error("the upload hook failed", metadata: ["key": "\(key)", "detail": "\(why)", "policy": "\(hook.onFailure.rawValue)"])
+            guard hook.onFailure == .allow else { throw UploadRefusal(.hookFailed, "the app's check of new uploads did not answer; ask again shortly") }
+        }
+    }
 
     /// The upload `id` if `caller` owns it and it has not expired; "no such upload" for anything else,
     /// so that nobody learns another user's upload exists.

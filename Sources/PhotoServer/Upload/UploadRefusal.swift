@@ -26,6 +26,10 @@ struct UploadRefusal: Error, CustomStringConvertible {
         case badFocus
         /// The caller has as many unfinished uploads as allowed (429).
         case tooManyUnfinished
+        /// The app's backend refused the upload (`CreationHook`): its status (4xx) and message.
+        case refusedByHook
+        /// The app's backend could not be asked, and a failed hook refuses (503).
+        case hookFailed
         /// Unknown, expired or someone else's upload: all look alike (404).
         case noSuchUpload
         /// The offset the request claims is not what the server holds (409).
@@ -53,7 +57,7 @@ struct UploadRefusal: Error, CustomStringConvertible {
             case .versionRequired: .preconditionFailed
             case .wrongBodyType, .notAPhoto: .unsupportedMediaType
             case .notAuthenticated: .unauthorized
-            case .notAllowed: .forbidden
+            case .notAllowed, .refusedByHook: .forbidden
             case .tooLarge, .overQuota: .contentTooLarge
             case .badFocus, .notPreparable: .unprocessableContent
             case .tooManyUnfinished: .tooManyRequests
@@ -63,7 +67,7 @@ struct UploadRefusal: Error, CustomStringConvertible {
             case .gone: .gone
             case .tooSlow: .requestTimeout
             case .checksumMismatch: Tus.checksumMismatch
-            case .pipelineFull, .unavailable: .serviceUnavailable
+            case .pipelineFull, .unavailable, .hookFailed: .serviceUnavailable
             case .storageFull: DependencyFailure.insufficientStorage
             }
         }
@@ -79,6 +83,7 @@ struct UploadRefusal: Error, CustomStringConvertible {
             case .badFocus: "focus"
             case .tooManyUnfinished: "quota"
             case .overQuota: "storage-quota"
+            case .refusedByHook, .hookFailed: "hook"
             case .noSuchUpload: "unknown"
             case .offsetMismatch: "offset"
             case .busyUpload: "locked"
@@ -96,14 +101,17 @@ struct UploadRefusal: Error, CustomStringConvertible {
     var description: String
     /// What the server holds, when the claimed offset was not it (409) or the upload is complete (413).
     var held: Int64?
+    /// Another status than the rule's: the one the app's backend refused with (`refusedByHook`).
+    var answer: HTTPResponse.Status?
 
-    init(_ rule: Rule, _ description: String, held: Int64? = nil) {
+    init(_ rule: Rule, _ description: String, held: Int64? = nil, answer: HTTPResponse.Status? = nil) {
         self.rule = rule
         self.description = description
         self.held = held
+        self.answer = answer
     }
 
-    var status: HTTPResponse.Status { rule.status }
+    var status: HTTPResponse.Status { answer ?? rule.status }
     var reason: String { rule.reason }
     /// When asking again may succeed (429, 503, 507), in seconds.
     var retryAfter: Int? { Problem.retryAfter(status) }
