@@ -199,10 +199,10 @@ import TestSupport
 
     /// The batch command takes a folder exported from a phone as it is: every format prepared, the damaged
     /// files reported by name, the others untouched.
-    @Test func theBatchCommandPreparesAFolderOfEveryFormat() throws {
+    @Test func theBatchCommandPreparesAFolderOfEveryFormat() async throws {
         let out = try temporaryFolder()
         let before = try Fixture.bytes("formats/photo.heic")
-        let result = try photoprep(["prepare", Fixture.path("formats"), "--preset", "group", "--out", out.path])
+        let result = try await photoprep(["prepare", Fixture.path("formats"), "--preset", "group", "--out", out.path])
         #expect(result.status != 0, "three damaged files fail the run")
         for name in ["photo", "grid", "ten-bit", "with-depth", "irot-exif-contradicts", "display-p3", "photo-8bit", "photo-10bit",
                      "nclx-display-p3", "lossy", "lossless", "alpha", "animated", "exif-orientation-6"] {

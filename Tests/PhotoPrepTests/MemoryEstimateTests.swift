@@ -10,7 +10,7 @@ import TestSupport
     /// 2560 px long edge: decoded at 1/2, exactly that size, so nothing is resized. libjpeg holds every coefficient
     /// (49 MB), then the decoded image (6 MB); the encode comes after. Measured as the peak resident memory of
     /// `photoprep bench` preparing it, less that of the same command on a tiny photo.
-    @Test func aProgressivePhotosEstimateIsWhatItsPrepareHolds() throws {
+    @Test func aProgressivePhotosEstimateIsWhatItsPrepareHolds() async throws {
         let photo = try decodeJPEG(Fixture.bytes("photos/ladybird-2560x1600.jpg"))
         var pixels = [UInt8]()
         pixels.reserveCapacity(photo.pixels.count * 2)
@@ -38,14 +38,14 @@ import TestSupport
         #expect(plan.scale == 2 && plan.streamed && target == (2560, 800))
 
         // `photoprep bench` prints its own peak (VmHWM), in MB.
-        func peak(_ file: String, _ extra: String...) throws -> Int {
-            let run = try photoprep(["bench", file, "--runs", "1", "--max-edge", "2560", "--preset", "photo"] + extra)
+        func peak(_ file: String, _ extra: String...) async throws -> Int {
+            let run = try await photoprep(["bench", file, "--runs", "1", "--max-edge", "2560", "--preset", "photo"] + extra)
             let line = try #require(run.stdout.split(separator: "\n").first { $0.contains("peak memory") }, "\(run.stdout)\(run.stderr)")
             return try #require(Int(line.split(separator: " ").dropLast().last ?? ""), "\(line)")
         }
         // The baseline: a small photo at a fixed quality, whose encode keeps no scoring reference (a small photo's score
         // search keeps one: `ScoringReference`, 7 MB at 480 × 320).
-        let (whole, small) = (try peak(big), try peak(Fixture.path("edge/progressive.jpg"), "--quality", "85"))
+        let (whole, small) = (try await peak(big), try await peak(Fixture.path("edge/progressive.jpg"), "--quality", "85"))
         let held = (whole - small) * 1_000_000
         let ratio = Double(plan.estimate.bytes) / Double(held)
         #expect(ratio > 0.9 && ratio < 1.2, "estimated \(plan.estimate.bytes >> 20) MiB, held \(held >> 20) MiB (peaks \(whole) and \(small) MB)")

@@ -49,7 +49,7 @@ import TestSupport
         let common = ["--server", server.base, "--data", client.path, "--json"]
 
         let offline = try await onThread {
-            try photoprep(
+            try photoprepBlocking(
                 ["group", "create", "--name", "  Summit day ", "--participant", "u2", "--participant", "u3", "--participant", "u2",
                  "--photo", Fixture.path("orientation/landscape_6.jpg"), "--retry-seconds", "2"] + common,
                 environment: environment)
@@ -70,12 +70,12 @@ import TestSupport
         #expect(try await Self.serverGroup(seeded, id).group == nil)
 
         // Without the server a sync keeps it (and says so).
-        let stillOffline = try await onThread { try photoprep(["sync", "--retry-seconds", "1"] + common, environment: environment) }
+        let stillOffline = try await photoprep(["sync", "--retry-seconds", "1"] + common, environment: environment)
         #expect(stillOffline.status == 1)
         #expect(stillOffline.jsonLines.contains { $0["group"] as? String == id && $0["state"] as? String == "pending" })
 
         try await onThread { try server.start() }
-        let synced = try await onThread { try photoprep(["sync"] + common, environment: environment) }
+        let synced = try await photoprep(["sync"] + common, environment: environment)
         #expect(synced.status == 0, "\(synced.stderr)")
         #expect(synced.jsonLines.contains { $0["group"] as? String == id && $0["state"] as? String == "created" })
         let finished = try #require(synced.jsonLines.first { $0["event"] as? String == "finished" })
@@ -94,17 +94,17 @@ import TestSupport
         #expect(try await database.one(PhotoJob.self, from: "photoJob", id: job.id)?.state == .done)
 
         // The photo as an app shows it: a download URL that needs no token, and its thumbnails.
-        let shown = try await onThread { try photoprep(["group", "show", id] + common, environment: environment) }
+        let shown = try await photoprep(["group", "show", id] + common, environment: environment)
         #expect(shown.status == 0, "\(shown.stderr)")
         let links = try #require(shown.jsonLines.first)
         #expect(links["state"] as? String == "ready")
         #expect(try await ServeReadTests.fetch(try #require(links["downloadURL"] as? String)).bytes == server.stored(key))
         #expect((links["thumbnails"] as? [[String: Any]])?.compactMap { $0["edge"] as? Int } == [128, 256])
-        let profile = try await onThread { try photoprep(["profile", "show"] + common, environment: environment) }
+        let profile = try await photoprep(["profile", "show"] + common, environment: environment)
         #expect(profile.status == 0 && profile.jsonLines.first?["state"] as? String == "none", "\(profile.stdout) \(profile.stderr)")
 
         // Once: another sync sends nothing, and the server still has one group, one message, two notifications.
-        let again = try await onThread { try photoprep(["sync"] + common, environment: environment) }
+        let again = try await photoprep(["sync"] + common, environment: environment)
         #expect(again.status == 0 && !again.jsonLines.contains { $0["group"] != nil })
         try await Self.expectCreatedOnce(seeded, id, name: "Summit day")
     }
@@ -211,14 +211,14 @@ import TestSupport
         let common = ["--server", server.base, "--data", client.path, "--json"]
         let photos = [Fixture.path("photos/ladybird-2560x1600.jpg"), Fixture.path("orientation/landscape_6.jpg")]
 
-        let added = try await onThread { try photoprep(["profile", "add-photos", "--album", "trip"] + photos + common, environment: environment) }
+        let added = try await photoprep(["profile", "add-photos", "--album", "trip"] + photos + common, environment: environment)
         #expect(added.status == 0, "\(added.stderr)")
         let finished = added.jsonLines.filter { $0["event"] as? String == "finished" }
         #expect(finished.count == 2, "\(added.stdout)")
-        let asOther = try await onThread { try photoprep(["profile", "add-photos", "--as", "u1", "--album", "trip", photos[0]] + common, environment: environment) }
+        let asOther = try await photoprep(["profile", "add-photos", "--as", "u1", "--album", "trip", photos[0]] + common, environment: environment)
         #expect(asOther.status != 0 && asOther.stderr.contains("--as"), "the token names the user: \(asOther.stderr)")
 
-        let listed = try await onThread { try photoprep(["profile", "album", "trip"] + common, environment: environment) }
+        let listed = try await photoprep(["profile", "album", "trip"] + common, environment: environment)
         #expect(listed.status == 0, "\(listed.stderr)")
         let album = listed.jsonLines
         #expect(album.count == 2 && album.allSatisfy { $0["state"] as? String == "ready" }, "\(listed.stdout)")
@@ -237,13 +237,13 @@ import TestSupport
         // Deleted through the server: the record, the photo and its thumbnail.
         let first = try #require(album.first)
         let (id, key) = (try #require(first["id"] as? String), try #require(first["key"] as? String))
-        let deleted = try await onThread { try photoprep(["profile", "delete-album-photo", "--album", "trip", id] + common, environment: environment) }
+        let deleted = try await photoprep(["profile", "delete-album-photo", "--album", "trip", id] + common, environment: environment)
         #expect(deleted.status == 0, "\(deleted.stderr)")
         #expect(server.stored(key) == nil && server.stored("thumbnails/512/\(key)") == nil)
         #expect(try await ServeReadTests.fetch(try #require(first["downloadURL"] as? String)).status == 404)
-        let after = try await onThread { try photoprep(["profile", "album", "trip"] + common, environment: environment) }
+        let after = try await photoprep(["profile", "album", "trip"] + common, environment: environment)
         #expect(after.jsonLines.compactMap { $0["id"] as? String } == album.dropFirst().compactMap { $0["id"] as? String })
-        let again = try await onThread { try photoprep(["profile", "delete-album-photo", "--album", "trip", id] + common, environment: environment) }
+        let again = try await photoprep(["profile", "delete-album-photo", "--album", "trip", id] + common, environment: environment)
         #expect(again.status != 0 && again.stderr.contains(id), "\(again.stderr)")
     }
 }

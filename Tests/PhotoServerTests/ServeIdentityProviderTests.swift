@@ -72,7 +72,7 @@ import TestSupport
         #expect(provider.discoveryFetches == 1 && provider.jwksFetches == 1)
         // Plain http only on the loopback interface; a wrong issuer does not start.
         let folder = try temporaryFolder()
-        let refused = try await onThread { try photoprep(["serve", "--data", folder.path, "--port", "0", "--oidc-issuer", "http://example.com"]) }
+        let refused = try await photoprep(["serve", "--data", folder.path, "--port", "0", "--oidc-issuer", "http://example.com"])
         #expect(refused.status != 0 && refused.stderr.contains("https://"), "\(refused.stderr)")
     }
 

@@ -136,7 +136,7 @@ import TestSupport
         try Data(jpeg).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let upload = try await onThread {
-            try photoprep(["upload", file.path, "--to", seeded.server.endpoint, "--key-prefix", "profile_images/u1/", "--token", u1, "-q"])
+            try photoprepBlocking(["upload", file.path, "--to", seeded.server.endpoint, "--key-prefix", "profile_images/u1/", "--token", u1, "-q"])
         }
         #expect(upload.status == 0, "\(upload.stdout)\(upload.stderr)")
         #expect(try await Self.rateRefusals(seeded.server) - before <= 1)

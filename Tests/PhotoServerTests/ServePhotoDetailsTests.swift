@@ -99,7 +99,7 @@ import TestSupport
         let database = try await AppDatabase(path: server.data.appendingPathComponent("app.sqlite").path, role: .server)
         let rows = try await database.rows("SELECT \"takenAt\", \"takenAtUTC\" FROM \"storedPhoto\"")
         #expect(rows.count == 2 && rows.allSatisfy { (try? $0.decodeNil(column: "takenAt")) == true && (try? $0.decodeNil(column: "takenAtUTC")) == true })
-        let refused = try await onThread { try photoprep(["serve", "--capture-time", "sometimes"], environment: ["PHOTOPREP_JWT_SECRET": TestTokens.secret]) }
+        let refused = try await photoprep(["serve", "--capture-time", "sometimes"], environment: ["PHOTOPREP_JWT_SECRET": TestTokens.secret])
         #expect(refused.status != 0 && refused.stderr.contains("--capture-time sometimes: keep or drop"), "\(refused.stderr)")
     }
 }

@@ -50,7 +50,7 @@ import TestSupport
         let photoFile = try temporaryFolder().appendingPathComponent("photo.jpg").path
         try FileManager.default.copyItem(atPath: Fixture.path("photos/storm-1920x1280.jpg"), toPath: photoFile)
         let upload = try await onThread {
-            try photoprep(
+            try photoprepBlocking(
                 ["upload", photoFile, "--to", two.a.endpoint, "--key-prefix", "group_photos/\(two.groupId)/",
                  "--state", try temporaryFolder().path],
                 environment: ["PHOTOPREP_TOKEN": u1])
@@ -62,7 +62,7 @@ import TestSupport
         // A non-admin is refused by either instance.
         let ben = TestTokens.hs256(sub: "u2")
         let refused = try await onThread {
-            try photoprep(
+            try photoprepBlocking(
                 ["upload", photoFile, "--to", two.b.endpoint, "--key-prefix", "group_photos/\(two.groupId)/",
                  "--state", try temporaryFolder().path],
                 environment: ["PHOTOPREP_TOKEN": ben])

@@ -97,7 +97,7 @@ import TestSupport
         let serve = try BackgroundCommand(["serve", "--data", folder.path, "--port", String(port)], environment: ["PHOTOPREP_JWT_SECRET": TestTokens.secret])
         let result = try #require(await serve.wait(timeout: 30))
         #expect(result.status == 1 && result.stderr.contains("cannot listen on 127.0.0.1:\(port): Address already in use"), "\(result.stderr)")
-        let wrong = try photoprep(["serve", "--data", folder.path, "--port", "99999"])
+        let wrong = try await photoprep(["serve", "--data", folder.path, "--port", "99999"])
         #expect(wrong.status == 2 && wrong.stderr.contains("--port: not a port number"), "\(wrong.stderr)")
         withExtendedLifetime(listener) {}
     }

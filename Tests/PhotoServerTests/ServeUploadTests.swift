@@ -55,7 +55,7 @@ import TestSupport
         let arguments = ["upload"] + files + [
             "--to", seeded.server.endpoint, "--key-prefix", "user_photos/u2/trip/", "--token", TestTokens.hs256(sub: "u2"), "--state", state.path,
         ]
-        let result = try await onThread { try photoprep(arguments) }
+        let result = try await photoprep(arguments)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         // Stored sideways (400 × 640 pixels, orientation 6) with GPS → upright (640 × 400), no GPS.
         let sideways = try checkNormalised(seeded.server.stored("user_photos/u2/trip/landscape_6.jpg"), preset: .photo, portrait: false)
@@ -84,7 +84,7 @@ import TestSupport
             .map { Fixture.path($0) }
         let token = TestTokens.hs256(sub: "u2")
         let arguments = ["upload"] + files + ["--to", seeded.server.endpoint, "--key-prefix", "user_photos/u2/phone/", "--token", token, "--state", state.path]
-        let result = try await onThread { try photoprep(arguments) }
+        let result = try await photoprep(arguments)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         for file in files {
             let expected = try PhotoPipeline(preset: .photo).prepare(contentsOf: file)

@@ -205,8 +205,8 @@ import TestSupport
         let upstreamPort = ServerProcess.freePort()
         let proxyPort = ServerProcess.freePort()
         let common = ["--data", data.path, "--to", "http://127.0.0.1:\(proxyPort)/files/", ]
-        for id in ["u1", "u2", "u3"] { #expect(try photoprep(["user", "add", id, "--name", id] + common, environment: Self.environment).status == 0) }
-        let created = try photoprep(["group", "create", "--as", "u1", "--name", "g", "--participant", "u2", "--participant", "u3",
+        for id in ["u1", "u2", "u3"] { #expect(try await photoprep(["user", "add", id, "--name", id] + common, environment: Self.environment).status == 0) }
+        let created = try await photoprep(["group", "create", "--as", "u1", "--name", "g", "--participant", "u2", "--participant", "u3",
                                      "--photo", Fixture.path("photos/storm-1920x1280.jpg"), "--retry-seconds", "0"] + common, environment: Self.environment)
         #expect(created.status == 1 && created.stderr.contains("pending"), "\(created.stderr)")
 
@@ -222,13 +222,13 @@ import TestSupport
             try launch(p)
             return p
         }
-        for p in syncs { p.waitUntilExit() }
+        try await onThread { for p in syncs { p.waitUntilExit() } }
         // One uploads it; the other finds it being uploaded (exit 1) — or, if it started late, done (exit 0).
         #expect(syncs.contains { $0.terminationStatus == 0 } && syncs.allSatisfy { [0, 1].contains($0.terminationStatus) })
         #expect(proxy.requests["POST"] == 1, "one upload: \(proxy.requests)")
         let uploads = try FileManager.default.contentsOfDirectory(atPath: server.folder.path).filter { !$0.hasPrefix(".") && !$0.hasSuffix(".info") }
         #expect(uploads.count == 1)
-        #expect(try photoprep(["sync"] + common, environment: Self.environment).stdout.contains("0 of 0 pending photos uploaded"))
+        #expect(try await photoprep(["sync"] + common, environment: Self.environment).stdout.contains("0 of 0 pending photos uploaded"))
     }
 
     /// A photo kept pending goes where it was headed when its group was created (`--to` then), whatever a
@@ -238,20 +238,20 @@ import TestSupport
         let data = folder.appendingPathComponent("data")
         let port = ServerProcess.freePort()
         let headed = ["--data", data.path, "--to", "http://127.0.0.1:\(port)/files/"]
-        for id in ["u1", "u2", "u3"] { #expect(try photoprep(["user", "add", id, "--name", id] + headed, environment: Self.environment).status == 0) }
-        let created = try photoprep(["group", "create", "--as", "u1", "--name", "g", "--participant", "u2", "--participant", "u3",
+        for id in ["u1", "u2", "u3"] { #expect(try await photoprep(["user", "add", id, "--name", id] + headed, environment: Self.environment).status == 0) }
+        let created = try await photoprep(["group", "create", "--as", "u1", "--name", "g", "--participant", "u2", "--participant", "u3",
                                      "--photo", Fixture.path("photos/storm-1920x1280.jpg"), "--retry-seconds", "0"] + headed, environment: Self.environment)
         #expect(created.status == 1 && created.stderr.contains("pending"), "\(created.stderr)")
 
         let other = folder.appendingPathComponent("other")
-        let elsewhere = try photoprep(["sync", "--data", data.path, "--to", other.absoluteString, "--retry-seconds", "0"], environment: Self.environment)
+        let elsewhere = try await photoprep(["sync", "--data", data.path, "--to", other.absoluteString, "--retry-seconds", "0"], environment: Self.environment)
         #expect(elsewhere.status == 1 && elsewhere.stderr.contains("go elsewhere (http://127.0.0.1:\(port)/files/)"), "\(elsewhere.stderr)")
-        let stillDown = try photoprep(["sync", "--data", data.path, "--retry-seconds", "0"], environment: Self.environment)
+        let stillDown = try await photoprep(["sync", "--data", data.path, "--retry-seconds", "0"], environment: Self.environment)
         #expect(stillDown.status == 1 && stillDown.stderr.contains("127.0.0.1:\(port)"), "tried where it was headed: \(stillDown.stderr)")
         #expect(!FileManager.default.fileExists(atPath: other.path) && !FileManager.default.fileExists(atPath: data.appendingPathComponent("storage/group_photos").path))
 
         let server = try TuspyServer(app: "rules_app", environment: ["RULES_SECRET": Self.secret, "RULES_DB": data.appendingPathComponent("app.sqlite").path], port: port)
-        let synced = try photoprep(["sync", "--data", data.path], environment: Self.environment)
+        let synced = try await photoprep(["sync", "--data", data.path], environment: Self.environment)
         #expect(synced.status == 0 && synced.stdout.contains("uploaded → http://127.0.0.1:\(port)/files/"), "\(synced.stdout)\(synced.stderr)")
         let uploads = try FileManager.default.contentsOfDirectory(atPath: server.folder.path).filter { !$0.hasPrefix(".") && !$0.hasSuffix(".info") }
         #expect(uploads.count == 1)
@@ -274,7 +274,7 @@ import TestSupport
         // A short lease: the sync takes the dead process's job over 2 s after its last renewal.
         let common = ["--data", data.path, "--to", proxy.endpoint, "--job-lease", "2"]
         for (id, name) in [("u1", "Ana"), ("u2", "Ben"), ("u3", "Cy")] {
-            #expect(try photoprep(["user", "add", id, "--name", name] + common, environment: Self.environment).status == 0)
+            #expect(try await photoprep(["user", "add", id, "--name", name] + common, environment: Self.environment).status == 0)
         }
         let child = Process()
         child.executableURL = photoprepBinary
@@ -299,7 +299,7 @@ import TestSupport
         #expect(killed.uploadLocation?.hasPrefix(proxy.endpoint) == true, "the database knows the upload's location")
         #expect(killed.uploadedBytes > 0)
 
-        let sync = try photoprep(["sync"] + common, environment: Self.environment)
+        let sync = try await photoprep(["sync"] + common, environment: Self.environment)
         #expect(sync.status == 0, "\(sync.stderr)")
         #expect(sync.stdout.contains("1 of 1 pending photos uploaded"), "\(sync.stdout)")
         let groups = try await reader.count("chatGroup")

@@ -15,17 +15,17 @@ import TestSupport
         return (file, folder.appendingPathComponent("state"), bytes.count)
     }
 
-    func upload(_ file: URL, to endpoint: String, state: URL, _ extra: [String] = []) throws -> (CommandResult, seconds: Double) {
+    func upload(_ file: URL, to endpoint: String, state: URL, _ extra: [String] = []) async throws -> (CommandResult, seconds: Double) {
         let start = Date()
-        let result = try photoprep(["upload", file.path, "--to", endpoint, "--state", state.path, "--token", "secret-token",
+        let result = try await photoprep(["upload", file.path, "--to", endpoint, "--state", state.path, "--token", "secret-token",
                                     "--chunk-size", "64KiB"] + extra)
         return (result, Date().timeIntervalSince(start))
     }
 
-    @Test func aServerClaimingEveryByteAfterOneChunkIsNotBelieved() throws {
+    @Test func aServerClaimingEveryByteAfterOneChunkIsNotBelieved() async throws {
         let server = try LyingTusServer(mode: "full")
         let (file, state, _) = try photo()
-        let (result, _) = try upload(file, to: server.endpoint, state: state)
+        let (result, _) = try await upload(file, to: server.endpoint, state: state)
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
         #expect(!result.stdout.contains("→"), "no upload reported: \(result.stdout)")
         #expect(result.stderr.contains("protocol violation") && result.stderr.contains("never received"), "\(result.stderr)")
@@ -34,11 +34,11 @@ import TestSupport
     /// A PATCH answered without progress (the same offset, back to zero, one byte short) counts against the
     /// retry budget; the bytes sent are capped. Before: 10,000 PATCHes and ~680 MB in 15 s for 200 KB.
     @Test(arguments: ["same", "zero", "one-short"])
-    func answersWithoutProgressEndWithinTheBudget(mode: String) throws {
+    func answersWithoutProgressEndWithinTheBudget(mode: String) async throws {
         let server = try LyingTusServer(mode: mode)
         let (file, state, size) = try photo()
         // 10 s: the budget also bounds each request, and the lying server must answer within it for a retry to show.
-        let (result, seconds) = try upload(file, to: server.endpoint, state: state, ["--retry-seconds", "10"])
+        let (result, seconds) = try await upload(file, to: server.endpoint, state: state, ["--retry-seconds", "10"])
         #expect(result.status == 1, "\(result.stderr)")
         #expect(!result.stdout.contains("→"))
         #expect(seconds < 40, "bounded in time: \(seconds) s")
@@ -47,39 +47,39 @@ import TestSupport
     }
 
     @Test(arguments: ["foreign", "redirect"])
-    func credentialsGoOnlyToTheDestinationsOrigin(mode: String) throws {
+    func credentialsGoOnlyToTheDestinationsOrigin(mode: String) async throws {
         let server = try LyingTusServer(mode: mode)
         let (file, state, _) = try photo()
-        let (result, _) = try upload(file, to: server.endpoint, state: state)
+        let (result, _) = try await upload(file, to: server.endpoint, state: state)
         #expect(result.status == 1, "\(result.stderr)")
         #expect(result.stderr.contains(mode == "foreign" ? "another origin" : "redirects"), "\(result.stderr)")
         #expect(server.credentialsTo["localhost"] == nil, "the token went to another origin: \(server.credentialsTo)")
         #expect(server.credentialsTo["127.0.0.1"] != nil)
     }
 
-    @Test func aForeignOriginIsUsedWhenExplicitlyAllowed() throws {
+    @Test func aForeignOriginIsUsedWhenExplicitlyAllowed() async throws {
         let server = try LyingTusServer(mode: "foreign")
         let (file, state, _) = try photo()
-        let (result, _) = try upload(file, to: server.endpoint, state: state, ["--allow-origin", "http://localhost:\(server.server.port)"])
+        let (result, _) = try await upload(file, to: server.endpoint, state: state, ["--allow-origin", "http://localhost:\(server.server.port)"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(server.credentialsTo["localhost"] != nil)
     }
 
     /// Accepts the connection and never answers: `--retry-seconds 3` ends the run in seconds (it took 90 s).
-    @Test func aServerThatNeverAnswersIsBoundedByTheBudget() throws {
+    @Test func aServerThatNeverAnswersIsBoundedByTheBudget() async throws {
         let server = try LyingTusServer(mode: "hang")
         let (file, state, _) = try photo()
-        let (result, seconds) = try upload(file, to: server.endpoint, state: state, ["--retry-seconds", "3"])
+        let (result, seconds) = try await upload(file, to: server.endpoint, state: state, ["--retry-seconds", "3"])
         #expect(result.status == 1)
         #expect(seconds < 30, "took \(seconds) s")
         #expect(result.stderr.contains("no answer within"), "\(result.stderr)")
     }
 
     /// Nothing listening: fails within 30 s by default, naming the connection failure, each retry shown.
-    @Test func aClosedPortFailsFastByDefault() throws {
+    @Test func aClosedPortFailsFastByDefault() async throws {
         let (file, state, _) = try photo()
         let start = Date()
-        let result = try photoprep(["upload", file.path, "--to", "http://127.0.0.1:\(ServerProcess.freePort())/files/", "--state", state.path])
+        let result = try await photoprep(["upload", file.path, "--to", "http://127.0.0.1:\(ServerProcess.freePort())/files/", "--state", state.path])
         let seconds = Date().timeIntervalSince(start)
         #expect(result.status == 1)
         #expect(seconds < 30, "took \(seconds) s")
@@ -93,11 +93,11 @@ import TestSupport
         let server = try TusServer()
         let proxy = try FaultProxy(upstream: server.port, faults: ["--drop", "2"])
         let (file, state, _) = try photo()
-        let (result, _) = try upload(file, to: proxy.endpoint, state: state, ["--no-checksums"])
+        let (result, _) = try await upload(file, to: proxy.endpoint, state: state, ["--no-checksums"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.components(separatedBy: "retrying:").count - 1 == 2, "\(result.stderr)")
         let second = try FaultProxy(upstream: server.port, faults: ["--drop", "1"])
-        let (json, _) = try upload(file, to: second.endpoint, state: state.appendingPathComponent("again"), ["--json", "--no-checksums"])
+        let (json, _) = try await upload(file, to: second.endpoint, state: state.appendingPathComponent("again"), ["--json", "--no-checksums"])
         #expect(json.status == 0, "\(json.stderr)")
         let retry = try #require(json.jsonLines.first { $0["event"] as? String == "retrying" })
         #expect(retry["attempt"] as? Int == 1 && (retry["reason"] as? String)?.isEmpty == false && retry["retryIn"] is Double, "\(retry)")

@@ -123,7 +123,7 @@ import TestSupport
         proxy = nil
 
         let again = try FaultProxy(upstream: nio.server.port, faults: [], port: proxyPort)
-        let second = try await onThread { try photoprep(arguments) }
+        let second = try await photoprep(arguments)
         #expect(second.status == 0, "\(second.stderr)")
         #expect(nio.stored("up/photo.jpg") == bytes)
         // The second run started where the server stood, and sent each remaining byte once.

@@ -32,15 +32,18 @@ import TestSupport
         child.standardError = FileHandle.nullDevice
         try launch(child)
         let journal = UploadJournal(folder: state)
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, (journal.entries().first?.offset ?? 0) < Int64(2 * part) { usleep(20_000) }
-        kill(child.processIdentifier, SIGKILL)
-        child.waitUntilExit()
+        // Watched from a thread of its own: a kill late behind the other tests' work would find the upload done.
+        try await onThread {
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline, (journal.entries().first?.offset ?? 0) < Int64(2 * part) { usleep(20_000) }
+            kill(child.processIdentifier, SIGKILL)
+            child.waitUntilExit()
+        }
         let entry = try #require(journal.entries().first)
         #expect(entry.location.hasPrefix("multipart:"), "the UploadId is journalled")
         #expect(entry.offset >= Int64(2 * part) && entry.offset < Int64(bytes.count))
 
-        let again = try photoprep(arguments, environment: environment)
+        let again = try await photoprep(arguments, environment: environment)
         #expect(again.status == 0, "\(again.stderr)")
         let store = try S3Store(url: "s3://photos", environment: moto.environment())
         #expect(try await store.download("raw/panorama.jpg", client: .shared) == bytes)
@@ -75,8 +78,11 @@ import TestSupport
         }
         var prepared: [[String]] = []
         for (p, out) in processes {
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
+            let text = try await onThread {
+                let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                p.waitUntilExit()
+                return text
+            }
             #expect(p.terminationStatus == 0)
             prepared.append(CommandResult(status: 0, stdout: text, stderr: "").jsonLines.filter { $0["event"] as? String == "prepared" }.compactMap { $0["input"] as? String })
         }
@@ -97,7 +103,7 @@ import TestSupport
         #expect(proxy.requests["PUT"] == all, "one PUT per photo")
 
         // A crashed machine's re-run (fresh --out, no local manifest): everything is already there.
-        let rerun = try photoprep(shard(1, out: "c"), environment: environment)
+        let rerun = try await photoprep(shard(1, out: "c"), environment: environment)
         #expect(rerun.status == 0)
         let events = rerun.jsonLines.compactMap { $0["event"] as? String }.filter { $0 != "summary" }
         #expect(events == Array(repeating: "present", count: prepared[0].count), "\(events)")

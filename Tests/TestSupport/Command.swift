@@ -23,8 +23,15 @@ public struct CommandResult: Sendable {
     }
 }
 
-/// Runs the built `photoprep` binary, as a user would, and waits for it.
-public func photoprep(_ arguments: [String], environment: [String: String]? = nil) throws -> CommandResult {
+/// Runs the built `photoprep` binary, as a user would, and waits for it on a thread of its own: never on one of the
+/// test process's few threads that every test's async work shares (a test waiting there for a command held up every
+/// server running in the process meanwhile).
+public func photoprep(_ arguments: [String], environment: [String: String]? = nil) async throws -> CommandResult {
+    try await onThread { try photoprepBlocking(arguments, environment: environment) }
+}
+
+/// `photoprep`, waiting on the calling thread: for code already on a thread of its own.
+public func photoprepBlocking(_ arguments: [String], environment: [String: String]? = nil) throws -> CommandResult {
     let process = Process()
     process.executableURL = photoprepBinary
     process.arguments = arguments
