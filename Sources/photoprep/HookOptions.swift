@@ -18,9 +18,8 @@ struct HookOptions: ParsableArguments {
         valueName: "refuse|allow"))
     var hookFailure: String?
 
-    /// The hook, if one is given.
-    func hook(environment: [String: String]) throws -> CreationHook? {
-        func setting(_ flag: String?, _ name: String) -> String? { flag ?? environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+    /// The hook, if one is given; `setting` is serve's: the flag, else the variable.
+    func hook(_ setting: (String?, String) -> String?) throws -> CreationHook? {
         guard let url = setting(hookURL, "PHOTOPREP_HOOK_URL") else { return nil }
         guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
             throw ValidationError("--hook-url \(url): an http:// or https:// URL")

@@ -224,7 +224,7 @@ struct Serve: AsyncParsableCommand {
         }
         configuration.corsOrigins = origins.filter { !$0.isEmpty }
         try limits.apply(to: &configuration, environment: environment)
-        configuration.creationHook = try hooks.hook(environment: environment)
+        configuration.creationHook = try hooks.hook(setting)
         configuration.sweepInterval = .milliseconds(Int(sweepSeconds * 1000))
         configuration.tlsHandshakeTimeout = .milliseconds(Int(max(tlsHandshakeTimeout, 0.1) * 1000))
         configuration.tls = try Self.tls(certificate: setting(tlsCert, "PHOTOPREP_TLS_CERT"), key: setting(tlsKey, "PHOTOPREP_TLS_KEY"))

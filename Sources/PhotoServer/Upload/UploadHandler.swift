@@ -48,7 +48,7 @@ struct UploadHandler: Sendable {
             path = try StoragePath(key: key)
             try await processor.intake.authorize(caller: caller.id, writing: path)
             // Some room left (the photo stored is the prepared one, often a tenth of the upload: checked when it is).
-            try await processor.intake.quotas?.checkRoom(for: path, caller: caller.id, adding: nil)
+            try await processor.intake.quotas?.checkRoom(for: path, adding: nil)
         } catch {
             if let failure = DependencyFailure(error) { throw refusal(failure) }
             if case .overQuota = error { throw UploadRefusal(.overQuota, "\(error)") }

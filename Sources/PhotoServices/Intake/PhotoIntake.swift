@@ -75,7 +75,7 @@ public struct PhotoIntake: Sendable {
         let preparing = ContinuousClock.now - started
         try await authorize(caller: caller, writing: path)
         let bytes = prepared.jpeg.count + prepared.thumbnails.reduce(0) { $0 + $1.jpeg.count + ($1.webp?.count ?? 0) }
-        try await quotas?.checkRoom(for: path, caller: caller, adding: Int64(bytes))
+        try await quotas?.checkRoom(for: path, adding: Int64(bytes))
         var stored = StoredPhotos.StoredObjects(
             photo: try await storage.put(prepared.jpeg, key: path.key), thumbnails: [], score: prepared.report.score,
             placeholder: prepared.report.placeholder, takenAt: keepsCaptureTime ? prepared.report.takenAt : nil, focus: focus)

@@ -128,11 +128,9 @@ public struct StoredPhotos: Sendable {
             .model(StoredPhoto(
                 key: key, location: photo.location, sha256: photo.content.sha256, size: photo.content.size, token: newToken(), storedAt: date,
                 score: stored.score, placeholder: stored.placeholder, takenAt: stored.takenAt,
-                takenAtUTC: stored.takenAt.flatMap { ISO8601DateFormatter().date(from: $0) }, focus: stored.focus?.description))
+                takenAtUTC: stored.takenAt.flatMap { ISO8601DateFormatter().date(from: $0) }, focus: stored.focus?.description,
+                owner: (try? StoragePath(key: key))?.owner))
             .run()
-        if let owner = (try? StoragePath(key: key))?.owner {
-            try await db.update("storedPhoto").set("owner", to: owner).where("key", .equal, key).run()
-        }
         return try await insert(stored.thumbnails, key: key, replacing: old, db)
     }
 

@@ -38,11 +38,11 @@ public struct Quotas: Sendable {
         }
     }
 
-    /// Whether a photo of `adding` bytes (with its thumbnails) fits in `caller`'s quota at `path`; throws
+    /// Whether a photo of `adding` bytes (with its thumbnails) fits in its owner's quota at `path`; throws
     /// `.overQuota` when it does not. What it would replace (the same key, a previous profile picture) is left out.
     /// Asked with the prepared photo's bytes before it is stored, and with nil when an upload is created: is a photo
     /// and a byte left?
-    public func checkRoom(for path: StoragePath, caller: String, adding: Int64?) async throws(ServiceError) {
+    public func checkRoom(for path: StoragePath, adding: Int64?) async throws(ServiceError) {
         guard let owner = path.owner, let standard else { return }
         try await database.read { db in
             var replaced = [path.key]

@@ -23,4 +23,6 @@ public struct StoredPhoto: Codable, Sendable, Equatable {
     public var takenAtUTC: Date? = nil
     /// The focal point its square thumbnails are centred on, as the client gave it (`x,y`, `FocalPoint`); nil: none given.
     public var focus: String? = nil
+    /// Whose storage quota it counts in (`StoragePath.owner`): nil for a group's photo.
+    public var owner: String? = nil
 }
