@@ -48,7 +48,7 @@ $test_servers || exit 0
 
 # The test servers, pinned, in .venv/ made by Debian's own python3 (not whatever python3 is first on PATH).
 venv=.venv
-requirements=(resumable-upload==0.3.0 tuspyserver==4.4.3 uvicorn "moto[server]==5.1.22" tuspy==1.1.0 schemathesis==4.32.5 playwright==1.65.2 ssimulacra2==0.3.0 thumbhash-python==1.0.1)
+requirements=(resumable-upload==0.3.0 tuspyserver==4.4.3 uvicorn "moto[server]==5.1.22" tuspy==1.1.0 schemathesis==4.32.5 playwright==1.65.2 ssimulacra2==0.3.0 thumbhash-python==1.0.1 standardwebhooks==1.3.0)
 stamp="$venv/.photoprep-requirements"
 if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "${requirements[*]}" ]; then
   rm -rf "$venv"

@@ -34,6 +34,15 @@ extension PhotoServer {
         public var maxUnfinishedUploadsPerUser = 20
         /// The app's backend, asked before each upload is created (nil: nobody).
         public var creationHook: CreationHook?
+        /// Where each change's event is delivered (`EventDeliveryService`); nil: events are recorded and kept for
+        /// `eventsKept`, sent nowhere (`photoprep events` lists them).
+        public var eventReceiver: EventDeliveryService.Receiver?
+        /// How often and how long an event that could not be delivered is tried again.
+        public var eventDelivery = EventDelivery()
+        /// How long events are kept after they were recorded.
+        public var eventsKept: Duration = .seconds(7 * 24 * 3600)
+        /// How often the outbox is looked at for new events when there was nothing to send.
+        public var eventInterval: Duration = .milliseconds(250)
         /// What each user may keep stored in their own folders, unless they have a quota of their own (`photoprep user
         /// quota`); nil: no quotas.
         public var quota: StorageQuota? = .standard

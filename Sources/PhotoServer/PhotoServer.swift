@@ -194,6 +194,11 @@ public struct PhotoServer: Sendable {
             services: [
                 .init(service: app), .init(service: sweeper), .init(service: readiness),
                 .init(service: PhotoJobRunner(jobs: services.jobs, mode: .continuous(every: configuration.jobInterval))),
+                .init(service: EventDeliveryService(
+                    outbox: Outbox(database: database), receiver: configuration.eventReceiver, policy: configuration.eventDelivery,
+                    // An attempt ends (its timeout) well before its lease: no other instance sends an event while one still may.
+                    lease: max(configuration.jobLease, (configuration.eventReceiver?.timeout ?? .zero) * 2), interval: configuration.eventInterval, keep: configuration.eventsKept, logger: logger,
+                    observe: { [metrics] in metrics.events($0) })),
                 .init(service: FileReloader(reloads: reloads, logger: logger)),
             ] + authenticator.remote.map { .init(service: $0) }
                 // Last: graceful shutdown ends the services from the last one, each after the one before it has ended.

@@ -9,7 +9,7 @@ import PhotoBatch
 struct Photoprep: AsyncParsableCommand {
     static let configuration = Root.configuration(subcommands: [
         Prepare.self, Probe.self, Score.self, Upload.self, Presign.self, Bench.self,
-        GroupCommand.self, ProfileCommand.self, UserCommand.self, SyncCommand.self, Serve.self,
+        GroupCommand.self, ProfileCommand.self, UserCommand.self, SyncCommand.self, EventsCommand.self, Serve.self,
     ])
 
     /// `--version`, and `prepare` in the forms people type (`PrepareCommandLine`), are read without argument parser:

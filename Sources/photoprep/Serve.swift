@@ -104,6 +104,8 @@ struct Serve: AsyncParsableCommand {
 
     @OptionGroup var hooks: HookOptions
 
+    @OptionGroup var events: EventOptions
+
     @Option(help: ArgumentHelp(
         "Serve HTTPS with this certificate (PEM, the chain leaf first; with --tls-key), read again on SIGHUP; HTTP/2 to clients that offer it (env PHOTOPREP_TLS_CERT; default: plain HTTP, e.g. behind a proxy).",
         valueName: "file"))
@@ -225,6 +227,7 @@ struct Serve: AsyncParsableCommand {
         configuration.corsOrigins = origins.filter { !$0.isEmpty }
         try limits.apply(to: &configuration, environment: environment)
         configuration.creationHook = try hooks.hook(setting)
+        try events.apply(to: &configuration, setting)
         configuration.sweepInterval = .milliseconds(Int(sweepSeconds * 1000))
         configuration.tlsHandshakeTimeout = .milliseconds(Int(max(tlsHandshakeTimeout, 0.1) * 1000))
         configuration.tls = try Self.tls(certificate: setting(tlsCert, "PHOTOPREP_TLS_CERT"), key: setting(tlsKey, "PHOTOPREP_TLS_KEY"))

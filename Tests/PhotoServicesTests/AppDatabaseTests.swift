@@ -24,7 +24,7 @@ import TestSupport
     /// server records those), the embedded services' and the server's no pending groups.
     @Test func eachRoleGetsItsOwnTables() async throws {
         let jobs: Set = ["photoJob", "photoJobRun", "staleObject"]
-        let services: Set = ["user", "chatGroup", "groupMember", "message", "notification", "albumPhoto", "storedPhoto", "storedThumbnail", "groupCreation", "userQuota"]
+        let services: Set = ["user", "chatGroup", "groupMember", "message", "notification", "albumPhoto", "storedPhoto", "storedThumbnail", "groupCreation", "userQuota", "event"]
         let expected: [(AppDatabase.Role, Set<String>)] = [
             (.services, services.union(jobs)),
             (.client, jobs.union(["pendingGroup"])),
@@ -52,6 +52,7 @@ import TestSupport
             try await db.delete(from: "schemaMigration").run()
             try await db.drop(table: "groupCreation").run()  // added since
             try await db.drop(table: "userQuota").run()  // added since
+            try await db.drop(table: "event").run()  // added since
             try await db.drop(table: "storedThumbnail").run()
             try await db.drop(table: "storedPhoto").run()
             try await db.raw("ALTER TABLE \"photoJob\" DROP COLUMN \"destination\"").run()  // added since
@@ -70,7 +71,7 @@ import TestSupport
             "services v4: each stored photo's perceptual quality score",
             "services v5: each stored photo's placeholder, capture time and focal point, its thumbnails' WebPs",
             "services v6: a stored photo's location recorded once, in its stored photo's row",
-            "services v7: storage quotas: each stored photo's owner, users' own quotas",
+            "services v7: storage quotas: each stored photo's owner, users' own quotas", "services v8: the events' outbox",
             "jobs v5: each job's destination", "jobs v6: each job's focal point",
         ]
         for role in [AppDatabase.Role.services, .client, .server] {

@@ -1,5 +1,6 @@
 import CoreMetrics
 import Foundation
+import PhotoServices
 import Prometheus
 import Synchronization
 
@@ -54,6 +55,24 @@ final class ServerMetrics: Sendable {
     /// A failure of the database or the storage (`DependencyFailure`), by condition (`unavailable`, `full`).
     func dependencyFailure(_ condition: String) {
         CoreMetrics.Counter(label: "photoprep_dependency_failures_total", dimensions: [("condition", condition)], factory: factory).increment()
+    }
+
+    /// What the events' delivery saw: each attempt by its outcome (`photoprep_event_deliveries_total`: delivered,
+    /// retry, dead), and how many events are in each state (`photoprep_events`: pending, delivered, dead).
+    func events(_ observation: EventDeliveryService.Observation) {
+        switch observation {
+        case .attempt(let action):
+            let outcome = switch action {
+            case .delivered: "delivered"
+            case .retry: "retry"
+            case .dead: "dead"
+            }
+            CoreMetrics.Counter(label: "photoprep_event_deliveries_total", dimensions: [("outcome", outcome)], factory: factory).increment()
+        case .counts(let counts):
+            for (state, count) in counts {
+                CoreMetrics.Gauge(label: "photoprep_events", dimensions: [("state", state.rawValue)], factory: factory).record(count)
+            }
+        }
     }
 
     /// The Prometheus text exposition.

@@ -227,26 +227,43 @@ public struct PhotoIntake: Sendable {
         let name = displayName.flatMap { try? NameRules.displayName($0) } ?? caller
         try await db.insert(into: "user").model(User(id: caller, displayName: name)).ignoringConflicts().run()
         let replacing = quota == nil ? false : try await Quotas.lock(path, db)
-        var replaced = try await StoredPhotos.record(key: path.key, stored: stored, at: date, db)
+        var (replaced, existed) = try await StoredPhotos.record(key: path.key, stored: stored, at: date, db)
         // The storage rules once more, in the transaction that records: an admin removed meanwhile changes nothing.
         var admin = false
         if case .groupPhoto(let group) = path { admin = try await Users.isAdmin(caller, of: group, db) }
         try StorageRules.authorize(caller: caller, writing: path) { _ in admin }
+        let subject = Outbox.subject(of: path)
+        try await Outbox.record(
+            existed ? .photoReplaced : .photoStored, subject: subject,
+            data: [
+                "key": path.key, "owner": path.owner, "size": stored.photo.content.size, "sha256": stored.photo.content.sha256, "score": stored.score,
+                "thumbnails": stored.thumbnails.map(\.edge), "by": caller,
+            ], at: date, db)
         switch path {
         case .groupPhoto(let group):
             try await db.update("chatGroup").set("photoState", to: PhotoState.done.rawValue)
                 .set("photoError", to: SQLLiteral.null).set("updatedAt", to: date).where("id", .equal, group).run()
+            try await Outbox.record(.groupPhotoChanged, subject: subject, data: ["groupId": group, "key": path.key, "by": caller], at: date, db)
         case .profileImage:
             let old = try await Users.find(caller, db)
             try await db.update("user").set("profilePhotoKey", to: path.key).where("id", .equal, caller).run()
-            if let oldKey = old?.profilePhotoKey, oldKey != path.key { replaced += try await StoredPhotos.forget(key: oldKey, db).all }
+            try await Outbox.record(.profilePhotoChanged, subject: subject, data: ["userId": caller, "key": path.key], at: date, db)
+            if let oldKey = old?.profilePhotoKey, oldKey != path.key {
+                let forgotten = try await StoredPhotos.forget(key: oldKey, db)
+                replaced += forgotten.all
+                if forgotten.photo != nil { try await Outbox.record(.photoDeleted, subject: subject, data: ["key": oldKey, "owner": caller, "by": caller], at: date, db) }
+            }
         case .userPhoto(let user, let album, _):
             // The same key again replaces that album photo (an album job's record has its key already); a new key is a new photo.
-            let updated = try await db.update("albumPhoto").set("state", to: PhotoState.done.rawValue)
-                .where("key", .equal, path.key).returning("id").all()
-            if updated.isEmpty {
+            var id = try await db.update("albumPhoto").set("state", to: PhotoState.done.rawValue)
+                .where("key", .equal, path.key).returning("id").first(decodingColumn: "id", as: String.self)
+            if id == nil {
                 let photo = AlbumPhoto(id: randomUUID(), userId: user, album: album, key: path.key, state: .done, createdAt: date)
                 try await db.insert(into: "albumPhoto").model(photo).run()
+                id = photo.id
+            }
+            if !existed {
+                try await Outbox.record(.albumPhotoAdded, subject: subject, data: ["userId": user, "album": album, "photoId": id, "key": path.key], at: date, db)
             }
         }
         if let quota { try await Quotas.check(path, replacing: replacing, standard: quota, db) }

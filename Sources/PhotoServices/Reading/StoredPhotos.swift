@@ -120,9 +120,10 @@ public struct StoredPhotos: Sendable {
     }
 
     /// Records the photo now stored at `key`, and its thumbnails, with a new token (replacing what was
-    /// there); returns the locations of thumbnails it had that the new ones do not overwrite.
-    static func record(key: String, stored: StoredObjects, at date: Date, _ db: any SQLDatabase) async throws -> [String] {
-        let old = try await forget(key: key, db).thumbnails
+    /// there); returns the locations of thumbnails it had that the new ones do not overwrite, and whether a photo was
+    /// recorded at `key` before.
+    static func record(key: String, stored: StoredObjects, at date: Date, _ db: any SQLDatabase) async throws -> (replaced: [String], existed: Bool) {
+        let old = try await forget(key: key, db)
         let photo = stored.photo
         try await db.insert(into: "storedPhoto")
             .model(StoredPhoto(
@@ -131,7 +132,7 @@ public struct StoredPhotos: Sendable {
                 takenAtUTC: stored.takenAt.flatMap { ISO8601DateFormatter().date(from: $0) }, focus: stored.focus?.description,
                 owner: (try? StoragePath(key: key))?.owner))
             .run()
-        return try await insert(stored.thumbnails, key: key, replacing: old, db)
+        return (try await insert(stored.thumbnails, key: key, replacing: old.thumbnails, db), old.photo != nil)
     }
 
     /// A stored photo's thumbnails, as the intake put them.

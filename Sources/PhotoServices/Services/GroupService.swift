@@ -72,6 +72,9 @@ public struct GroupService: Sendable {
                 }
                 if !notifications.isEmpty { try await db.insert(into: "notification").models(notifications).run() }
                 if let job { try await JobStore.insert(job, db) }
+                try await Outbox.record(
+                    .groupCreated, subject: "group:\(groupId)",
+                    data: ["groupId": groupId, "name": name, "createdBy": creator, "members": members.map(\.userId)], at: now, db)
                 return Created(group: group, members: members, photoJob: job?.id)
             }
         } catch {

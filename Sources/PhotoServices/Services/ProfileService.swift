@@ -25,7 +25,10 @@ public struct ProfileService: Sendable {
             guard let user = try await Users.find(caller, db) else { throw ServiceError.unknownUsers([caller]) }
             try await db.update("user").set("profilePhotoKey", to: SQLLiteral.null).where("id", .equal, caller).run()
             guard let key = user.profilePhotoKey else { return [] }
-            return try await StoredPhotos.forget(key: key, db).all
+            let forgotten = try await StoredPhotos.forget(key: key, db)
+            try await Outbox.record(.profilePhotoChanged, subject: "user:\(caller)", data: ["userId": caller, "key": nil], db)
+            if forgotten.photo != nil { try await Outbox.record(.photoDeleted, subject: "user:\(caller)", data: ["key": key, "owner": caller, "by": caller], db) }
+            return forgotten.all
         }
         for url in objects { try await jobs.intake.delete(url, caller: caller) }
     }
@@ -70,7 +73,12 @@ public struct ProfileService: Sendable {
         let objects = try await database.write { db in
             try await db.delete(from: "albumPhoto").where("id", .equal, photoId).run()
             try await JobStore.deleteAlbumJobs(photo: photoId, db)
-            return try await StoredPhotos.forget(key: photo.key, db).all
+            let forgotten = try await StoredPhotos.forget(key: photo.key, db)
+            let subject = "user:\(caller)"
+            try await Outbox.record(
+                .albumPhotoDeleted, subject: subject, data: ["userId": caller, "album": photo.album, "photoId": photoId, "key": photo.key], db)
+            if forgotten.photo != nil { try await Outbox.record(.photoDeleted, subject: subject, data: ["key": photo.key, "owner": caller, "by": caller], db) }
+            return forgotten.all
         }
         for url in objects { try await jobs.intake.delete(url, caller: caller) }
     }

@@ -17,6 +17,7 @@ enum Schema {
         Migration(name: "services v5: each stored photo's placeholder, capture time and focal point, its thumbnails' WebPs", shippedAs: "", run: servicesV5),
         Migration(name: "services v6: a stored photo's location recorded once, in its stored photo's row", shippedAs: "", run: servicesV6),
         Migration(name: "services v7: storage quotas: each stored photo's owner, users' own quotas", shippedAs: "", run: servicesV7),
+        Migration(name: "services v8: the events' outbox", shippedAs: "", run: servicesV8),
     ]
     /// The photo jobs (embedded services and clients alike), their runs, and replaced objects still to delete.
     static let jobs = [
@@ -199,6 +200,29 @@ enum Schema {
             .column("photos", type: .bigint, .notNull)
             .column("setAt", type: .timestamp, .notNull)
             .run()
+    }
+
+    private static func servicesV8(_ db: any SQLDatabase) async throws {
+        // Each change's event (`OutboxEvent`), written in the change's transaction, until delivered and kept a while.
+        try await db.create(table: "event")
+            .column("seq", type: .bigint, .primaryKey(autoIncrement: true))
+            .column("id", type: .text, .notNull, .unique)
+            .column("type", type: .text, .notNull)
+            .column("subject", type: .text, .notNull)
+            .column("body", type: .text, .notNull)
+            .column("state", type: .text, .notNull)  // pending, delivered, dead
+            .column("attempts", type: .bigint, .notNull)
+            .column("nextAttemptAt", type: .timestamp, .notNull)
+            .column("lastError", type: .text)
+            .column("leaseOwner", type: .text)
+            .column("leaseExpiresAt", type: .timestamp)
+            .column("createdAt", type: .timestamp, .notNull)
+            .column("deliveredAt", type: .timestamp)
+            .run()
+        // The delivering services' questions: the oldest pending events; the oldest pending one of a subject.
+        try await db.create(index: "event_state_seq").on("event").column("state").column("seq").run()
+        try await db.create(index: "event_subject_seq").on("event").column("subject").column("seq").run()
+        try await db.create(index: "event_createdAt").on("event").column("createdAt").run()
     }
 
     private static func jobsV1(_ db: any SQLDatabase) async throws {

@@ -1,0 +1,129 @@
+import AsyncHTTPClient
+public import Foundation
+public import Logging
+import NIOCore
+import NIOHTTP1
+import PhotoFiles
+public import ServiceLifecycle
+
+/// Delivers the outbox's events to the app's receiver, as a swift-service-lifecycle `Service`: each is POSTed as
+/// JSON, signed as Standard Webhooks do (`webhook-id`, `webhook-timestamp`, `webhook-signature`), one at a time and in
+/// order per subject; what becomes of an attempt is `EventDelivery`'s decision. Every instance sharing a database runs
+/// one, and each event is taken by one of them (`Outbox.claimNext`). It looks at the outbox every `interval` when it
+/// has nothing to send, and deletes events older than `keep` (pending ones too when there is no receiver). At least
+/// once: an instance that dies after the receiver answered but before recording it leaves the event to be sent again
+/// when its lease ends — receivers tell repeats by `webhook-id`.
+public struct EventDeliveryService: Service {
+    /// Where events go and how they are signed.
+    public struct Receiver: Sendable {
+        public var url: String
+        public var signer: WebhookSigner
+        /// How long one attempt may take, answer and body included.
+        public var timeout: Duration
+
+        public init(url: String, signer: WebhookSigner, timeout: Duration = .seconds(10)) {
+            (self.url, self.signer, self.timeout) = (url, signer, timeout)
+        }
+    }
+
+    /// What the service saw, for metrics.
+    public enum Observation: Sendable {
+        case attempt(EventDelivery.Action)
+        case counts([OutboxEvent.State: Int])
+    }
+
+    let outbox: Outbox
+    let receiver: Receiver?
+    let policy: EventDelivery
+    let lease: Duration
+    let interval: Duration
+    let keep: Duration
+    let logger: Logger
+    let observe: @Sendable (Observation) -> Void
+
+    public init(
+        outbox: Outbox, receiver: Receiver?, policy: EventDelivery = EventDelivery(), lease: Duration = .seconds(30), interval: Duration = .milliseconds(250),
+        keep: Duration = .seconds(7 * 24 * 3600), logger: Logger, observe: @escaping @Sendable (Observation) -> Void = { _ in }
+    ) {
+        (self.outbox, self.receiver, self.policy, self.lease, self.interval, self.keep) = (outbox, receiver, policy, lease, interval, keep)
+        (self.logger, self.observe) = (logger, observe)
+    }
+
+    public func run() async throws {
+        let runner = randomHex(byteCount: 8)
+        let clock = ContinuousClock()
+        var pruned: ContinuousClock.Instant?
+        var counted: ContinuousClock.Instant?
+        while !Task.isCancelled, !Task.isShuttingDownGracefully {
+            do {
+                if pruned.map({ clock.now - $0 > .seconds(600) }) ?? true {
+                    let gone = try await outbox.prune(recordedBefore: Date() - keep.timeInterval, undelivered: receiver == nil)
+                    if gone > 0 { logger.info("events: deleted \(gone) recorded more than \(keep) ago") }
+                    pruned = clock.now
+                }
+                if let receiver {
+                    while !Task.isShuttingDownGracefully, let event = try await outbox.claimNext(runner: runner, lease: lease) {
+                        let action = await deliver(event, to: receiver)
+                        try await outbox.settle(event, runner: runner, as: action)
+                        observe(.attempt(action))
+                        switch action {
+                        case .delivered: break
+                        case .retry(let at, let error):
+                            logger.warning("event \(event.id) (\(event.type)) not delivered, attempt \(event.attempts): \(error); again at \(at)")
+                        case .dead(let error):
+                            logger.error("event \(event.id) (\(event.type)) is dead: \(error); `photoprep events retry \(event.id)` sends it again")
+                        }
+                    }
+                }
+                if counted.map({ clock.now - $0 > .seconds(5) }) ?? true {
+                    observe(.counts(try await outbox.counts()))
+                    counted = clock.now
+                }
+            } catch {
+                logger.warning("events: \(error); trying again in \(interval)")
+            }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+        }
+    }
+
+    /// One attempt: the outcome, decided on.
+    func deliver(_ event: OutboxEvent, to receiver: Receiver) async -> EventDelivery.Action {
+        let outcome = await Self.send(event, to: receiver)
+        return policy.next(after: outcome, attempts: event.attempts, at: Date(), jitter: Double.random(in: 0..<1))
+    }
+
+    /// POSTs `event` to the receiver, bounded by its timeout whatever the receiver does.
+    static func send(_ event: OutboxEvent, to receiver: Receiver) async -> EventDelivery.Outcome {
+        let body = Data(event.body.utf8)
+        let timestamp = Int(Date().timeIntervalSince1970)
+        var request = HTTPClientRequest(url: receiver.url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "photoprep")
+        request.headers.add(name: "webhook-id", value: event.id)
+        request.headers.add(name: "webhook-timestamp", value: String(timestamp))
+        request.headers.add(name: "webhook-signature", value: receiver.signer.signature(id: event.id, timestamp: timestamp, body: body))
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let (timeout, prepared) = (receiver.timeout, request)
+        return await withTaskGroup(of: EventDelivery.Outcome?.self) { group in
+            group.addTask {
+                do {
+                    let response = try await HTTPClient.shared.execute(prepared, timeout: .milliseconds(Int64(timeout / .milliseconds(1))))
+                    _ = try? await response.body.collect(upTo: 1 << 20)  // read, not kept: the status says it
+                    return .answered(Int(response.status.code))
+                } catch is CancellationError {
+                    return nil
+                } catch {
+                    return .failed("not answered: \(error)")
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? .failed("no answer within \(timeout)")
+        }
+    }
+}

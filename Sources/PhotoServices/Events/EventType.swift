@@ -1,0 +1,19 @@
+/// What happened, as an event's `type` names it: after what the services record, one name for each change.
+public enum EventType: String, Codable, Sendable, CaseIterable {
+    /// A photo stored under a key that held none (`data`: key, owner, size, sha256, score, by).
+    case photoStored = "photo.stored"
+    /// A photo stored over the one its key held (the same `data`).
+    case photoReplaced = "photo.replaced"
+    /// A stored photo deleted, with its thumbnails (`data`: key, owner, by).
+    case photoDeleted = "photo.deleted"
+    /// A group created (`data`: groupId, name, createdBy, members).
+    case groupCreated = "group.created"
+    /// A group's photo stored (`data`: groupId, key, by).
+    case groupPhotoChanged = "group.photoChanged"
+    /// A user's profile picture set or removed (`data`: userId, key: nil when removed).
+    case profilePhotoChanged = "user.profilePhotoChanged"
+    /// A photo added to one of a user's albums (`data`: userId, album, photoId, key).
+    case albumPhotoAdded = "album.photoAdded"
+    /// A photo taken out of an album (`data`: userId, album, photoId, key).
+    case albumPhotoDeleted = "album.photoDeleted"
+}
