@@ -41,6 +41,8 @@ extension PhotoServer {
         public var eventDelivery = EventDelivery()
         /// How long events are kept after they were recorded.
         public var eventsKept: Duration = .seconds(7 * 24 * 3600)
+        /// Users who may list and retry the events over the API (`/v1/events`).
+        public var admins: Set<String> = []
         /// How often the outbox is looked at for new events when there was nothing to send.
         public var eventInterval: Duration = .milliseconds(250)
         /// What each user may keep stored in their own folders, unless they have a quota of their own (`photoprep user

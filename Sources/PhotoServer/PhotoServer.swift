@@ -141,7 +141,7 @@ public struct PhotoServer: Sendable {
         resumable.register(on: router)
         APIRoutes(
             services: services, photos: StoredPhotos(database: database, lifetime: configuration.recordsLifetime), store: uploads.store, address: address,
-            metrics: metrics).register(on: router)
+            metrics: metrics, admins: configuration.admins).register(on: router)
         webPage.register(on: router)
         router.answered("/media/**", [.get, .head])
         router.answerOtherMethods()

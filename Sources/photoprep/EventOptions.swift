@@ -25,6 +25,11 @@ struct EventOptions: ParsableArguments {
     @Option(help: "Days an event is kept after it was recorded, whatever became of it (env PHOTOPREP_EVENTS_KEEP_DAYS; default 7).")
     var eventsKeepDays: Double?
 
+    @Option(help: ArgumentHelp(
+        "A user id that may list and retry the events over the API (GET /v1/events, POST /v1/events/{id}/retry); repeatable (env PHOTOPREP_ADMINS, comma-separated).",
+        valueName: "user"))
+    var admin: [String] = []
+
     @Option(help: ArgumentHelp("Seconds before the first retry of an event (then doubling).", visibility: .hidden))
     var eventsFirstDelay: Double = 1
 
@@ -36,6 +41,8 @@ struct EventOptions: ParsableArguments {
         let keepText = setting(eventsKeepDays.map { String($0) }, "PHOTOPREP_EVENTS_KEEP_DAYS") ?? "7"
         guard let days = Double(keepText), days > 0 else { throw ValidationError("--events-keep-days \(keepText): a number of days, more than 0") }
         configuration.eventsKept = .seconds(days * 24 * 3600)
+        let admins = admin.isEmpty ? (setting(nil, "PHOTOPREP_ADMINS") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } : admin
+        configuration.admins = Set(admins.filter { !$0.isEmpty })
         guard let url = setting(eventsURL, "PHOTOPREP_EVENTS_URL") else { return }
         guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
             throw ValidationError("--events-url \(url): an http:// or https:// URL")

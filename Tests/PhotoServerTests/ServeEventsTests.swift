@@ -91,7 +91,8 @@ import TestSupport
         #expect(Self.data(ana[7]).keys.contains("key") && Self.data(ana[7])["key"] is NSNull)
         let listed = try await Self.events(server)
         #expect(listed.count == 10 && listed.allSatisfy { $0["state"] as? String == "delivered" }, "\(listed)")
-        #expect(listed.reversed().compactMap { $0["id"] as? String } == delivered.compactMap { $0["id"] as? String }, "delivered in the order recorded")
+        let recorded = listed.reversed().filter { $0["subject"] as? String == "user:u1" }.compactMap { $0["id"] as? String }
+        #expect(recorded == ana.compactMap { $0["id"] as? String }, "Ana's delivered in the order recorded")
     }
 
     /// A receiver that fails each event once gets it again, the same `webhook-id`, after the backoff; one that keeps
@@ -196,5 +197,35 @@ import TestSupport
         }
         let senders = [first.log, second.log]
         #expect(senders.allSatisfy { !$0.contains("events:") }, "no delivery errors: \(senders)")
+    }
+
+    /// The receiver the README shows, run as it is written there: it verifies each event's signature and prints its type and id.
+    @Test func theReadmeReceiverVerifiesAndPrintsEachEvent() async throws {
+        let readme = try String(contentsOf: projectFolder.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try #require(readme.range(of: "## Your backend in the loop"), "the README's section on hooks and events")
+        let rest = readme[section.upperBound...]
+        let start = try #require(rest.range(of: "```python\n"))
+        let end = try #require(rest[start.upperBound...].range(of: "```"))
+        let folder = try temporaryFolder()
+        let script = folder.appendingPathComponent("receiver.py"), printed = folder.appendingPathComponent("printed.txt")
+        try String(rest[start.upperBound..<end.lowerBound]).write(to: script, atomically: true, encoding: .utf8)
+        let (file, secrets) = try await Self.secrets()
+        let port = ServerProcess.freePort()
+        let receiver = try await onThread {
+            try ServerProcess(port: port, executable: "sh", arguments: [
+                "-c", "SECRET='\(secrets[0])' PORT=\(port) exec python3 '\(script.path)' > '\(printed.path)'",
+            ])
+        }
+        defer { receiver.stop() }
+        let seeded = try await SeededServer.start(arguments: ["--events-url", "http://127.0.0.1:\(port)/", "--events-secret-file", file.path])
+        let answer = try await ServeRulesTests.createWithUpload(
+            seeded.server, key: "user_photos/u1/trip/a.jpg", bytes: try Fixture.bytes("orientation/landscape_1.jpg"), token: TestTokens.hs256(sub: "u1"))
+        #expect(answer.status == 201, "\(answer)")
+        try await waitUntil { ((try? String(contentsOf: printed, encoding: .utf8)) ?? "").split(separator: "\n").count >= 3 }
+        let lines = try String(contentsOf: printed, encoding: .utf8).split(separator: "\n").map { $0.split(separator: " ") }
+        #expect(lines.map { String($0[0]) } == ["group.created", "photo.stored", "album.photoAdded"], "\(lines)")
+        #expect(lines.allSatisfy { $0.count == 2 && $0[1].hasPrefix("evt_") })
+        let listed = try await Self.events(seeded.server)
+        #expect(listed.count == 3 && listed.allSatisfy { $0["state"] as? String == "delivered" && $0["attempts"] as? Int == 1 }, "\(listed)")
     }
 }

@@ -81,27 +81,32 @@ import TestSupport
             try await Outbox.record(.photoStored, subject: "user:b", data: ["n": 3], db)
         }
         let all = try await Self.events(database)
-        let first = try #require(try await outbox.claimNext(runner: "r1", lease: .seconds(30)))
-        #expect(first.id == all[0].id && first.attempts == 1 && first.leaseOwner == "r1")
-        let other = try #require(try await outbox.claimNext(runner: "r2", lease: .seconds(30)))
+        // A batch takes the head of each subject: user:a's first and user:b's, not user:a's second.
+        #expect(try await outbox.claimDue(runner: "r0", lease: .seconds(30), at: Date() - 60).map(\.id) == [], "nothing due a minute ago")
+        let heads = try await outbox.claimDue(runner: "r0", lease: .seconds(1))
+        #expect(heads.map(\.id) == [all[0].id, all[2].id] && heads.allSatisfy { $0.attempts == 1 && $0.leaseOwner == "r0" })
+        try await outbox.settle(heads.map { ($0, .retry(at: Date(), error: "test")) }, runner: "r0")
+        let first = try #require(try await outbox.claimDue(runner: "r1", lease: .seconds(30), limit: 1).first)
+        #expect(first.id == all[0].id && first.attempts == 2 && first.leaseOwner == "r1")
+        let other = try #require(try await outbox.claimDue(runner: "r2", lease: .seconds(30), limit: 1).first)
         #expect(other.id == all[2].id, "user:a's second waits for its first; user:b's goes")
-        #expect(try await outbox.claimNext(runner: "r2", lease: .seconds(30)) == nil)
+        #expect(try await outbox.claimDue(runner: "r2", lease: .seconds(30), limit: 1).first == nil)
         // r1's attempt failed: retried a second from now, still before the second of its subject.
-        try await outbox.settle(first, runner: "r1", as: .retry(at: Date() + 1, error: "the receiver answered 500"))
-        #expect(try await outbox.claimNext(runner: "r2", lease: .seconds(30)) == nil)
-        let again = try #require(try await outbox.claimNext(runner: "r2", lease: .seconds(30), at: Date() + 2))
-        #expect(again.id == all[0].id && again.attempts == 2)
+        try await outbox.settle([(first, .retry(at: Date() + 1, error: "the receiver answered 500"))], runner: "r1")
+        #expect(try await outbox.claimDue(runner: "r2", lease: .seconds(30), limit: 1).first == nil)
+        let again = try #require(try await outbox.claimDue(runner: "r2", lease: .seconds(30), limit: 1, at: Date() + 2).first)
+        #expect(again.id == all[0].id && again.attempts == 3)
         // r2 vanished: its lease lapses, r3 takes the event over; r2's late answer is not recorded.
-        let takenOver = try #require(try await outbox.claimNext(runner: "r3", lease: .seconds(30), at: Date() + 40))
-        #expect(takenOver.id == all[0].id && takenOver.attempts == 3)
-        try await outbox.settle(again, runner: "r2", as: .delivered)
+        let takenOver = try #require(try await outbox.claimDue(runner: "r3", lease: .seconds(30), limit: 1, at: Date() + 40).first)
+        #expect(takenOver.id == all[0].id && takenOver.attempts == 4)
+        try await outbox.settle([(again, .delivered)], runner: "r2")
         #expect(try await outbox.event(all[0].id)?.state == .pending)
-        try await outbox.settle(takenOver, runner: "r3", as: .delivered)
+        try await outbox.settle([(takenOver, .delivered)], runner: "r3")
         let delivered = try #require(try await outbox.event(all[0].id))
         #expect(delivered.state == .delivered && delivered.deliveredAt != nil && delivered.lastError == nil && delivered.leaseOwner == nil)
-        let second = try #require(try await outbox.claimNext(runner: "r3", lease: .seconds(30), at: Date() + 40))
+        let second = try #require(try await outbox.claimDue(runner: "r3", lease: .seconds(30), limit: 1, at: Date() + 40).first)
         #expect(second.id == all[1].id)
-        try await outbox.settle(second, runner: "r3", as: .dead(error: "the receiver answered 500 (attempt 16 of 16)"))
+        try await outbox.settle([(second, .dead(error: "the receiver answered 500 (attempt 16 of 16)"))], runner: "r3")
         #expect(try await outbox.counts() == [.pending: 1, .delivered: 1, .dead: 1])
         // Sent again: the dead one (all dead ones), then a delivered one by id (a replay); a pending one is not "again".
         #expect(try await outbox.resend(nil) == [all[1].id])
@@ -129,7 +134,7 @@ import TestSupport
             try await Task.sleep(for: .seconds(2))
         }
         for await _ in locked.stream { break }
-        let claimed = try await Outbox(database: database).claimNext(runner: "r2", lease: .seconds(30))
+        let claimed = try await Outbox(database: database).claimDue(runner: "r2", lease: .seconds(30)).first
         #expect(claimed?.id == all[1].id, "the locked event skipped (without SKIP LOCKED: waited for, then taken)")
         try await holding
     }

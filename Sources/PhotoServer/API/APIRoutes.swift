@@ -14,6 +14,8 @@ struct APIRoutes: Sendable {
     let store: any PartialUploadStore
     let address: PublicAddress
     let metrics: ServerMetrics
+    /// Who may see the events (`EventsController`).
+    let admins: Set<String>
 
     func register(on router: some RouterMethods<ServerContext>) {
         router.get("/openapi.yaml") { _, _ in Self.document() }
@@ -26,6 +28,7 @@ struct APIRoutes: Sendable {
             .addRoutes(to: v1)
         AlbumsController(users: services.users, profiles: services.profiles, links: links).addRoutes(to: v1)
         GroupsController(groups: services.groups, photos: photos, intake: services.intake, uploads: uploads, links: links).addRoutes(to: v1)
+        EventsController(outbox: Outbox(database: services.database), admins: admins).addRoutes(to: v1)
     }
 
     static let documentPath: String? = Bundle.module.path(forResource: "openapi", ofType: "yaml")

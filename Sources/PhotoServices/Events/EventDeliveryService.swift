@@ -7,8 +7,9 @@ import PhotoFiles
 public import ServiceLifecycle
 
 /// Delivers the outbox's events to the app's receiver, as a swift-service-lifecycle `Service`: each is POSTed as
-/// JSON, signed as Standard Webhooks do (`webhook-id`, `webhook-timestamp`, `webhook-signature`), one at a time and in
-/// order per subject; what becomes of an attempt is `EventDelivery`'s decision. Every instance sharing a database runs
+/// JSON, signed as Standard Webhooks do (`webhook-id`, `webhook-timestamp`, `webhook-signature`); up to `batch` at
+/// once, each the oldest undelivered of its subject, so one at a time and in order per subject, taken and settled in
+/// one transaction each; what becomes of an attempt is `EventDelivery`'s decision. Every instance sharing a database runs
 /// one, and each event is taken by one of them (`Outbox.claimNext`). It looks at the outbox every `interval` when it
 /// has nothing to send, and deletes events older than `keep` (pending ones too when there is no receiver). At least
 /// once: an instance that dies after the receiver answered but before recording it leaves the event to be sent again
@@ -38,6 +39,8 @@ public struct EventDeliveryService: Service {
     let lease: Duration
     let interval: Duration
     let keep: Duration
+    /// Events sent at once (of as many subjects).
+    let batch = 16
     let logger: Logger
     let observe: @Sendable (Observation) -> Void
 
@@ -62,16 +65,23 @@ public struct EventDeliveryService: Service {
                     pruned = clock.now
                 }
                 if let receiver {
-                    while !Task.isShuttingDownGracefully, let event = try await outbox.claimNext(runner: runner, lease: lease) {
-                        let action = await deliver(event, to: receiver)
-                        try await outbox.settle(event, runner: runner, as: action)
-                        observe(.attempt(action))
-                        switch action {
-                        case .delivered: break
-                        case .retry(let at, let error):
-                            logger.warning("event \(event.id) (\(event.type)) not delivered, attempt \(event.attempts): \(error); again at \(at)")
-                        case .dead(let error):
-                            logger.error("event \(event.id) (\(event.type)) is dead: \(error); `photoprep events retry \(event.id)` sends it again")
+                    while !Task.isShuttingDownGracefully {
+                        let events = try await outbox.claimDue(runner: runner, lease: lease, limit: batch)
+                        guard !events.isEmpty else { break }
+                        let attempts = await withTaskGroup(of: (event: OutboxEvent, action: EventDelivery.Action).self) { group in
+                            for event in events { group.addTask { (event, await deliver(event, to: receiver)) } }
+                            return await group.reduce(into: []) { $0.append($1) }
+                        }
+                        try await outbox.settle(attempts, runner: runner)
+                        for (event, action) in attempts {
+                            observe(.attempt(action))
+                            switch action {
+                            case .delivered: break
+                            case .retry(let at, let error):
+                                logger.warning("event \(event.id) (\(event.type)) not delivered, attempt \(event.attempts): \(error); again at \(at)")
+                            case .dead(let error):
+                                logger.error("event \(event.id) (\(event.type)) is dead: \(error); `photoprep events retry \(event.id)` sends it again")
+                            }
                         }
                     }
                 }

@@ -4,8 +4,8 @@ import SQLKit
 
 /// The events' outbox, behind named methods (the same SQL on SQLite and PostgreSQL). An event is written by
 /// `record`, in the transaction of the change it tells of: it exists exactly when its change does. The delivering
-/// services take events one at a time under a lease, as the job runners take jobs: in one write transaction, on
-/// PostgreSQL with `SELECT … FOR UPDATE SKIP LOCKED` (instances never take the same event), and only the oldest
+/// services take events under a lease, as the job runners take jobs: in one write transaction, on PostgreSQL with
+/// `SELECT … FOR UPDATE SKIP LOCKED` (instances never take the same event), and each only while it is the oldest
 /// undelivered event of its subject, so that one user's or one group's events arrive in the order they happened.
 public struct Outbox: Sendable {
     let database: AppDatabase
@@ -35,42 +35,56 @@ public struct Outbox: Sendable {
 
     // MARK: - Delivering
 
-    /// Takes the oldest event that is due, not held by a live lease, and the oldest undelivered one of its subject,
-    /// for `runner` until `now + lease`, counting the attempt. nil: none.
-    func claimNext(runner: String, lease: Duration, at now: Date = Date()) async throws(ServiceError) -> OutboxEvent? {
+    /// Takes up to `limit` events that are due, not held by a live lease, and each the oldest undelivered one of its
+    /// subject (so no two of one subject), oldest first, for `runner` until `now + lease`, counting the attempt. Asks
+    /// with a read first: when nothing is due (most of the time) no write transaction is taken.
+    func claimDue(runner: String, lease: Duration, limit: Int = 16, at now: Date = Date()) async throws(ServiceError) -> [OutboxEvent] {
+        let due = try await database.read { db in
+            try await db.raw("""
+                SELECT 1 AS "due" FROM "event" WHERE "state" = 'pending' AND "nextAttemptAt" <= \(bind: now)
+                AND ("leaseExpiresAt" IS NULL OR "leaseExpiresAt" < \(bind: now)) LIMIT 1
+                """).first() != nil
+        }
+        guard due else { return [] }
         let kind = database.kind
         return try await database.write { db in
             let lock = kind == .postgres ? "FOR UPDATE SKIP LOCKED" : ""
-            guard var event = try await db.raw("""
+            var events = try await db.raw("""
                 SELECT * FROM "event" e WHERE e."state" = 'pending' AND e."nextAttemptAt" <= \(bind: now)
                 AND (e."leaseExpiresAt" IS NULL OR e."leaseExpiresAt" < \(bind: now))
                 AND NOT EXISTS (SELECT 1 FROM "event" p WHERE p."subject" = e."subject" AND p."state" = 'pending' AND p."seq" < e."seq")
-                ORDER BY e."seq" LIMIT 1 \(unsafeRaw: lock)
-                """).first(decoding: OutboxEvent.self)
-            else { return nil }
-            event.attempts += 1
-            event.leaseOwner = runner
-            event.leaseExpiresAt = now + lease.timeInterval
-            try await db.update("event").set("attempts", to: event.attempts).set("leaseOwner", to: runner)
-                .set("leaseExpiresAt", to: event.leaseExpiresAt).where("id", .equal, event.id).run()
-            return event
+                ORDER BY e."seq" LIMIT \(unsafeRaw: String(max(limit, 1))) \(unsafeRaw: lock)
+                """).all(decoding: OutboxEvent.self)
+            guard !events.isEmpty else { return [] }
+            let until = now + lease.timeInterval
+            try await db.update("event").set("attempts", to: SQLRaw(#""attempts" + 1"#)).set("leaseOwner", to: runner)
+                .set("leaseExpiresAt", to: until).where("id", .in, events.map(\.id)).run()
+            for index in events.indices {
+                events[index].attempts += 1
+                events[index].leaseOwner = runner
+                events[index].leaseExpiresAt = until
+            }
+            return events
         }
     }
 
-    /// Records what became of `runner`'s attempt (nothing when its lease was lost meanwhile: whoever took the event
-    /// over sends it again).
-    func settle(_ event: OutboxEvent, runner: String, as action: EventDelivery.Action, at now: Date = Date()) async throws(ServiceError) {
+    /// Records what became of `runner`'s attempts, in one transaction (nothing for an event whose lease was lost
+    /// meanwhile: whoever took it over sends it again).
+    func settle(_ attempts: [(event: OutboxEvent, action: EventDelivery.Action)], runner: String, at now: Date = Date()) async throws(ServiceError) {
+        guard !attempts.isEmpty else { return }
         try await database.write { db in
-            var update = db.update("event").set("leaseOwner", to: SQLLiteral.null).set("leaseExpiresAt", to: SQLLiteral.null)
-            switch action {
-            case .delivered:
-                update = update.set("state", to: OutboxEvent.State.delivered.rawValue).set("deliveredAt", to: now).set("lastError", to: SQLLiteral.null)
-            case .retry(let at, let error):
-                update = update.set("nextAttemptAt", to: at).set("lastError", to: error)
-            case .dead(let error):
-                update = update.set("state", to: OutboxEvent.State.dead.rawValue).set("lastError", to: error)
+            for (event, action) in attempts {
+                var update = db.update("event").set("leaseOwner", to: SQLLiteral.null).set("leaseExpiresAt", to: SQLLiteral.null)
+                switch action {
+                case .delivered:
+                    update = update.set("state", to: OutboxEvent.State.delivered.rawValue).set("deliveredAt", to: now).set("lastError", to: SQLLiteral.null)
+                case .retry(let at, let error):
+                    update = update.set("nextAttemptAt", to: at).set("lastError", to: error)
+                case .dead(let error):
+                    update = update.set("state", to: OutboxEvent.State.dead.rawValue).set("lastError", to: error)
+                }
+                try await update.where("id", .equal, event.id).where("leaseOwner", .equal, runner).run()
             }
-            try await update.where("id", .equal, event.id).where("leaseOwner", .equal, runner).run()
         }
     }
 
