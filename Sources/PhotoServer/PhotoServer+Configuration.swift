@@ -34,6 +34,8 @@ extension PhotoServer {
         public var maxUnfinishedUploadsPerUser = 20
         /// The app's backend, asked before each upload is created (nil: nobody).
         public var creationHook: CreationHook?
+        /// The app's backend, asked about each prepared photo before it is stored (nil: nobody).
+        public var reviewHook: ReviewHook?
         /// Where each change's event is delivered (`EventDeliveryService`); nil: events are recorded and kept for
         /// `eventsKept`, sent nowhere (`photoprep events` lists them).
         public var eventReceiver: EventDeliveryService.Receiver?

@@ -63,7 +63,8 @@ public struct PhotoServer: Sendable {
         let intake = PhotoIntake(
             database: database, destination: .storage(storage), cpu: cpu, memory: memory,
             thumbnails: configuration.thumbnails, maxPixels: configuration.maxPixels, quality: configuration.quality,
-            keepsCaptureTime: configuration.keepsCaptureTime, webpThumbnails: configuration.webpThumbnails, quota: configuration.quota)
+            keepsCaptureTime: configuration.keepsCaptureTime, webpThumbnails: configuration.webpThumbnails, quota: configuration.quota,
+            reviewer: configuration.reviewHook.map { HookReviewer(hook: $0, metrics: metrics, logger: logger) })
         uploads = UploadHandler(
             store: try Self.partialUploads(configuration, database: database, io: io),
             processor: ArrivalProcessor(intake: intake, metrics: metrics, admission: Admission(capacity: threads + max(0, configuration.maxWaitingPhotos))),
@@ -80,7 +81,7 @@ public struct PhotoServer: Sendable {
         self.cpu = cpu
         self.io = io
         let address = Self.address(configuration)
-        resumable = ResumableUploadRoutes(uploads: uploads, address: address, links: DownloadLinks(photos: StoredPhotos(database: database, lifetime: configuration.recordsLifetime), address: address))
+        resumable = ResumableUploadRoutes(uploads: uploads, address: address, links: DownloadLinks(photos: StoredPhotos(database: database, lifetime: configuration.recordsLifetime), address: address, admins: configuration.admins))
         // The page shows photos from this server, and from the bucket its presigned redirects lead to.
         var bucket: String?
         if case .redirect(let url) = storage.read(key: "origin", location: ""), let scheme = url.scheme, let host = url.host {

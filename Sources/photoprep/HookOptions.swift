@@ -18,6 +18,32 @@ struct HookOptions: ParsableArguments {
         valueName: "refuse|allow"))
     var hookFailure: String?
 
+    @Option(help: ArgumentHelp(
+        "The app's review (moderation), POSTed each prepared photo {\"type\": \"photo.review\", \"caller\", \"photo\" (its bytes in base64), \"thumbnails\"} before it is stored; it answers {\"verdict\": \"accept\"}, {\"verdict\": \"reject\", \"reason\": \"…\"} (422, nothing stored) or {\"verdict\": \"quarantine\", \"reason\": \"…\"} (stored, shown to its uploader and the admins only until released) (env PHOTOPREP_REVIEW_URL; default none).",
+        valueName: "url"))
+    var reviewURL: String?
+
+    @Option(help: "Seconds the review has to answer (env PHOTOPREP_REVIEW_TIMEOUT; default 10).")
+    var reviewTimeout: Double?
+
+    @Option(help: ArgumentHelp(
+        "What a review that is down, slow or answers garbage means: refuse (503, the client asks again), allow (stored) or quarantine; either way it is logged (env PHOTOPREP_REVIEW_FAILURE; default refuse).",
+        valueName: "refuse|allow|quarantine"))
+    var reviewFailure: String?
+
+    /// The review hook, if one is given; `setting` is serve's: the flag, else the variable.
+    func review(_ setting: (String?, String) -> String?) throws -> ReviewHook? {
+        guard let url = setting(reviewURL, "PHOTOPREP_REVIEW_URL") else { return nil }
+        guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
+            throw ValidationError("--review-url \(url): an http:// or https:// URL")
+        }
+        let timeoutText = setting(reviewTimeout.map { String($0) }, "PHOTOPREP_REVIEW_TIMEOUT") ?? "10"
+        guard let seconds = Double(timeoutText), seconds > 0, seconds <= 60 else { throw ValidationError("--review-timeout \(timeoutText): seconds, more than 0 and at most 60") }
+        let failureText = setting(reviewFailure, "PHOTOPREP_REVIEW_FAILURE") ?? "refuse"
+        guard let failure = ReviewHook.Failure(rawValue: failureText) else { throw ValidationError("--review-failure \(failureText): refuse, allow or quarantine") }
+        return ReviewHook(url: url, timeout: .milliseconds(Int(seconds * 1000)), onFailure: failure)
+    }
+
     /// The hook, if one is given; `setting` is serve's: the flag, else the variable.
     func hook(_ setting: (String?, String) -> String?) throws -> CreationHook? {
         guard let url = setting(hookURL, "PHOTOPREP_HOOK_URL") else { return nil }

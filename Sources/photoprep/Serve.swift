@@ -227,6 +227,7 @@ struct Serve: AsyncParsableCommand {
         configuration.corsOrigins = origins.filter { !$0.isEmpty }
         try limits.apply(to: &configuration, environment: environment)
         configuration.creationHook = try hooks.hook(setting)
+        configuration.reviewHook = try hooks.review(setting)
         try events.apply(to: &configuration, setting)
         configuration.sweepInterval = .milliseconds(Int(sweepSeconds * 1000))
         configuration.tlsHandshakeTimeout = .milliseconds(Int(max(tlsHandshakeTimeout, 0.1) * 1000))

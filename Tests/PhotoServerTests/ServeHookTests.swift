@@ -11,9 +11,10 @@ import TestSupport
         let process: ServerProcess
         let record: URL
 
-        static func start() async throws -> Receiver {
+        /// `script`: the receiver in Tests/TestSupport/Support/ (`hook_receiver.py`, `review_receiver.py`).
+        static func start(_ script: String = "hook_receiver.py") async throws -> Receiver {
             let record = try temporaryFolder().appendingPathComponent("hook.jsonl")
-            let script = projectFolder.appendingPathComponent("Tests/TestSupport/Support/hook_receiver.py").path
+            let script = projectFolder.appendingPathComponent("Tests/TestSupport/Support/\(script)").path
             let port = ServerProcess.freePort()
             let process = try await onThread { try ServerProcess(port: port, executable: "python3", arguments: [script, String(port), record.path]) }
             return Receiver(process: process, record: record)

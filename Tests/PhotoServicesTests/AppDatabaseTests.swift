@@ -72,6 +72,7 @@ import TestSupport
             "services v5: each stored photo's placeholder, capture time and focal point, its thumbnails' WebPs",
             "services v6: a stored photo's location recorded once, in its stored photo's row",
             "services v7: storage quotas: each stored photo's owner, users' own quotas", "services v8: the events' outbox",
+            "services v9: who uploaded each stored photo, and the photos the app's review quarantined",
             "jobs v5: each job's destination", "jobs v6: each job's focal point",
         ]
         for role in [AppDatabase.Role.services, .client, .server] {

@@ -54,7 +54,7 @@ import TestSupport
             for (key, size) in [("profile_images/u1/me.jpg", 100), ("user_photos/u1/a/1.jpg", 1000), ("user_photos/u11/a/1.jpg", 5), ("user_photos/u_1/a/1.jpg", 7)] {
                 var stored = Self.objects(key, size: size)
                 stored.thumbnails = [(edge: 128, width: 128, height: 96, object: .init(location: "file:///t/\(key)", content: .init(of: [1, 2])), webp: nil)]
-                _ = try await StoredPhotos.record(key: key, stored: stored, at: Date(), db)
+                _ = try await StoredPhotos.record(key: key, stored: stored, by: "u1", at: Date(), db)
             }
         }
         let account = try await Quotas(database: database).account(of: "u1")

@@ -14,21 +14,22 @@ struct APIRoutes: Sendable {
     let store: any PartialUploadStore
     let address: PublicAddress
     let metrics: ServerMetrics
-    /// Who may see the events (`EventsController`).
+    /// Who may see the events and the quarantined photos (`Admins`).
     let admins: Set<String>
 
     func register(on router: some RouterMethods<ServerContext>) {
         router.get("/openapi.yaml") { _, _ in Self.document() }
         let v1 = router.group("v1").add(middleware: ProblemMiddleware(metrics: metrics))
         let uploads = UploadsInProgress(store: store)
-        let links = DownloadLinks(photos: photos, address: address)
+        let links = DownloadLinks(photos: photos, address: address, admins: admins)
         UsersController(
             users: services.users, profiles: services.profiles, photos: photos, intake: services.intake,
             quotas: services.intake.quotas ?? Quotas(database: services.database, standard: nil), uploads: uploads, links: links)
             .addRoutes(to: v1)
         AlbumsController(users: services.users, profiles: services.profiles, links: links).addRoutes(to: v1)
         GroupsController(groups: services.groups, photos: photos, intake: services.intake, uploads: uploads, links: links).addRoutes(to: v1)
-        EventsController(outbox: Outbox(database: services.database), admins: admins).addRoutes(to: v1)
+        EventsController(outbox: Outbox(database: services.database), admins: Admins(ids: admins)).addRoutes(to: v1)
+        QuarantineController(photos: photos, admins: Admins(ids: admins), address: address).addRoutes(to: v1)
     }
 
     static let documentPath: String? = Bundle.module.path(forResource: "openapi", ofType: "yaml")

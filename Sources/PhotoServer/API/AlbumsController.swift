@@ -18,7 +18,7 @@ struct AlbumsController: Sendable {
         // A name no album can have is a rule violation (422, as the OpenAPI document says), not an empty album.
         let album = try Self.album(context)
         guard try await users.user(caller.id) != nil else { return AlbumPage(photos: []) }
-        return AlbumPage(photos: try await links.album(try await profiles.albumPhotos(caller: caller.id, album: album), request))
+        return AlbumPage(photos: try await links.album(try await profiles.albumPhotos(caller: caller.id, album: album), for: try context.caller().id, request))
     }
 
     /// The path's album name, percent-decoded (`%7C` is `|`), as a storage path allows it (422 otherwise).

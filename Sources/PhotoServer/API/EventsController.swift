@@ -6,7 +6,7 @@ import PhotoServices
 /// and send one again. Anyone else gets 403.
 struct EventsController: Sendable {
     let outbox: Outbox
-    let admins: Set<String>
+    let admins: Admins
 
     func addRoutes(to v1: RouterGroup<ServerContext>) {
         v1.get("events", use: list)
@@ -15,7 +15,7 @@ struct EventsController: Sendable {
 
     /// The newest events (`?state=pending|delivered|dead`, `?limit=1…200`), newest first.
     @Sendable func list(_ request: Request, context: ServerContext) async throws -> EventPage {
-        try admin(context)
+        _ = try admins.require(context, "see the events")
         var state: OutboxEvent.State?
         if let text = request.uri.queryParameters.get("state") {
             guard let known = OutboxEvent.State(rawValue: String(text)) else {
@@ -28,7 +28,7 @@ struct EventsController: Sendable {
 
     /// Sends the event again from a first attempt (a dead one; a delivered one is replayed under its id): the event, pending.
     @Sendable func retry(_ request: Request, context: ServerContext) async throws -> EventBody {
-        try admin(context)
+        _ = try admins.require(context, "send events again")
         let id = context.parameter("id")
         if try await outbox.resend([id]).isEmpty {
             guard try await outbox.event(id) != nil else { throw ServiceError.notFound("event \(id)") }
@@ -36,10 +36,5 @@ struct EventsController: Sendable {
         }
         guard let event = try await outbox.event(id) else { throw ServiceError.notFound("event \(id)") }
         return EventBody(event)
-    }
-
-    private func admin(_ context: ServerContext) throws {
-        let caller = try context.caller()
-        guard admins.contains(caller.id) else { throw ServiceError.notAllowed("only the server's admins (serve --admin) see its events") }
     }
 }

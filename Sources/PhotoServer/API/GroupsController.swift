@@ -42,7 +42,7 @@ struct GroupsController: Sendable {
         let created = try await groups.createGroup(creator: caller.id, name: body.name, participants: body.participants, id: id)
         return EditedResponse(
             status: .created, headers: [.location: "/v1/groups/\(created.group.id)"],
-            response: try await links.group(created.group, members: created.members, request))
+            response: try await links.group(created.group, members: created.members, for: try context.caller().id, request))
     }
 
     @Sendable func list(_ request: Request, context: ServerContext) async throws -> GroupPage {
@@ -56,12 +56,12 @@ struct GroupsController: Sendable {
         let page = try await groups.groups(of: caller.id, limit: limit, after: cursor)
         var withMembers: [(ChatGroup, [GroupMember])] = []
         for group in page.groups { withMembers.append((group, try await groups.members(of: group.id))) }
-        return GroupPage(groups: try await links.groups(withMembers, request), nextCursor: page.nextCursor?.token)
+        return GroupPage(groups: try await links.groups(withMembers, for: try context.caller().id, request), nextCursor: page.nextCursor?.token)
     }
 
     @Sendable func group(_ request: Request, context: ServerContext) async throws -> GroupBody {
         let (group, members) = try await memberGroup(context)
-        return try await links.group(group, members: members, request)
+        return try await links.group(group, members: members, for: try context.caller().id, request)
     }
 
     /// Renames the group: its admins only (a member who is not: 403; anyone else: 404).
@@ -70,7 +70,7 @@ struct GroupsController: Sendable {
         let body = try await request.decode(as: RenameGroup.self, context: context)
         try await groups.rename(caller: try context.caller().id, groupId: group.id, to: body.name)
         let (renamed, members) = try await memberGroup(context)
-        return try await links.group(renamed, members: members, request)
+        return try await links.group(renamed, members: members, for: try context.caller().id, request)
     }
 
     /// Adds and removes members: the group's admins only (a member who is not: 403; anyone else: 404).
@@ -87,7 +87,7 @@ struct GroupsController: Sendable {
             throw problem
         }
         guard let changed = try await groups.group(group.id) else { throw Problem(.notFound, "not-found", "no such group") }
-        return try await links.group(changed, members: members, request)
+        return try await links.group(changed, members: members, for: try context.caller().id, request)
     }
 
     /// The group's messages (the system message first) after the id `after`; members only.
@@ -103,7 +103,7 @@ struct GroupsController: Sendable {
     @Sendable func photo(_ request: Request, context: ServerContext) async throws -> PhotoBody {
         let (group, _) = try await memberGroup(context)
         let key = StoragePath.groupPhoto(groupId: group.id).key
-        return try await links.photo(try await uploads.photo(where: { $0.key == key }) ?? PhotoBody(group), key: key, request)
+        return try await links.photo(try await uploads.photo(where: { $0.key == key }) ?? PhotoBody(group), key: key, for: try context.caller().id, request)
     }
 
     /// Centres the group photo's square thumbnails on a focal point (null: the attention rule's choice): its admins
@@ -118,14 +118,14 @@ struct GroupsController: Sendable {
         } catch .notAllowed(let reason) {  // the storage rule's refusal, before anything changed
             throw Problem(.unprocessableContent, "focus", "focus: \(reason)", field: "focus")
         }
-        return try await links.photo(PhotoBody(group), key: photo.key, request)
+        return try await links.photo(PhotoBody(group), key: photo.key, for: try context.caller().id, request)
     }
 
     /// A new download URL for the group's photo (its admins only); the previous one stops working.
     @Sendable func regenerateToken(_ request: Request, context: ServerContext) async throws -> PhotoBody {
         let (group, _) = try await memberGroup(context)
         let photo = try await photos.regenerateToken(caller: try context.caller().id, .groupPhoto(groupId: group.id))
-        return try await links.photo(PhotoBody(group), key: photo.key, request)
+        return try await links.photo(PhotoBody(group), key: photo.key, for: try context.caller().id, request)
     }
 
     /// The caller's notifications after the id `after`.

@@ -49,6 +49,7 @@ struct Problem: HTTPResponseError, Encodable {
             let failure = DependencyFailure(error)!
             self.init(failure)
         case .rejected: self.init(.badGateway, "rejected", error.description)
+        case .rejectedByReview: self.init(.unprocessableContent, "rejected-by-review", error.description)
         }
     }
 

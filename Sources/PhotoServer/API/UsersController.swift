@@ -27,14 +27,14 @@ struct UsersController: Sendable {
     }
 
     @Sendable func me(_ request: Request, context: ServerContext) async throws -> UserBody {
-        try await links.user(try await known(context.caller()), request)
+        try await links.user(try await known(context.caller()), for: try context.caller().id, request)
     }
 
     @Sendable func updateMe(_ request: Request, context: ServerContext) async throws -> UserBody {
         let caller = try context.caller()
         let body = try await request.decode(as: UpdateMe.self, context: context)
         _ = try await known(caller)
-        return try await links.user(try await users.rename(caller.id, to: body.displayName), request)
+        return try await links.user(try await users.rename(caller.id, to: body.displayName), for: try context.caller().id, request)
     }
 
     /// The caller's profile picture: none, uploading (with the bytes the server acknowledged) or ready.
@@ -46,7 +46,7 @@ struct UsersController: Sendable {
             try await uploads.photo(where: { $0.owner == caller.id && $0.key.hasPrefix(prefix) })
             ?? PhotoBody(state: user.profilePhotoKey == nil ? "none" : "ready", error: nil, acknowledgedBytes: nil, totalBytes: nil)
         guard let key = user.profilePhotoKey else { return body }
-        return try await links.photo(body, key: key, request)
+        return try await links.photo(body, key: key, for: try context.caller().id, request)
     }
 
     /// A new download URL for the caller's profile picture; the previous one stops working.
@@ -56,7 +56,7 @@ struct UsersController: Sendable {
         // As for a group's photo: asked before there is one, 409 (the README's rule), not 404 (the route exists).
         guard let key = user.profilePhotoKey else { throw ServiceError.invalidState("there is no profile picture for \(caller.id) yet") }
         _ = try await photos.regenerateToken(caller: caller.id, try StoragePath(key: key))
-        return try await links.photo(PhotoBody(state: "ready", error: nil, acknowledgedBytes: nil, totalBytes: nil), key: key, request)
+        return try await links.photo(PhotoBody(state: "ready", error: nil, acknowledgedBytes: nil, totalBytes: nil), key: key, for: try context.caller().id, request)
     }
 
     /// Centres the caller's picture's square thumbnails on a focal point (null: the attention rule's choice); they are
@@ -67,7 +67,7 @@ struct UsersController: Sendable {
         let user = try await known(caller)
         guard let key = user.profilePhotoKey else { throw ServiceError.invalidState("there is no profile picture for \(caller.id) yet") }
         _ = try await intake.refocus(try StoragePath(key: key), focus: focus, caller: caller.id)
-        return try await links.photo(PhotoBody(state: "ready", error: nil, acknowledgedBytes: nil, totalBytes: nil), key: key, request)
+        return try await links.photo(PhotoBody(state: "ready", error: nil, acknowledgedBytes: nil, totalBytes: nil), key: key, for: try context.caller().id, request)
     }
 
     @Sendable func deletePhoto(_ request: Request, context: ServerContext) async throws -> HTTPResponse.Status {
@@ -97,13 +97,13 @@ struct UsersController: Sendable {
             after = user
         }
         let found = try await users.search(prefix: query.get("prefix") ?? "", excluding: caller.id, limit: limit, after: after)
-        return UserPage(users: try await links.users(found, request), nextCursor: found.count == limit ? found.last?.id : nil)
+        return UserPage(users: try await links.users(found, for: try context.caller().id, request), nextCursor: found.count == limit ? found.last?.id : nil)
     }
 
     @Sendable func user(_ request: Request, context: ServerContext) async throws -> UserBody {
         _ = try context.caller()
         guard let user = try await users.user(context.parameter("id")) else { throw Problem(.notFound, "not-found", "no such user") }
-        return try await links.user(user, request)
+        return try await links.user(user, for: try context.caller().id, request)
     }
 
     /// The caller as a user of the services; 404 before their first photo or group made them one.

@@ -1,7 +1,5 @@
-import AsyncHTTPClient
 import Foundation
-import NIOCore
-import NIOHTTP1
+import PhotoServices
 
 /// The app's backend asked before an upload is created (tusd's `pre-create`): the server POSTs what the upload would
 /// be — the caller, the key, the declared length, the client's metadata — as JSON to `--hook-url`, and the backend
@@ -53,30 +51,11 @@ public struct CreationHook: Sendable {
     /// Asks the hook whether `caller` may create the upload; bounded by `timeout` whatever the hook does.
     func ask(caller: Caller, key: String, length: Int64, metadata: [String: String]) async -> Verdict {
         let question = Question(caller: .init(id: caller.id, name: caller.displayName), upload: .init(key: key, length: length, metadata: metadata))
-        let (url, timeout) = (self.url, self.timeout)
-        return await withTaskGroup(of: Verdict?.self) { group in
-            group.addTask {
-                do {
-                    var request = HTTPClientRequest(url: url)
-                    request.method = .POST
-                    request.headers.add(name: "Content-Type", value: "application/json")
-                    request.body = .bytes(ByteBuffer(bytes: try JSONEncoder().encode(question)))
-                    let response = try await HTTPClient.shared.execute(request, timeout: .milliseconds(Int64(timeout / .milliseconds(1))))
-                    let body = try await response.body.collect(upTo: 64 << 10)
-                    return Self.verdict(status: Int(response.status.code), body: Data(body.readableBytesView))
-                } catch is CancellationError {
-                    return nil
-                } catch {
-                    return .failed("not answered: \(error)")
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first ?? .failed("no answer within \(timeout)")
+        let body: Data
+        do { body = try JSONEncoder().encode(question) } catch { return .failed("the question cannot be written: \(error)") }
+        switch await BoundedPost.send(to: url, body: body, timeout: timeout) {
+        case .answered(let status, let answer): return Self.verdict(status: status, body: answer)
+        case .failed(let why): return .failed(why)
         }
     }
 

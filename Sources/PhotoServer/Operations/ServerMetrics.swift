@@ -16,6 +16,8 @@ final class ServerMetrics: Sendable {
     /// How long the upload hook took to answer (`CreationHook`), and how often it could not be asked.
     let hookSeconds: CoreMetrics.Timer
     let hookFailures: CoreMetrics.Counter
+    /// How long the review hook took to answer (`HookReviewer`).
+    let reviewSeconds: CoreMetrics.Timer
 
     init() {
         registry = PrometheusCollectorRegistry()
@@ -31,6 +33,7 @@ final class ServerMetrics: Sendable {
         photosStored = CoreMetrics.Counter(label: "photoprep_photos_stored_total", dimensions: [], factory: factory)
         hookSeconds = CoreMetrics.Timer(label: "photoprep_hook_seconds", dimensions: [], factory: factory)
         hookFailures = CoreMetrics.Counter(label: "photoprep_hook_failures_total", dimensions: [], factory: factory)
+        reviewSeconds = CoreMetrics.Timer(label: "photoprep_review_seconds", dimensions: [], factory: factory)
     }
 
     /// One answered request, by method and status (each pair's counter made once: making one looks it up
@@ -55,6 +58,17 @@ final class ServerMetrics: Sendable {
     /// A failure of the database or the storage (`DependencyFailure`), by condition (`unavailable`, `full`).
     func dependencyFailure(_ condition: String) {
         CoreMetrics.Counter(label: "photoprep_dependency_failures_total", dimensions: [("condition", condition)], factory: factory).increment()
+    }
+
+    /// A review hook's verdict (`accept`, `reject`, `quarantine`), or `failed` (nil) when it could not be asked.
+    func review(_ verdict: ReviewVerdict?) {
+        let name = switch verdict {
+        case .accept: "accept"
+        case .reject: "reject"
+        case .quarantine: "quarantine"
+        case .unavailable, nil: "failed"
+        }
+        CoreMetrics.Counter(label: "photoprep_review_verdicts_total", dimensions: [("verdict", name)], factory: factory).increment()
     }
 
     /// What the events' delivery saw: each attempt by its outcome (`photoprep_event_deliveries_total`: delivered,

@@ -155,7 +155,7 @@ struct ResumableUploadRoutes: Sendable {
         // The photo is stored: its key and download URL, in the body (the app shows it).
         var response = answer(status: creation ? .created : .ok, offset: reached, complete: true, version: version)
         response.headers[.contentType] = "application/json"
-        let url = try await links.links([upload.key], request)[upload.key]?.photo ?? ""
+        let url = try await links.links([upload.key], for: upload.owner, request)[upload.key]?.photo ?? ""
         let body = try JSONSerialization.data(withJSONObject: ["key": upload.key, "url": url], options: [.sortedKeys, .withoutEscapingSlashes])
         response.body = ResponseBody(byteBuffer: ByteBuffer(bytes: body))
         return response

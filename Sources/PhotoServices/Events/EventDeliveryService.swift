@@ -1,8 +1,5 @@
-import AsyncHTTPClient
 public import Foundation
 public import Logging
-import NIOCore
-import NIOHTTP1
 import PhotoFiles
 public import ServiceLifecycle
 
@@ -106,34 +103,11 @@ public struct EventDeliveryService: Service {
     static func send(_ event: OutboxEvent, to receiver: Receiver) async -> EventDelivery.Outcome {
         let body = Data(event.body.utf8)
         let timestamp = Int(Date().timeIntervalSince1970)
-        var request = HTTPClientRequest(url: receiver.url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.headers.add(name: "User-Agent", value: "photoprep")
-        request.headers.add(name: "webhook-id", value: event.id)
-        request.headers.add(name: "webhook-timestamp", value: String(timestamp))
-        request.headers.add(name: "webhook-signature", value: receiver.signer.signature(id: event.id, timestamp: timestamp, body: body))
-        request.body = .bytes(ByteBuffer(bytes: body))
-        let (timeout, prepared) = (receiver.timeout, request)
-        return await withTaskGroup(of: EventDelivery.Outcome?.self) { group in
-            group.addTask {
-                do {
-                    let response = try await HTTPClient.shared.execute(prepared, timeout: .milliseconds(Int64(timeout / .milliseconds(1))))
-                    _ = try? await response.body.collect(upTo: 1 << 20)  // read, not kept: the status says it
-                    return .answered(Int(response.status.code))
-                } catch is CancellationError {
-                    return nil
-                } catch {
-                    return .failed("not answered: \(error)")
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first ?? .failed("no answer within \(timeout)")
+        let signature = receiver.signer.signature(id: event.id, timestamp: timestamp, body: body)
+        let headers = [("webhook-id", event.id), ("webhook-timestamp", String(timestamp)), ("webhook-signature", signature)]
+        switch await BoundedPost.send(to: receiver.url, body: body, headers: headers, timeout: receiver.timeout) {
+        case .answered(let status, _): return .answered(status)
+        case .failed(let why): return .failed(why)
         }
     }
 }

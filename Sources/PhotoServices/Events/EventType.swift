@@ -4,6 +4,8 @@ public enum EventType: String, Codable, Sendable, CaseIterable {
     case photoStored = "photo.stored"
     /// A photo stored over the one its key held (the same `data`).
     case photoReplaced = "photo.replaced"
+    /// A photo the app's review quarantined, released by an admin (`data`: key, owner, uploadedBy, by).
+    case photoReleased = "photo.released"
     /// A stored photo deleted, with its thumbnails (`data`: key, owner, by).
     case photoDeleted = "photo.deleted"
     /// A group created (`data`: groupId, name, createdBy, members).

@@ -36,11 +36,13 @@ public struct PhotoIntake: Sendable {
     let keepsCaptureTime: Bool
     /// The users' storage quotas `take` holds photos to (nil: none, as for a client's own records).
     public let quotas: Quotas?
+    /// Asked by `take` before a photo is stored (nil: nobody).
+    let reviewer: (any PhotoReviewer)?
 
     public init(
         database: AppDatabase, destination: PhotoDestination, cpu: NIOThreadPool = .singleton, memory: MemoryBudget? = nil, thumbnails: ThumbnailSizes = ThumbnailSizes(),
         maxPixels: Int = PrepareOptions(preset: .photo).maxPixels, quality: QualityTarget = .high, keepsCaptureTime: Bool = true,
-        webpThumbnails: Bool = false, quota: StorageQuota? = nil, credentials: @escaping @Sendable (String) -> String? = { _ in nil }
+        webpThumbnails: Bool = false, quota: StorageQuota? = nil, reviewer: (any PhotoReviewer)? = nil, credentials: @escaping @Sendable (String) -> String? = { _ in nil }
     ) {
         quotas = quota.map { Quotas(database: database, standard: $0) }
         self.database = database
@@ -54,6 +56,7 @@ public struct PhotoIntake: Sendable {
         self.keepsCaptureTime = keepsCaptureTime
         self.webpThumbnails = webpThumbnails
         self.credentials = credentials
+        self.reviewer = reviewer
     }
 
     /// A photo taken in: its URL, and how long preparing it took.
@@ -64,8 +67,9 @@ public struct PhotoIntake: Sendable {
 
     /// Prepares the photo in `file` for `key` with its thumbnails, stores them, records them as `caller`'s
     /// and deletes what they replaced. Throws `.notAllowed` when the caller may not (or no longer) write there, `.storage` when
-    /// storage, the database or the pool failed (nothing recorded; ask again), and the photo's own error
-    /// (`.unsupportedPhoto`, `.photoTooLarge`) when it cannot be stored.
+    /// storage, the database, the pool or the reviewer failed (nothing recorded; ask again), `.rejectedByReview` when the
+    /// reviewer said no, and the photo's own error (`.unsupportedPhoto`, `.photoTooLarge`) when it cannot be stored. A
+    /// photo the reviewer quarantines is stored and recorded as quarantined (`StoredPhoto.quarantine`).
     /// `focus`: where the photo's square thumbnails are centred (the client's, from the upload's metadata).
     public func take(_ file: String, key: String, caller: String, displayName: String?, focus: FocalPoint? = nil) async throws(ServiceError) -> Taken {
         let path = try StoragePath(key: key)
@@ -76,9 +80,16 @@ public struct PhotoIntake: Sendable {
         try await authorize(caller: caller, writing: path)
         let bytes = prepared.jpeg.count + prepared.thumbnails.reduce(0) { $0 + $1.jpeg.count + ($1.webp?.count ?? 0) }
         try await quotas?.checkRoom(for: path, adding: Int64(bytes))
+        var quarantine: String?
+        switch await reviewer?.review(prepared, key: path.key, caller: caller, displayName: displayName) ?? .accept {
+        case .accept: break
+        case .reject(let reason): throw .rejectedByReview(reason)
+        case .quarantine(let reason): quarantine = reason
+        case .unavailable: throw .storage("the photo could not be reviewed; ask again shortly")
+        }
         var stored = StoredPhotos.StoredObjects(
             photo: try await storage.put(prepared.jpeg, key: path.key), thumbnails: [], score: prepared.report.score,
-            placeholder: prepared.report.placeholder, takenAt: keepsCaptureTime ? prepared.report.takenAt : nil, focus: focus)
+            placeholder: prepared.report.placeholder, takenAt: keepsCaptureTime ? prepared.report.takenAt : nil, focus: focus, quarantine: quarantine)
         stored.thumbnails = try await store(prepared.thumbnails, of: path, in: storage)
         let objects = stored, quota = quotas?.standard
         let replaced: [String]
@@ -227,7 +238,7 @@ public struct PhotoIntake: Sendable {
         let name = displayName.flatMap { try? NameRules.displayName($0) } ?? caller
         try await db.insert(into: "user").model(User(id: caller, displayName: name)).ignoringConflicts().run()
         let replacing = quota == nil ? false : try await Quotas.lock(path, db)
-        var (replaced, existed) = try await StoredPhotos.record(key: path.key, stored: stored, at: date, db)
+        var (replaced, existed) = try await StoredPhotos.record(key: path.key, stored: stored, by: caller, at: date, db)
         // The storage rules once more, in the transaction that records: an admin removed meanwhile changes nothing.
         var admin = false
         if case .groupPhoto(let group) = path { admin = try await Users.isAdmin(caller, of: group, db) }
@@ -237,7 +248,7 @@ public struct PhotoIntake: Sendable {
             existed ? .photoReplaced : .photoStored, subject: subject,
             data: [
                 "key": path.key, "owner": path.owner, "size": stored.photo.content.size, "sha256": stored.photo.content.sha256, "score": stored.score,
-                "thumbnails": stored.thumbnails.map(\.edge), "by": caller,
+                "thumbnails": stored.thumbnails.map(\.edge), "by": caller, "quarantine": stored.quarantine,
             ], at: date, db)
         switch path {
         case .groupPhoto(let group):

@@ -106,6 +106,30 @@ public struct StoredPhotos: Sendable {
         }
     }
 
+    /// The photos the app's review quarantined, the newest first (at most `limit`).
+    public func quarantined(limit: Int = 100) async throws(ServiceError) -> [StoredPhoto] {
+        try await database.read { db in
+            try await db.select().columns("*").from("storedPhoto").where("quarantine", .isNot, SQLLiteral.null)
+                .orderBy("storedAt", .descending).limit(limit).all(decoding: StoredPhoto.self)
+        }
+    }
+
+    /// Releases the quarantined photo at `key` (an admin, `by`, looked at it): its links go to everyone who may see it
+    /// from now on, and `photo.released` is recorded with it. `notFound` when no photo is stored there; `invalidState`
+    /// when it is not quarantined.
+    public func release(_ key: String, by admin: String) async throws(ServiceError) -> StoredPhoto {
+        try await database.write { db in
+            guard var photo = try await Self.photo(key, db) else { throw ServiceError.notFound("photo \(key)") }
+            guard photo.quarantine != nil else { throw ServiceError.invalidState("the photo at \(key) is not quarantined") }
+            photo.quarantine = nil
+            try await db.update("storedPhoto").set("quarantine", to: SQLLiteral.null).where("key", .equal, key).run()
+            let path = try StoragePath(key: key)
+            try await Outbox.record(
+                .photoReleased, subject: Outbox.subject(of: path), data: ["key": key, "owner": path.owner, "uploadedBy": photo.uploadedBy, "by": admin], db)
+            return photo
+        }
+    }
+
     static func photo(_ key: String, _ db: any SQLDatabase) async throws -> StoredPhoto? {
         try await db.select().columns("*").from("storedPhoto").where("key", .equal, key).first(decoding: StoredPhoto.self)
     }
@@ -122,7 +146,9 @@ public struct StoredPhotos: Sendable {
     /// Records the photo now stored at `key`, and its thumbnails, with a new token (replacing what was
     /// there); returns the locations of thumbnails it had that the new ones do not overwrite, and whether a photo was
     /// recorded at `key` before.
-    static func record(key: String, stored: StoredObjects, at date: Date, _ db: any SQLDatabase) async throws -> (replaced: [String], existed: Bool) {
+    static func record(key: String, stored: StoredObjects, by caller: String, at date: Date, _ db: any SQLDatabase) async throws -> (
+        replaced: [String], existed: Bool
+    ) {
         let old = try await forget(key: key, db)
         let photo = stored.photo
         try await db.insert(into: "storedPhoto")
@@ -130,7 +156,7 @@ public struct StoredPhotos: Sendable {
                 key: key, location: photo.location, sha256: photo.content.sha256, size: photo.content.size, token: newToken(), storedAt: date,
                 score: stored.score, placeholder: stored.placeholder, takenAt: stored.takenAt,
                 takenAtUTC: stored.takenAt.flatMap { ISO8601DateFormatter().date(from: $0) }, focus: stored.focus?.description,
-                owner: (try? StoragePath(key: key))?.owner))
+                owner: (try? StoragePath(key: key))?.owner, uploadedBy: caller, quarantine: stored.quarantine))
             .run()
         return (try await insert(stored.thumbnails, key: key, replacing: old.thumbnails, db), old.photo != nil)
     }
@@ -255,6 +281,8 @@ public struct StoredPhotos: Sendable {
         public var takenAt: String? = nil
         /// The focal point its square thumbnails were centred on, when the client gave one.
         public var focus: FocalPoint? = nil
+        /// Why the reviewer quarantined it (nil: it did not).
+        public var quarantine: String? = nil
 
         /// Where each object is: the photo, its thumbnails and their WebPs.
         var locations: [String] { [photo.location] + thumbnails.flatMap { [$0.object.location] + ($0.webp.map { [$0.location] } ?? []) } }

@@ -37,6 +37,8 @@ public enum ServiceError: Error, Sendable, Equatable, CustomStringConvertible {
     case storageFull(String)
     /// The server refused the request (a client in remote mode): its reason.
     case rejected(String)
+    /// The app's review of the prepared photo refused it (`PhotoReviewer`): its reason.
+    case rejectedByReview(String)
 
     public var description: String {
         switch self {
@@ -57,6 +59,7 @@ public enum ServiceError: Error, Sendable, Equatable, CustomStringConvertible {
         case .storageFull(let detail): "storage full: \(detail)"
         case .overQuota(let detail): "over quota: \(detail)"
         case .rejected(let detail): detail
+        case .rejectedByReview(let reason): "the photo was rejected: \(reason)"
         }
     }
 }

@@ -18,6 +18,7 @@ enum Schema {
         Migration(name: "services v6: a stored photo's location recorded once, in its stored photo's row", shippedAs: "", run: servicesV6),
         Migration(name: "services v7: storage quotas: each stored photo's owner, users' own quotas", shippedAs: "", run: servicesV7),
         Migration(name: "services v8: the events' outbox", shippedAs: "", run: servicesV8),
+        Migration(name: "services v9: who uploaded each stored photo, and the photos the app's review quarantined", shippedAs: "", run: servicesV9),
     ]
     /// The photo jobs (embedded services and clients alike), their runs, and replaced objects still to delete.
     static let jobs = [
@@ -223,6 +224,12 @@ enum Schema {
         try await db.create(index: "event_state_seq").on("event").column("state").column("seq").run()
         try await db.create(index: "event_subject_seq").on("event").column("subject").column("seq").run()
         try await db.create(index: "event_createdAt").on("event").column("createdAt").run()
+    }
+
+    private static func servicesV9(_ db: any SQLDatabase) async throws {
+        // Who uploaded a stored photo, and why the app's review quarantined it (`StoredPhoto.quarantine`; NULL: it did not).
+        try await db.alter(table: "storedPhoto").column("uploadedBy", type: .text).run()
+        try await db.alter(table: "storedPhoto").column("quarantine", type: .text).run()
     }
 
     private static func jobsV1(_ db: any SQLDatabase) async throws {

@@ -15,6 +15,8 @@ struct AlbumPhotoBody: Encodable {
     var placeholder: String?
     /// When it was taken (ISO 8601, with the offset it was taken at), if its EXIF said: the album's order.
     var takenAt: String?
+    /// Why the app's review quarantined it (state `quarantined`).
+    var quarantine: String?
     var state: String
     var createdAt: Date
 

@@ -4,7 +4,7 @@ import PhotoPrep
 import PhotoServices
 
 struct PhotoBody: ResponseEncodable {
-    /// none, pending, uploading, ready, failed, cancelled
+    /// none, pending, uploading, ready, quarantined (stored, held by the app's review), failed, cancelled
     var state: String
     /// The photo's download URL, as `downloadURL` (never where storage keeps it: that stays on the server).
     var url: String?
@@ -18,6 +18,8 @@ struct PhotoBody: ResponseEncodable {
     var takenAt: String?
     /// The focal point its square thumbnails are centred on (`x,y`), when one was given.
     var focus: String?
+    /// Why the app's review quarantined it (for its uploader and the admins; anyone else gets only the state).
+    var quarantine: String?
     var error: String?
     var acknowledgedBytes: Int64?
     var totalBytes: Int64?

@@ -13,6 +13,8 @@ struct UserBody: ResponseEncodable {
     var profilePhotoThumbnails: [ThumbnailBody]?
     /// The picture's placeholder (a ThumbHash, base64), drawn while it loads.
     var profilePhotoPlaceholder: String?
+    /// Why the app's review quarantined the picture (the user and the admins see it; others see no picture).
+    var profilePhotoQuarantine: String?
 
     init(_ user: User) {
         id = user.id

@@ -25,4 +25,9 @@ public struct StoredPhoto: Codable, Sendable, Equatable {
     public var focus: String? = nil
     /// Whose storage quota it counts in (`StoragePath.owner`): nil for a group's photo.
     public var owner: String? = nil
+    /// Who uploaded it (nil: stored before this was recorded).
+    public var uploadedBy: String? = nil
+    /// Why the app's review quarantined it (`ReviewVerdict.quarantine`): its links go only to `uploadedBy` and the
+    /// server's admins until an admin releases it. nil: readable as any photo.
+    public var quarantine: String? = nil
 }

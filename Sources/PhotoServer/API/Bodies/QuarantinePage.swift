@@ -1,0 +1,6 @@
+import Hummingbird
+
+/// `GET /v1/quarantine`.
+struct QuarantinePage: ResponseEncodable {
+    var photos: [QuarantinedPhotoBody]
+}
