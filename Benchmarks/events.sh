@@ -11,41 +11,19 @@
 # Usage:  Benchmarks/events.sh [--rounds N (default 3)] [--count N (default 100)]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds=3 count=100
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --rounds) rounds=$2; shift 2 ;;
-    --count) count=$2; shift 2 ;;
-    *) echo "usage: Benchmarks/events.sh [--rounds N] [--count N]" >&2; exit 2 ;;
-  esac
-done
-photoprep=${PHOTOPREP:-.build/release/photoprep}
-[ -x "$photoprep" ] || swift build -c release --product photoprep 2>&1 | tail -1
-py=python3; [ -x .venv/bin/python3 ] && py=.venv/bin/python3
-Benchmarks/corpus.sh
-photos=()
-for f in Benchmarks/.corpus/photos/*.jpg; do
-  if [ "$(stat -c %s "$f")" -lt $((10 * 1024 * 1024)) ]; then photos+=("$PWD/$f"); fi
-done
-work=$(mktemp -d)
-export PHOTOPREP_JWT_SECRET
-PHOTOPREP_JWT_SECRET=$(head -c 32 /dev/urandom | base64)
+rounds=3 count=100 extra_options="--count" usage="usage: Benchmarks/events.sh [--rounds N] [--count N]"
+source Benchmarks/backend-common.sh "$@"
+corpus_photos
 "$photoprep" events secret > "$work/secret"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 receiver_port=$(free_port)
-"$py" Benchmarks/peers/event_receiver.py "$receiver_port" "$work/received" & receiver_pid=$!
-server_pid=""
-trap 'kill $receiver_pid $server_pid 2>/dev/null || true; rm -rf "$work"' EXIT
+"$py" Benchmarks/peers/event_receiver.py "$receiver_port" "$work/received" & helpers+=($!)
 ticks=$(getconf CLK_TCK)
 cpu_seconds() { awk -v t="$ticks" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13) / t }' "/proc/$1/stat"; }
 
 run() {  # ROW ROUND [serve flags...]: a fresh server, the load, its line appended to $work/ROW
   local row=$1 round=$2; shift 2
-  local port; port=$(free_port)
   : > "$work/received"
-  "$photoprep" serve --data "$work/data-$row-$round" --port "$port" --writes-per-address 0 --max-connections-per-address 0 "$@" \
-    > "$work/serve-$row-$round.log" 2>&1 & server_pid=$!
-  for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$port/health" && break; sleep 0.1; done
+  serve "$row-$round" --max-connections-per-address 0 "$@"
   sync
   local cpu0; cpu0=$(cpu_seconds "$server_pid")
   "$py" Benchmarks/peers/ingest_load.py tus "http://127.0.0.1:$port" "${photos[@]}" --count "$count" --timeout 600 > "$work/load.json"
@@ -62,7 +40,7 @@ run() {  # ROW ROUND [serve flags...]: a fresh server, the load, its line append
   local cpu; cpu=$(awk -v a="$(cpu_seconds "$server_pid")" -v b="$cpu0" 'BEGIN { printf "%.2f", a - b }')
   "$py" -c 'import json, sys; r = json.load(open(sys.argv[1])); r.update(cpu=float(sys.argv[2]), events=int(sys.argv[3]), lag=sys.argv[4]); print(json.dumps(r))' \
     "$work/load.json" "$cpu" "$events" "${lag:-0}" >> "$work/$row"
-  kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
+  unserve
 }
 for round in $(seq "$rounds"); do
   if [ $((round % 2)) -eq 1 ]; then

@@ -8,32 +8,16 @@
 # Usage:  Benchmarks/hooks.sh [--rounds N (default 3)] [--count N (default 500)]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds=3 count=500
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --rounds) rounds=$2; shift 2 ;;
-    --count) count=$2; shift 2 ;;
-    *) echo "usage: Benchmarks/hooks.sh [--rounds N] [--count N]" >&2; exit 2 ;;
-  esac
-done
-photoprep=${PHOTOPREP:-.build/release/photoprep}
-[ -x "$photoprep" ] || swift build -c release --product photoprep 2>&1 | tail -1
-work=$(mktemp -d)
-secret=$(head -c 24 /dev/urandom | base64)
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+rounds=3 count=500 extra_options="--count" usage="usage: Benchmarks/hooks.sh [--rounds N] [--count N]"
+source Benchmarks/backend-common.sh "$@"
 hook_port=$(free_port)
-python3 Benchmarks/peers/hook_receiver.py "$hook_port" & hook_pid=$!
-server_pid=""
-trap 'kill $hook_pid $server_pid 2>/dev/null || true; rm -rf "$work"' EXIT
+"$py" Benchmarks/peers/hook_receiver.py "$hook_port" & helpers+=($!)
 
 run() {  # ROW ROUND [serve flags...]: a fresh server, the creations, its line appended to $work/ROW
   local row=$1 round=$2; shift 2
-  local port; port=$(free_port)
-  PHOTOPREP_JWT_SECRET=$secret "$photoprep" serve --data "$work/data-$row-$round" --port "$port" --writes-per-user 0 --writes-per-address 0 "$@" \
-    > "$work/serve-$row-$round.log" 2>&1 & server_pid=$!
-  for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$port/health" && break; sleep 0.1; done
-  python3 Benchmarks/peers/hook_latency.py "$port" "$count" "$secret" >> "$work/$row"
-  kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
+  serve "$row-$round" "$@"
+  "$py" Benchmarks/peers/hook_latency.py "$port" "$count" "$secret" >> "$work/$row"
+  unserve
 }
 for round in $(seq "$rounds"); do
   run none "$round"

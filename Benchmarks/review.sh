@@ -9,37 +9,17 @@
 # Usage:  Benchmarks/review.sh [--rounds N (default 3)]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds=3
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --rounds) rounds=$2; shift 2 ;;
-    *) echo "usage: Benchmarks/review.sh [--rounds N]" >&2; exit 2 ;;
-  esac
-done
-photoprep=${PHOTOPREP:-.build/release/photoprep}
-[ -x "$photoprep" ] || swift build -c release --product photoprep 2>&1 | tail -1
-py=python3; [ -x .venv/bin/python3 ] && py=.venv/bin/python3
-Benchmarks/corpus.sh
-photos=()
-for f in Benchmarks/.corpus/photos/*.jpg; do
-  if [ "$(stat -c %s "$f")" -lt $((10 * 1024 * 1024)) ]; then photos+=("$PWD/$f"); fi
-done
-work=$(mktemp -d)
-secret=$(head -c 32 /dev/urandom | base64)
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+rounds=3 usage="usage: Benchmarks/review.sh [--rounds N]"
+source Benchmarks/backend-common.sh "$@"
+corpus_photos
 review_port=$(free_port)
-"$py" Benchmarks/peers/review_receiver.py "$review_port" & review_pid=$!
-server_pid=""
-trap 'kill $review_pid $server_pid 2>/dev/null || true; rm -rf "$work"' EXIT
+"$py" Benchmarks/peers/review_receiver.py "$review_port" & helpers+=($!)
 
 run() {  # ROW ROUND [serve flags...]: a fresh server, the uploads, their times appended to $work/ROW
   local row=$1 round=$2; shift 2
-  local port; port=$(free_port)
-  PHOTOPREP_JWT_SECRET=$secret "$photoprep" serve --data "$work/data-$row-$round" --port "$port" --writes-per-user 0 --writes-per-address 0 "$@" \
-    > "$work/serve-$row-$round.log" 2>&1 & server_pid=$!
-  for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$port/health" && break; sleep 0.1; done
+  serve "$row-$round" "$@"
   "$py" Benchmarks/peers/review_latency.py "$port" "$secret" "${photos[@]}" >> "$work/$row"
-  kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
+  unserve
 }
 for round in $(seq "$rounds"); do
   if [ $((round % 2)) -eq 1 ]; then

@@ -43,10 +43,7 @@ struct EventOptions: ParsableArguments {
         configuration.eventsKept = .seconds(days * 24 * 3600)
         let admins = admin.isEmpty ? (setting(nil, "PHOTOPREP_ADMINS") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } : admin
         configuration.admins = Set(admins.filter { !$0.isEmpty })
-        guard let url = setting(eventsURL, "PHOTOPREP_EVENTS_URL") else { return }
-        guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
-            throw ValidationError("--events-url \(url): an http:// or https:// URL")
-        }
+        guard let (url, timeout) = try HookOptions.endpoint("events", url: eventsURL, timeout: eventsTimeout, seconds: 10, setting) else { return }
         let secrets: [String]
         if let file = eventsSecretFile {
             do {
@@ -64,8 +61,6 @@ struct EventOptions: ParsableArguments {
         } catch {
             throw ValidationError("--events-url needs its signing secret (--events-secret-file or PHOTOPREP_EVENTS_SECRET): \(error)")
         }
-        let timeoutText = setting(eventsTimeout.map { String($0) }, "PHOTOPREP_EVENTS_TIMEOUT") ?? "10"
-        guard let seconds = Double(timeoutText), seconds > 0, seconds <= 60 else { throw ValidationError("--events-timeout \(timeoutText): seconds, more than 0 and at most 60") }
-        configuration.eventReceiver = .init(url: url, signer: signer, timeout: .milliseconds(Int(seconds * 1000)))
+        configuration.eventReceiver = .init(url: url, signer: signer, timeout: timeout)
     }
 }

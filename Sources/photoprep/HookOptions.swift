@@ -33,27 +33,34 @@ struct HookOptions: ParsableArguments {
 
     /// The review hook, if one is given; `setting` is serve's: the flag, else the variable.
     func review(_ setting: (String?, String) -> String?) throws -> ReviewHook? {
-        guard let url = setting(reviewURL, "PHOTOPREP_REVIEW_URL") else { return nil }
-        guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
-            throw ValidationError("--review-url \(url): an http:// or https:// URL")
-        }
-        let timeoutText = setting(reviewTimeout.map { String($0) }, "PHOTOPREP_REVIEW_TIMEOUT") ?? "10"
-        guard let seconds = Double(timeoutText), seconds > 0, seconds <= 60 else { throw ValidationError("--review-timeout \(timeoutText): seconds, more than 0 and at most 60") }
+        guard let (url, timeout) = try Self.endpoint("review", url: reviewURL, timeout: reviewTimeout, seconds: 10, setting) else { return nil }
         let failureText = setting(reviewFailure, "PHOTOPREP_REVIEW_FAILURE") ?? "refuse"
         guard let failure = ReviewHook.Failure(rawValue: failureText) else { throw ValidationError("--review-failure \(failureText): refuse, allow or quarantine") }
-        return ReviewHook(url: url, timeout: .milliseconds(Int(seconds * 1000)), onFailure: failure)
+        return ReviewHook(url: url, timeout: timeout, onFailure: failure)
     }
 
     /// The hook, if one is given; `setting` is serve's: the flag, else the variable.
     func hook(_ setting: (String?, String) -> String?) throws -> CreationHook? {
-        guard let url = setting(hookURL, "PHOTOPREP_HOOK_URL") else { return nil }
-        guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
-            throw ValidationError("--hook-url \(url): an http:// or https:// URL")
-        }
-        let timeoutText = setting(hookTimeout.map { String($0) }, "PHOTOPREP_HOOK_TIMEOUT") ?? "5"
-        guard let seconds = Double(timeoutText), seconds > 0, seconds <= 60 else { throw ValidationError("--hook-timeout \(timeoutText): seconds, more than 0 and at most 60") }
+        guard let (url, timeout) = try Self.endpoint("hook", url: hookURL, timeout: hookTimeout, seconds: 5, setting) else { return nil }
         let failureText = setting(hookFailure, "PHOTOPREP_HOOK_FAILURE") ?? "refuse"
         guard let failure = CreationHook.Failure(rawValue: failureText) else { throw ValidationError("--hook-failure \(failureText): refuse or allow") }
-        return CreationHook(url: url, timeout: .milliseconds(Int(seconds * 1000)), onFailure: failure)
+        return CreationHook(url: url, timeout: timeout, onFailure: failure)
+    }
+
+    /// `--NAME-url` and `--NAME-timeout` (else `PHOTOPREP_NAME_URL`, `…_TIMEOUT`; the timeout's default `seconds`): the
+    /// app's backend at an http(s) URL, asked within 0–60 s. nil: no URL given.
+    static func endpoint(
+        _ name: String, url flag: String?, timeout: Double?, seconds: Double, _ setting: (String?, String) -> String?
+    ) throws -> (url: String, timeout: Duration)? {
+        let variable = "PHOTOPREP_\(name.uppercased())"
+        guard let url = setting(flag, "\(variable)_URL") else { return nil }
+        guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
+            throw ValidationError("--\(name)-url \(url): an http:// or https:// URL")
+        }
+        let timeoutText = setting(timeout.map { String($0) }, "\(variable)_TIMEOUT") ?? String(seconds)
+        guard let given = Double(timeoutText), given > 0, given <= 60 else {
+            throw ValidationError("--\(name)-timeout \(timeoutText): seconds, more than 0 and at most 60")
+        }
+        return (url, .milliseconds(Int(given * 1000)))
     }
 }

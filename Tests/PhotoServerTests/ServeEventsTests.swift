@@ -228,4 +228,24 @@ import TestSupport
         let listed = try await Self.events(seeded.server)
         #expect(listed.count == 3 && listed.allSatisfy { $0["state"] as? String == "delivered" && $0["attempts"] as? Int == 1 }, "\(listed)")
     }
+
+    /// `photoprep serve` refuses, before it starts, a secret that is not one (here PHOTOPREP_EVENTS_SECRET's), a secret file
+    /// it cannot read, and a review
+    /// it could never ask — each naming the flag.
+    @Test(arguments: [
+        (["--events-url", "http://127.0.0.1:9/"], "--events-url needs its signing secret (--events-secret-file or PHOTOPREP_EVENTS_SECRET): webhook secret 1: not whsec_ and base64 of at least 24 bytes"),
+        (["--events-url", "http://127.0.0.1:9/", "--events-secret-file", "/nonexistent/secret"], "--events-secret-file /nonexistent/secret: cannot be read"),
+        (["--review-url", "ftp://review.example.com"], "--review-url ftp://review.example.com: an http:// or https:// URL"),
+        (["--review-url", "http://127.0.0.1:9/", "--review-failure", "maybe"], "--review-failure maybe: refuse, allow or quarantine"),
+    ])
+    func serveRefusesEventsAndReviewsItCouldNeverUse(arguments: [String], message: String) async throws {
+        let data = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: data) }
+        let serve = try BackgroundCommand(
+            ["serve", "--port", "0", "--data", data.path] + arguments,
+            environment: ["PHOTOPREP_JWT_SECRET": String(repeating: "k", count: 32), "PHOTOPREP_EVENTS_SECRET": "whsec_c2hvcnQ="])
+        let result = await serve.wait(timeout: 30)
+        serve.crash()
+        #expect(result?.status != 0 && result?.stderr.contains(message) == true, "\(String(describing: result))")
+    }
 }
