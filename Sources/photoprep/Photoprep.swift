@@ -21,8 +21,19 @@ struct Photoprep: AsyncParsableCommand {
             print(Root.version)
         } else if let settings = PrepareCommandLine.read(arguments) {
             await Root.run(Self.self) { try await settings.run(upload: nil) }
+        } else if let name = arguments.first, let command = configuration.subcommands.first(where: { $0.configuration.commandName == name }) {
+            // A command named first is parsed under a root that has it alone: argument parser builds (and reflects over)
+            // the whole tree of commands it is given, every option of every command, before it parses one.
+            await Root.main(only(command))
         } else {
             await Root.main(Self.self)
         }
     }
+
+    /// `photoprep` with one command: the same name, texts and exits, for what argument parser reads.
+    struct Only<Command: ParsableCommand>: AsyncParsableCommand {
+        static var configuration: CommandConfiguration { Root.configuration(subcommands: [Command.self]) }
+    }
+
+    static func only<Command: ParsableCommand>(_ command: Command.Type) -> any ParsableCommand.Type { Only<Command>.self }
 }

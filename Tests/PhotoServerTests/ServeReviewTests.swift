@@ -154,4 +154,40 @@ import TestSupport
             }
         }
     }
+
+    /// Two `photoprep serve` instances on one PostgreSQL database and one storage folder, both asking the same hook and
+    /// review: a photo quarantined through one is held on the other too, and released through either.
+    @Test func twoInstancesOnPostgreSQLAskTheHooksAndShareTheQuarantine() async throws {
+        let review = try await Receiver.start("review_receiver.py")
+        let hook = try await Receiver.start()
+        let url = try await PostgresCluster.shared().newDatabase()
+        let shared = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: shared) }
+        let arguments = [
+            "--database", url, "--to", shared.path, "--review-url", review.url("quarantine"), "--hook-url", hook.url("accept"), "--admin", "u3",
+        ]
+        let first = try await onThread { try PhotoServerProcess(arguments: arguments) }
+        defer { first.stop() }
+        let second = try await onThread { try PhotoServerProcess(arguments: arguments) }
+        defer { second.stop() }
+        let photo = try Fixture.bytes("orientation/landscape_1.jpg")
+        for (server, user) in [(first, "u2"), (second, "u1")] {
+            let answer = try await ServeRulesTests.createWithUpload(server, key: "profile_images/\(user)/me.jpg", bytes: photo, token: TestTokens.hs256(sub: user))
+            #expect(answer.status == 201, "\(answer)")
+        }
+        #expect(hook.requests.count == 2 && review.requests.count == 2, "each creation asked, each photo reviewed, whichever instance took it")
+        let own = try Self.json(try await second.send("GET", "/v1/me", headers: Self.bearer("u2")))
+        #expect(own["profilePhotoURL"] is String && own["profilePhotoQuarantine"] as? String == "needs a second look", "\(own)")
+        let other = try Self.json(try await second.send("GET", "/v1/users/u2", headers: Self.bearer("u1")))
+        #expect(other["profilePhotoURL"] == nil, "\(other)")
+        let held = try #require(try Self.json(try await second.send("GET", "/v1/quarantine", headers: Self.bearer("u3")))["photos"] as? [[String: Any]])
+        #expect(Set(held.compactMap { $0["key"] as? String }) == ["profile_images/u1/me.jpg", "profile_images/u2/me.jpg"], "\(held)")
+        let release = ["Content-Type": "application/json"].merging(Self.bearer("u3")) { $1 }
+        let released = try await first.send("POST", "/v1/quarantine/release", headers: release, body: Array(#"{"key": "profile_images/u2/me.jpg"}"#.utf8))
+        #expect(released.status == 200, "\(released)")
+        let after = try Self.json(try await second.send("GET", "/v1/users/u2", headers: Self.bearer("u1")))
+        let link = try #require(after["profilePhotoURL"] as? String, "\(after)")
+        #expect(try await first.send("GET", link).status == 200)
+        #expect(try await second.send("POST", "/v1/quarantine/release", headers: release, body: Array(#"{"key": "profile_images/u2/me.jpg"}"#.utf8)).status == 409)
+    }
 }

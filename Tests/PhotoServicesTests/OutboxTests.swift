@@ -69,6 +69,25 @@ import TestSupport
         #expect(try await Self.events(database).suffix(1).map(\.type) == ["photo.replaced"])
     }
 
+    /// A group renamed, its members changed (a change that changes nothing writes no event; one refused writes none),
+    /// a user renamed: each with its event, in the group's or the user's order.
+    @Test func renamesAndMemberChangesWriteTheirEvents() async throws {
+        let harness = try await Harness()
+        let services = harness.services
+        let group = try await services.groups.createGroup(creator: "u1", name: "Trip", participants: ["u2", "u3"]).group.id
+        try await services.groups.rename(caller: "u1", groupId: group, to: "  Trip 2026 ")
+        try await services.groups.changeMembers(caller: "u1", groupId: group, add: ["u4", "u2"], remove: ["u3"])
+        try await services.groups.changeMembers(caller: "u1", groupId: group, add: ["u2"], remove: [])
+        await #expect(throws: ServiceError.self) { try await services.groups.rename(caller: "u2", groupId: group, to: "Mine") }
+        try await services.users.rename("u2", to: "Ben")
+        let events = try await Self.events(services.database)
+        #expect(events.map(\.type) == ["group.created", "group.renamed", "group.membersChanged", "user.renamed"], "\(events.map(\.type))")
+        #expect(try Self.data(events[1])["name"] as? String == "Trip 2026" && events[1].subject == "group:\(group)")
+        let changed = try Self.data(events[2])
+        #expect(changed["added"] as? [String] == ["u4"] && changed["removed"] as? [String] == ["u3"] && changed["members"] as? [String] == ["u1", "u2", "u4"], "\(changed)")
+        #expect(try Self.data(events[3])["displayName"] as? String == "Ben" && events[3].subject == "user:u2")
+    }
+
     /// Events are taken oldest first, one at a time per subject: the next of a subject waits until the one before it is
     /// delivered (or dead); another subject's goes meanwhile. A settled attempt counts; a lapsed lease lets another take it.
     @Test func eventsOfOneSubjectGoInOrderOthersDoNotWait() async throws {

@@ -10,8 +10,14 @@ public enum EventType: String, Codable, Sendable, CaseIterable {
     case photoDeleted = "photo.deleted"
     /// A group created (`data`: groupId, name, createdBy, members).
     case groupCreated = "group.created"
+    /// A group renamed by one of its admins (`data`: groupId, name, by).
+    case groupRenamed = "group.renamed"
+    /// Members added to or removed from a group (`data`: groupId, added, removed, members, by).
+    case groupMembersChanged = "group.membersChanged"
     /// A group's photo stored (`data`: groupId, key, by).
     case groupPhotoChanged = "group.photoChanged"
+    /// A user's display name changed (`data`: userId, displayName).
+    case userRenamed = "user.renamed"
     /// A user's profile picture set or removed (`data`: userId, key: nil when removed).
     case profilePhotoChanged = "user.profilePhotoChanged"
     /// A photo added to one of a user's albums (`data`: userId, album, photoId, key).

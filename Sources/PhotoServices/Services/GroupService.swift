@@ -108,6 +108,7 @@ public struct GroupService: Sendable {
             try await Users.require([caller], db)
             guard try await Users.isAdmin(caller, of: groupId, db) else { throw ServiceError.notAllowed("only the admins of group \(groupId) rename it") }
             try await db.update("chatGroup").set("name", to: name).set("updatedAt", to: Date()).where("id", .equal, groupId).run()
+            try await Outbox.record(.groupRenamed, subject: "group:\(groupId)", data: ["groupId": groupId, "name": name, "by": caller], db)
         }
     }
 
@@ -132,6 +133,12 @@ public struct GroupService: Sendable {
             guard members.count <= GroupRules.maxMembers else { throw ServiceError.tooManyMembers(members.count) }
             guard members.contains(where: \.isAdmin) else { throw ServiceError.invalidState("a group keeps at least one admin") }
             try await db.update("chatGroup").set("updatedAt", to: Date()).where("id", .equal, groupId).run()
+            let removed = Set(remove).intersection(current).subtracting(members.map(\.userId))
+            if !new.isEmpty || !removed.isEmpty {
+                try await Outbox.record(
+                    .groupMembersChanged, subject: "group:\(groupId)",
+                    data: ["groupId": groupId, "added": new.map(\.userId), "removed": removed.sorted(), "members": members.map(\.userId), "by": caller], db)
+            }
             return members
         }
     }

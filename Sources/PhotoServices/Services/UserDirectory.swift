@@ -35,6 +35,7 @@ public struct UserDirectory: Sendable {
             guard var user = try await Users.find(id, db) else { throw ServiceError.notFound("user \(id)") }
             user.displayName = displayName
             try await db.update("user").set("displayName", to: displayName).where("id", .equal, id).run()
+            try await Outbox.record(.userRenamed, subject: "user:\(id)", data: ["userId": id, "displayName": displayName], db)
             return user
         }
     }
