@@ -112,10 +112,21 @@ import TestSupport
             #expect(media.status == 200 && media.header("Content-Type") == "image/jpeg", "\(media)")
             #expect(try await server.send("POST", "/v1/quarantine/release", headers: release, body: Array(#"{"key": "\#(groupKey)"}"#.utf8)).status == 409)
             #expect(try await server.send("POST", "/v1/quarantine/release", headers: release, body: Array(#"{"key": "profile_images/u9/x.jpg"}"#.utf8)).status == 404)
+            // u2's picture rejected after all: gone for u2 too, its file deleted.
+            let rejected = try await server.send(
+                "POST", "/v1/quarantine/reject", headers: release, body: Array(#"{"key": "profile_images/u2/me.jpg", "reason": "not a face"}"#.utf8))
+            #expect(rejected.status == 200, "\(rejected)")
+            let gone = try Self.json(try await server.send("GET", "/v1/me", headers: Self.bearer("u2")))
+            #expect(gone["profilePhotoURL"] == nil && gone["profilePhotoQuarantine"] == nil, "\(gone)")
+            #expect(!FileManager.default.fileExists(atPath: server.data.appendingPathComponent("storage/profile_images/u2/me.jpg").path))
+            #expect(try await server.send("POST", "/v1/quarantine/reject", headers: release, body: Array(#"{"key": "\#(groupKey)"}"#.utf8)).status == 409,
+                "released: not the admins' to delete")
             let events = try await Self.events(server)
             let stored = events.filter { $0.type == "photo.stored" }
             #expect(stored.count == 2 && stored.allSatisfy { $0.body.contains(#""quarantine":"needs a second look""#) }, "\(stored)")
-            let releasedEvent = try #require(events.last)
+            let releasedEvent = try #require(events.first { $0.type == "photo.released" })
+            let deletedEvent = try #require(events.last)
+            #expect(deletedEvent.type == "photo.deleted" && deletedEvent.body.contains(#""reason":"not a face""#), "\(deletedEvent)")
             #expect(releasedEvent.type == "photo.released" && releasedEvent.body.contains(#""by":"u3""#) && releasedEvent.body.contains(#""uploadedBy":"u1""#), "\(releasedEvent)")
         }
     }

@@ -10,7 +10,7 @@ import TestSupport
     @Test func aQuarantinedPhotoIsRecordedListedAndReleasedOnce() async throws {
         let harness = try await Harness()
         let database = harness.services.database
-        let photos = StoredPhotos(database: database)
+        let photos = harness.services.moderation
         var held = QuotaTests.objects("user_photos/u1/trip/1.jpg")
         held.quarantine = "needs a second look"
         try await database.write { [held] db in
@@ -31,5 +31,32 @@ import TestSupport
         #expect(try OutboxTests.data(events[2])["quarantine"] is NSNull)
         let release = try OutboxTests.data(events[4])
         #expect(release["key"] as? String == "user_photos/u1/trip/1.jpg" && release["by"] as? String == "admin1" && release["uploadedBy"] as? String == "u1")
+    }
+
+    /// Rejected after all: the photo is deleted as its owner would delete it — the album photo gone, its objects gone —
+    /// with `album.photoDeleted` and `photo.deleted` (the admin, the reason); a photo not quarantined is not the admins' to delete.
+    @Test func aQuarantinedPhotoRejectedAfterAllIsDeletedWithItsRecords() async throws {
+        let harness = try await Harness()
+        let key = "user_photos/u1/trip/1.jpg"
+        let file = harness.folder.appendingPathComponent("storage/\(key)")
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data([1, 2, 3]).write(to: file)
+        var held = StoredPhotos.StoredObjects(photo: .init(location: file.absoluteString, content: .init(of: [1, 2, 3])), thumbnails: [], score: nil)
+        held.quarantine = "needs a second look"
+        try await harness.services.database.write { [held] db in
+            _ = try await PhotoIntake.record(caller: "u1", displayName: nil, path: try StoragePath(key: key), stored: held, db)
+            _ = try await PhotoIntake.record(
+                caller: "u1", displayName: nil, path: try StoragePath(key: "user_photos/u1/trip/2.jpg"), stored: QuotaTests.objects("2"), db)
+        }
+        await #expect(throws: ServiceError.self) { _ = try await harness.services.moderation.reject("user_photos/u1/trip/2.jpg", by: "admin1", reason: "no") }
+        let rejected = try await harness.services.moderation.reject(key, by: "admin1", reason: "not allowed here")
+        #expect(rejected.key == key && rejected.uploadedBy == "u1")
+        #expect(!FileManager.default.fileExists(atPath: file.path), "its object deleted")
+        #expect(try await harness.services.profiles.albumPhotos(caller: "u1", album: "trip").map(\.key) == ["user_photos/u1/trip/2.jpg"])
+        #expect(try await harness.services.photos.photos([key]).isEmpty)
+        let events = try await OutboxTests.events(harness.services.database)
+        #expect(events.suffix(2).map(\.type) == ["album.photoDeleted", "photo.deleted"], "\(events.map(\.type))")
+        let deleted = try OutboxTests.data(events[events.count - 1])
+        #expect(deleted["by"] as? String == "admin1" && deleted["reason"] as? String == "not allowed here" && deleted["uploadedBy"] as? String == "u1")
     }
 }

@@ -29,7 +29,7 @@ struct APIRoutes: Sendable {
         AlbumsController(users: services.users, profiles: services.profiles, links: links).addRoutes(to: v1)
         GroupsController(groups: services.groups, photos: photos, intake: services.intake, uploads: uploads, links: links).addRoutes(to: v1)
         EventsController(outbox: Outbox(database: services.database), admins: Admins(ids: admins)).addRoutes(to: v1)
-        QuarantineController(photos: photos, admins: Admins(ids: admins), address: address).addRoutes(to: v1)
+        QuarantineController(moderation: services.moderation, admins: Admins(ids: admins), address: address).addRoutes(to: v1)
     }
 
     static let documentPath: String? = Bundle.module.path(forResource: "openapi", ofType: "yaml")

@@ -106,30 +106,6 @@ public struct StoredPhotos: Sendable {
         }
     }
 
-    /// The photos the app's review quarantined, the newest first (at most `limit`).
-    public func quarantined(limit: Int = 100) async throws(ServiceError) -> [StoredPhoto] {
-        try await database.read { db in
-            try await db.select().columns("*").from("storedPhoto").where("quarantine", .isNot, SQLLiteral.null)
-                .orderBy("storedAt", .descending).limit(limit).all(decoding: StoredPhoto.self)
-        }
-    }
-
-    /// Releases the quarantined photo at `key` (an admin, `by`, looked at it): its links go to everyone who may see it
-    /// from now on, and `photo.released` is recorded with it. `notFound` when no photo is stored there; `invalidState`
-    /// when it is not quarantined.
-    public func release(_ key: String, by admin: String) async throws(ServiceError) -> StoredPhoto {
-        try await database.write { db in
-            guard var photo = try await Self.photo(key, db) else { throw ServiceError.notFound("photo \(key)") }
-            guard photo.quarantine != nil else { throw ServiceError.invalidState("the photo at \(key) is not quarantined") }
-            photo.quarantine = nil
-            try await db.update("storedPhoto").set("quarantine", to: SQLLiteral.null).where("key", .equal, key).run()
-            let path = try StoragePath(key: key)
-            try await Outbox.record(
-                .photoReleased, subject: Outbox.subject(of: path), data: ["key": key, "owner": path.owner, "uploadedBy": photo.uploadedBy, "by": admin], db)
-            return photo
-        }
-    }
-
     static func photo(_ key: String, _ db: any SQLDatabase) async throws -> StoredPhoto? {
         try await db.select().columns("*").from("storedPhoto").where("key", .equal, key).first(decoding: StoredPhoto.self)
     }

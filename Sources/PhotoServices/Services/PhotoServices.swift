@@ -23,6 +23,8 @@ public final class PhotoServices: Sendable {
     public let intake: PhotoIntake
     /// The stored photos: where each is (`location(of:)`), its version and token, its thumbnails.
     public let photos: StoredPhotos
+    /// The admins' decisions on photos the app's review quarantined.
+    public let moderation: Moderation
 
     /// The services on `intake` — the one a server takes its arriving photos in with, so that its limits
     /// (pixels, thumbnails, quality) hold for every way a photo arrives.
@@ -42,6 +44,7 @@ public final class PhotoServices: Sendable {
         groups = GroupService(database: database, jobs: jobs)
         profiles = ProfileService(database: database, jobs: jobs)
         photos = StoredPhotos(database: database)
+        moderation = Moderation(database: database, intake: intake)
     }
 
     /// - Parameters:
