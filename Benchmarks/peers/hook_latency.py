@@ -2,25 +2,15 @@
 no body), one user each (the per-user limits never bind), one after the other on one keep-alive connection, tokens
 signed with SECRET (HS256). Prints one JSON line: p50 and p99 in milliseconds."""
 import base64
-import hashlib
-import hmac
 import http.client
 import json
 import statistics
 import sys
 import time
 
-port, count, secret = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].encode()
+from ingest_load import token  # the same HS256 tokens as the ingest load
 
-
-def b64(data):
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def token(sub):
-    head = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    claims = b64(json.dumps({"sub": sub, "exp": int(time.time()) + 3600}).encode())
-    return f"{head}.{claims}.{b64(hmac.new(secret, f'{head}.{claims}'.encode(), hashlib.sha256).digest())}"
+port, count, secret = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 
 
 connection = http.client.HTTPConnection("127.0.0.1", port)
@@ -28,7 +18,7 @@ times = []
 for i in range(count):
     user = f"hook{i}"
     metadata = "key " + base64.b64encode(f"user_photos/{user}/bench/{i}.jpg".encode()).decode()
-    headers = {"Tus-Resumable": "1.0.0", "Authorization": "Bearer " + token(user), "Upload-Length": "695070", "Upload-Metadata": metadata}
+    headers = {"Tus-Resumable": "1.0.0", "Authorization": "Bearer " + token(user, secret), "Upload-Length": "695070", "Upload-Metadata": metadata}
     started = time.perf_counter()
     connection.request("POST", "/files/", headers=headers)
     response = connection.getresponse()

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import PhotoPrep
 import PhotoServices
@@ -68,8 +67,7 @@ public struct ReviewHook: Sendable {
             caller: .init(id: caller, name: displayName),
             photo: .init(
                 key: key, size: photo.jpeg.count, width: photo.report.outputWidth, height: photo.report.outputHeight,
-                sha256: SHA256.hash(data: photo.jpeg).map { String(format: "%02x", $0) }.joined(), score: photo.report.score,
-                bytes: Data(photo.jpeg).base64EncodedString()),
+                sha256: StoredPhotos.Content(of: photo.jpeg).sha256, score: photo.report.score, bytes: Data(photo.jpeg).base64EncodedString()),
             thumbnails: photo.thumbnails.map { .init(edge: $0.edge, width: $0.width, height: $0.height, size: $0.jpeg.count) })
         let body: Data
         do { body = try JSONEncoder().encode(question) } catch { return .failed("the question cannot be written: \(error)") }
