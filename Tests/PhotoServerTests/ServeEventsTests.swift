@@ -136,6 +136,21 @@ import TestSupport
         #expect(missing.status != 0 && missing.stderr.contains("evt_nosuchevent: no such event kept, or it is pending already"), "\(missing)")
     }
 
+    /// A receiver that cuts the connection (a TCP reset, no answer) to each event's first delivery gets it again, the
+    /// same `webhook-id`, after the backoff; the cut is logged as the attempt's failure.
+    @Test func aReceiverThatCutsTheConnectionGetsTheEventAgain() async throws {
+        let (file, secrets) = try await Self.secrets()
+        let receiver = try await Receiver.start(secrets: secrets)
+        let seeded = try await SeededServer.start(
+            arguments: ["--events-url", receiver.url("cut"), "--events-secret-file", file.path, "--events-first-delay", "0.2"])
+        defer { seeded.server.stop() }
+        try await waitUntil { receiver.accepted.count >= 1 }
+        let group = receiver.deliveries
+        #expect(group.map { $0["status"] as? Int } == [0, 204] && group[0]["id"] as? String == group[1]["id"] as? String, "\(group)")
+        #expect(Self.type(group[1]) == "group.created" && group[1]["verifiedBy"] as? [Int] == [0, 1], "\(group)")
+        #expect(seeded.server.log.contains("not delivered, attempt 1:"), "\(seeded.server.log)")
+    }
+
     /// Events survive a `kill -9` between the change and its delivery: recorded with the change, sent after the
     /// restart, each once. (An attempt on a receiver that is down lasts its timeout — the HTTP client retries the
     /// connection meanwhile — so the kill likely lands in one, under a lease: the restarted server waits out the lease.)

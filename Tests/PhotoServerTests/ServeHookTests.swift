@@ -68,10 +68,10 @@ import TestSupport
         }
     }
 
-    /// A hook that cannot be asked — nobody listening, 500, not JSON, slower (60 s) than its 1 s timeout — refuses by default:
-    /// 503 with `Retry-After`, a body naming neither the hook nor its host, nothing created, the reason logged and
-    /// counted; with `--hook-failure allow` the upload is created all the same.
-    @Test(arguments: ["down", "error", "garbage", "slow"])
+    /// A hook that cannot be asked — nobody listening, 500, the connection reset, not JSON, slower (60 s) than its 1 s
+    /// timeout — refuses by default: 503 with `Retry-After`, a body naming neither the hook nor its host, nothing
+    /// created, the reason logged and counted; with `--hook-failure allow` the upload is created all the same.
+    @Test(arguments: ["down", "error", "reset", "garbage", "slow"])
     func aHookThatCannotBeAskedRefusesOrAllowsAsSet(failure: String) async throws {
         let receiver = try await Receiver.start()
         let url = failure == "down" ? "http://127.0.0.1:\(ServerProcess.freePort())/accept" : receiver.url(failure)

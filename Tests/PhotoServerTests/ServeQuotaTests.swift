@@ -65,24 +65,50 @@ import TestSupport
         }
     }
 
-    /// A quota of the user's own (set as `photoprep user quota` does) smaller than the prepared photo: the upload is
-    /// created (some room is left) and its last byte is answered 413 with the quota and the usage; nothing is stored,
-    /// the upload is gone, and the usage says the user's quota. A group's photo counts for nobody.
+    /// Creation holds the declared length against the bytes left, counting the photo as large as it may be stored:
+    /// the upload itself (38785 bytes) when it is smaller than the preset's budget, the budget (5 MiB for an album
+    /// photo) when it is larger. Refused: 413 with the quota, the usage and what the upload may store; nothing created.
+    @Test func anUploadThatCouldNotFitIsRefusedWhenItIsCreated() async throws {
+        try await SeededRouter.run { server in
+            let quotas = Quotas(database: try await server.database())
+            let token = TestTokens.hs256(sub: "u2")
+            let photo = try Fixture.bytes("orientation/landscape_1.jpg")
+            try await quotas.set(StorageQuota(bytes: Int64(photo.count) - 1, photos: 100), for: "u2")
+            let small = try await ServeRulesTests.create(server, key: "profile_images/u2/me.jpg", length: photo.count, token: token)
+            #expect(small.status == 413, "\(small)")
+            #expect(
+                small.body.trimmingCharacters(in: .newlines)
+                    == "over quota: u2 stores 0 photos in 0 bytes; an upload of \(photo.count) bytes may store up to \(photo.count) bytes: with it 1 photos in \(photo.count) bytes, over the quota of \(photo.count - 1) bytes",
+                "\(small.body)")
+            #expect(small.header("Location") == nil)
+
+            let budget = 5 * 1024 * 1024
+            try await quotas.set(StorageQuota(bytes: Int64(budget) - 1, photos: 100), for: "u2")
+            let large = try await ServeRulesTests.create(server, key: "user_photos/u2/trip/big.heic", length: 8_000_000, token: token)
+            #expect(large.status == 413 && large.body.contains("an upload of 8000000 bytes may store up to \(budget) bytes:"), "\(large)")
+            try await quotas.set(StorageQuota(bytes: Int64(budget), photos: 100), for: "u2")
+            let fits = try await ServeRulesTests.create(server, key: "user_photos/u2/trip/big.heic", length: 8_000_000, token: token)
+            #expect(fits.status == 201, "as large as its budget, it fits: \(fits)")
+        }
+    }
+
+    /// A quota of the user's own (set as `photoprep user quota` does) that holds the upload but not the prepared photo
+    /// with its thumbnails: the upload is created and its last byte is answered 413 with the quota and the usage;
+    /// nothing is stored, the upload is gone, and the usage says the user's quota. A group's photo counts for nobody.
     @Test func aPhotoLargerThanTheBytesLeftIsRefusedWhenItArrives() async throws {
         try await SeededRouter.run { server in
-            try await Quotas(database: server.database()).set(StorageQuota(bytes: 1000, photos: 100), for: "u2")
+            try await Quotas(database: server.database()).set(StorageQuota(bytes: 40000, photos: 100), for: "u2")
             let token = TestTokens.hs256(sub: "u2")
             let photo = try Fixture.bytes("orientation/landscape_1.jpg")
             let created = try await ServeRulesTests.create(server, key: "profile_images/u2/me.jpg", length: photo.count, token: token)
             let location = try #require(created.header("Location"), "\(created)")
             let answer = try await ServeRulesTests.patch(server, location, offset: 0, body: photo, token: token)
             #expect(answer.status == 413, "\(answer)")
-            #expect(answer.body.contains("over the quota of 1000 bytes") && answer.body.contains("u2 stores 0 photos in 0 bytes"), "\(answer.body)")
+            #expect(answer.body.contains("over the quota of 40000 bytes") && answer.body.contains("u2 stores 0 photos in 0 bytes; with this one 1 photos in"), "\(answer.body)")
             #expect(Self.stored(for: "u2", in: server.data.appendingPathComponent("storage")).bytes == 0)
             #expect(try await ServeRulesTests.head(server, location, token: token).status == 404)
             let usage = try await Self.usage(server, token: token)
-            #expect(usage["photos"] as? Int == 0 && (usage["quota"] as? [String: Any])?["bytes"] as? Int == 1000, "\(usage)")
-
+            #expect(usage["photos"] as? Int == 0 && (usage["quota"] as? [String: Any])?["bytes"] as? Int == 40000, "\(usage)")
             let admin = TestTokens.hs256(sub: "u1")
             try await Quotas(database: server.database()).set(StorageQuota(bytes: 1, photos: 1), for: "u1")
             let group = try await ServeRulesTests.createWithUpload(server, key: "group_photos/\(server.groupId)/photo.jpg", bytes: photo, token: admin)

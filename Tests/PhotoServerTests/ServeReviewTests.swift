@@ -131,10 +131,10 @@ import TestSupport
         }
     }
 
-    /// A review that cannot be asked — nobody listening, 500, not JSON, slower (60 s) than its 1 s timeout — does as its
-    /// policy says: refuse (503: nothing stored, the bytes kept for the client to ask again), allow (stored), quarantine
-    /// (stored, held); each logged and counted.
-    @Test(arguments: ["down", "error", "garbage", "slow"])
+    /// A review that cannot be asked — nobody listening, 500, the connection reset, not JSON, slower (60 s) than its 1 s
+    /// timeout — does as its policy says: refuse (503: nothing stored, the bytes kept for the client to ask again),
+    /// allow (stored), quarantine (stored, held); each logged and counted.
+    @Test(arguments: ["down", "error", "reset", "garbage", "slow"])
     func aReviewThatCannotBeAskedDoesAsItsPolicySays(failure: String) async throws {
         let receiver = try await Receiver.start("review_receiver.py")
         let url = failure == "down" ? "http://127.0.0.1:\(ServerProcess.freePort())/accept" : receiver.url(failure)

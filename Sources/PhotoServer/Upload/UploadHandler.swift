@@ -47,8 +47,7 @@ struct UploadHandler: Sendable {
         do {
             path = try StoragePath(key: key)
             try await processor.intake.authorize(caller: caller.id, writing: path)
-            // Some room left (the photo stored is the prepared one, often a tenth of the upload: checked when it is).
-            try await processor.intake.quotas?.checkRoom(for: path, adding: nil)
+            try await processor.intake.quotas?.checkRoom(for: path, declaring: length)
         } catch {
             if let failure = DependencyFailure(error) { throw refusal(failure) }
             if case .overQuota = error { throw UploadRefusal(.overQuota, "\(error)") }

@@ -1,13 +1,14 @@
 import Foundation
+import PhotoPrep
 import SQLKit
 
 /// Users' storage quotas (`StorageQuota`): the server's setting, a user's own where one is set, and what each uses.
-/// A photo is checked three times: when its upload is created (is any room left?), before it is stored (does the
-/// prepared photo with its thumbnails fit?), and in the transaction that records it — where the user's row is locked
-/// first (PostgreSQL; SQLite's writer lock does the same), so that uploads finishing at once, on any instance, are
-/// counted one after the other and the last that does not fit is refused, its objects deleted. A photo stored over
-/// one under the same key is not refused there (its old bytes are already overwritten): usage can then exceed the
-/// quota by that photo's growth at most.
+/// A photo is checked three times: when its upload is created (would it fit as large as it may be stored?), before
+/// it is stored (does the prepared photo with its thumbnails fit?), and in the transaction that records it — where the
+/// user's row is locked first (PostgreSQL; SQLite's writer lock does the same), so that uploads finishing at once, on
+/// any instance, are counted one after the other and the last that does not fit is refused, its objects deleted. A
+/// photo stored over one under the same key is not refused there (its old bytes are already overwritten): usage can
+/// then exceed the quota by that photo's growth at most.
 public struct Quotas: Sendable {
     let database: AppDatabase
     /// The quota of every user without one of their own (nil: quotas are off, users' own too; usage is still read).
@@ -38,20 +39,40 @@ public struct Quotas: Sendable {
         }
     }
 
-    /// Whether a photo of `adding` bytes (with its thumbnails) fits in its owner's quota at `path`; throws
-    /// `.overQuota` when it does not. What it would replace (the same key, a previous profile picture) is left out.
-    /// Asked with the prepared photo's bytes before it is stored, and with nil when an upload is created: is a photo
-    /// and a byte left?
-    public func checkRoom(for path: StoragePath, adding: Int64?) async throws(ServiceError) {
+    /// When an upload declaring `length` bytes is created: whether its photo fits in its owner's quota at `path` as
+    /// large as it may be stored — the smaller of the upload and its preset's byte budget (a photo that already complies
+    /// is stored as it came; none is stored larger than the budget). Throws `.overQuota` when it does not: a 12 MB HEIC
+    /// is refused with less than its budget left, though it might have stored smaller.
+    public func checkRoom(for path: StoragePath, declaring length: Int64) async throws(ServiceError) {
+        let largest = min(length, Int64(PrepareOptions(preset: path.preset).maxBytes))
+        try await checkRoom(for: path, adding: largest) { owner, usage, after, over in
+            !over.contains("bytes")
+                ? "\(owner) stores \(usage.photos) photos in \(usage.bytes) bytes: the quota of \(over) is used up"
+                : "\(owner) stores \(usage.photos) photos in \(usage.bytes) bytes; an upload of \(length) bytes may store up to \(largest) bytes: with it \(after.photos) photos in \(after.bytes) bytes, over the quota of \(over)"
+        }
+    }
+
+    /// Before a prepared photo of `bytes` (with its thumbnails) is stored: whether it fits in its owner's quota at
+    /// `path`; throws `.overQuota` when it does not.
+    public func checkRoom(for path: StoragePath, adding bytes: Int64) async throws(ServiceError) {
+        try await checkRoom(for: path, adding: bytes, refusal: Self.refusal)
+    }
+
+    /// Whether `adding` bytes and a photo fit in the quota of `path`'s owner, leaving out what the photo would replace
+    /// (the same key, a previous profile picture); `refusal` says why not (owner, usage, usage with the photo, the
+    /// quota exceeded).
+    private func checkRoom(
+        for path: StoragePath, adding: Int64, refusal: @Sendable (String, StorageUsage, StorageUsage, String) -> String
+    ) async throws(ServiceError) {
         guard let owner = path.owner, let standard else { return }
         try await database.read { db in
             var replaced = [path.key]
             if case .profileImage = path, let old = try await Users.find(owner, db)?.profilePhotoKey { replaced.append(old) }
             let quota = try await StorageUsage.ownQuota(of: owner, db) ?? standard
             let usage = try await StorageUsage.of(owner, excluding: replaced, db)
-            let after = StorageUsage(bytes: usage.bytes + (adding ?? 1), photos: usage.photos + 1)
+            let after = StorageUsage(bytes: usage.bytes + adding, photos: usage.photos + 1)
             guard let over = quota.exceeded(by: after) else { return }
-            throw ServiceError.overQuota(adding == nil ? "\(owner) stores \(usage.photos) photos in \(usage.bytes) bytes: the quota of \(over) is used up" : Self.refusal(owner, usage, after, over))
+            throw ServiceError.overQuota(refusal(owner, usage, after, over))
         }
     }
 

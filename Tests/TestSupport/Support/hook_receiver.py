@@ -1,13 +1,23 @@
 """The app's backend for the upload hook tests, on 127.0.0.1:PORT. Each POST's path says how it answers:
 /accept {"accept": true}; /refuse 200 {"accept": false, "status": 451, "message": "no photos of that, Ana"};
-/refuse-plain {"accept": false} (no status or message); /slow sleeps 60 s first; /error 500; /garbage 200 and
-not JSON. Each request (path, headers' Content-Type, JSON body) is appended as a line to RECORD."""
+/refuse-plain {"accept": false} (no status or message); /slow sleeps 60 s first; /error 500; /reset cuts the
+connection, no answer; /garbage 200 and not JSON. Each request (path, headers' Content-Type, JSON body) is appended
+as a line to RECORD."""
 import http.server
 import json
+import socket
+import struct
 import sys
 import time
 
 port, record = int(sys.argv[1]), sys.argv[2]
+
+
+def reset(handler):
+    """Cuts the connection without an answer: a TCP reset (linger 0), as a receiver that crashes mid-request."""
+    handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    handler.connection.close()
+    handler.close_connection = True
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -37,6 +47,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif self.path == "/slow":
             time.sleep(60)
             self.answer(200, json.dumps({"accept": True}))
+        elif self.path == "/reset":
+            reset(self)
         elif self.path == "/error":
             self.answer(500, json.dumps({"error": "down for maintenance"}))
         else:

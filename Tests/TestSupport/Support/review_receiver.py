@@ -1,12 +1,14 @@
 """The app's review for the review hook tests, on 127.0.0.1:PORT. Each POST's path says how it answers: /accept
 {"verdict": "accept"}; /reject {"verdict": "reject", "reason": "nudity is not allowed here"}; /quarantine
-{"verdict": "quarantine", "reason": "needs a second look"}; /slow sleeps 60 s first; /error 500; /garbage 200 and not
-JSON. Each request is appended to RECORD as a line: the path, and the JSON body with the photo's bytes replaced by
+{"verdict": "quarantine", "reason": "needs a second look"}; /slow sleeps 60 s first; /error 500; /reset cuts the
+connection, no answer; /garbage 200 and not JSON. Each request is appended to RECORD as a line: the path, and the JSON body with the photo's bytes replaced by
 what they are — bytesLength, bytesSha256 (of the base64-decoded bytes), jpeg (whether they start as a JPEG does)."""
 import base64
 import hashlib
 import http.server
 import json
+import socket
+import struct
 import sys
 import time
 
@@ -16,6 +18,13 @@ answers = {
     "/reject": {"verdict": "reject", "reason": "nudity is not allowed here"},
     "/quarantine": {"verdict": "quarantine", "reason": "needs a second look"},
 }
+
+
+def reset(handler):
+    """Cuts the connection without an answer: a TCP reset (linger 0), as a receiver that crashes mid-request."""
+    handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    handler.connection.close()
+    handler.close_connection = True
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -45,6 +54,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif self.path == "/slow":
             time.sleep(60)
             self.answer(200, json.dumps(answers["/accept"]))
+        elif self.path == "/reset":
+            reset(self)
         elif self.path == "/error":
             self.answer(500, json.dumps({"error": "down for maintenance"}))
         else:
