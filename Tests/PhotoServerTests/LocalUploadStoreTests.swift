@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import PhotoFiles
 @testable import PhotoServer
+import PhotoServices
 import Testing
 import TestSupport
 
@@ -14,7 +15,7 @@ import TestSupport
 
     static func upload(length: Int64) -> TusUpload {
         TusUpload(
-            id: TusUpload.newID(), owner: "u1", ownerName: "Ana", key: "user_photos/u1/trip/a.jpg", length: length, metadata: [:],
+            id: TusUpload.newID(), owner: "u1", ownerName: "Ana", path: .userPhoto(userId: "u1", album: "trip", file: "a.jpg"), length: length, metadata: [:],
             createdAt: Date(), expiresAt: Date() + 3600, state: .receiving)
     }
 
@@ -42,6 +43,18 @@ import TestSupport
         let appender = try await store.appender(id, at: offset, wholeRequest: false)
         try await appender.write(ByteBuffer(bytes: bytes))
         try await appender.sync()
+    }
+
+    /// An upload's record keeps its path as the storage key (as records written before paths were kept parsed), and
+    /// reads it back parsed; a record whose key names no path is refused as corrupt, not taken in somewhere else.
+    @Test func aRecordKeepsItsPathAsItsKey() throws {
+        let upload = Self.upload(length: 1000)
+        let json = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(upload)) as? [String: Any])
+        #expect(json["key"] as? String == "user_photos/u1/trip/a.jpg" && json["path"] == nil, "\(json)")
+        #expect(try JSONDecoder().decode(TusUpload.self, from: JSONEncoder().encode(upload)) == upload)
+        var forged = json
+        forged["key"] = "user_photos/u1/../u2/a.jpg"
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(TusUpload.self, from: JSONSerialization.data(withJSONObject: forged)) }
     }
 
     /// A finished upload keeps its record, marked stored with the photo's URL, and loses its bytes; a server started

@@ -34,7 +34,7 @@ import TestSupport
 
         func newUpload(length: Int64, owner: String = "u1") async throws -> TusUpload {
             let upload = TusUpload(
-                id: TusUpload.newID(), owner: owner, ownerName: "Ana", key: "user_photos/\(owner)/trip/a.jpg", length: length, metadata: ["filename": "a.jpg"],
+                id: TusUpload.newID(), owner: owner, ownerName: "Ana", path: .userPhoto(userId: owner, album: "trip", file: "a.jpg"), length: length, metadata: ["filename": "a.jpg"],
                 createdAt: Date(), expiresAt: Date() + 3600, state: .receiving)
             try await store().create(upload)
             return upload

@@ -1,5 +1,6 @@
 import Foundation
 @testable import PhotoServer
+import PhotoServices
 import Testing
 
 /// The parsing of what tus clients send: no I/O, tables of examples.
@@ -50,7 +51,7 @@ import Testing
     @Test func theUploadLifecycle() {
         let now = Date()
         let upload = TusUpload(
-            id: TusUpload.newID(), owner: "u1", ownerName: nil, key: "profile_images/u1/me.jpg", length: 1000, metadata: [:],
+            id: TusUpload.newID(), owner: "u1", ownerName: nil, path: .profileImage(userId: "u1", file: "me.jpg"), length: 1000, metadata: [:],
             createdAt: now, expiresAt: now.addingTimeInterval(60), state: .receiving)
         var stored = upload
         stored.state = .stored

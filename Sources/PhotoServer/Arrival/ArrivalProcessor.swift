@@ -24,7 +24,7 @@ struct ArrivalProcessor: Sendable {
         defer { admission.leave() }
         do {
             let focus = upload.metadata["focus"].flatMap { FocalPoint(parsing: $0) }
-            let taken = try await intake.take(file, key: upload.key, caller: upload.owner, displayName: upload.ownerName, focus: focus)
+            let taken = try await intake.take(file, path: upload.path, caller: upload.owner, displayName: upload.ownerName, focus: focus)
             metrics.pipelineSeconds.record(taken.preparing)
             metrics.photosStored.increment()
             return taken.url

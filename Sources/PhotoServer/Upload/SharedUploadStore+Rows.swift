@@ -1,4 +1,5 @@
 import Foundation
+import PhotoServices
 
 /// The rows a `SharedUploadStore` keeps in the shared database: an upload's (`tusUpload`) and its pieces'
 /// (`tusUploadPiece`).
@@ -36,9 +37,10 @@ extension SharedUploadStore {
             finishOwner != nil && (finishLeaseExpiresAt ?? .distantPast) >= now
         }
 
-        var upload: TusUpload {
+        /// The upload the row records (its key parsed: one that names no path fails as a corrupt row).
+        func upload() throws -> TusUpload {
             TusUpload(
-                id: id, owner: owner, ownerName: ownerName, key: key, length: length,
+                id: id, owner: owner, ownerName: ownerName, path: try StoragePath(key: key), length: length,
                 metadata: (try? JSONDecoder().decode([String: String].self, from: Data(metadata.utf8))) ?? [:], createdAt: createdAt,
                 expiresAt: expiresAt, state: TusUpload.State(rawValue: state) ?? .receiving)
         }

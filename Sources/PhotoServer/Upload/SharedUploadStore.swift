@@ -61,7 +61,7 @@ final class SharedUploadStore: PartialUploadStore {
 
     func upload(_ id: String) async throws(UploadStoreFailure) -> TusUpload? {
         guard TusUpload.isValidID(id) else { return nil }
-        return try await read { db in try await Self.row(id, db)?.upload }
+        return try await read { db in try await Self.row(id, db)?.upload() }
     }
 
     /// `locking`: the row stays locked until the transaction ends (PostgreSQL; SQLite's write
@@ -99,7 +99,7 @@ final class SharedUploadStore: PartialUploadStore {
     }
 
     func all() async throws(UploadStoreFailure) -> [TusUpload] {
-        try await read { db in try await db.select().columns("*").from("tusUpload").all(decoding: Row.self).map(\.upload) }
+        try await read { db in try await db.select().columns("*").from("tusUpload").all(decoding: Row.self).map { try $0.upload() } }
     }
 
     private func pieces(of id: String) async throws(UploadStoreFailure) -> [Piece] {

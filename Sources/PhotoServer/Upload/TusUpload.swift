@@ -1,5 +1,6 @@
 import Foundation
 import PhotoFiles
+import PhotoServices
 
 /// One tus upload the server holds.
 struct TusUpload: Codable, Sendable, Equatable {
@@ -14,12 +15,21 @@ struct TusUpload: Codable, Sendable, Equatable {
     /// The `sub` of the token that created it: the only caller who may see or change it.
     var owner: String
     var ownerName: String?
-    var key: String
+    /// Where its photo goes: parsed once, when the upload is created, and kept (as its key) in the record.
+    var path: StoragePath
     var length: Int64
     var metadata: [String: String]
     var createdAt: Date
     var expiresAt: Date
     var state: State
+
+    /// The storage key of `path`.
+    var key: String { path.key }
+
+    enum CodingKeys: String, CodingKey {
+        case id, owner, ownerName, length, metadata, createdAt, expiresAt, state
+        case path = "key"
+    }
 
     /// Upload ids are 32 lower-case hex digits; anything else names no upload (and no file or object).
     static func isValidID(_ id: String) -> Bool {

@@ -68,7 +68,7 @@ struct UploadHandler: Sendable {
         }
         if let hook { try await ask(hook, caller: caller, key: key, length: length, metadata: metadata) }
         var upload = TusUpload(
-            id: TusUpload.newID(), owner: caller.id, ownerName: caller.displayName, key: key, length: length, metadata: metadata,
+            id: TusUpload.newID(), owner: caller.id, ownerName: caller.displayName, path: path, length: length, metadata: metadata,
             createdAt: now, expiresAt: now.addingTimeInterval(expiry), state: .receiving)
         upload.metadata["key"] = key
         do { try await store.create(upload) } catch { throw refusal(error) }

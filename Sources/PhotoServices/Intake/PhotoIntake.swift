@@ -65,14 +65,13 @@ public struct PhotoIntake: Sendable {
         public var preparing: Duration
     }
 
-    /// Prepares the photo in `file` for `key` with its thumbnails, stores them, records them as `caller`'s
+    /// Prepares the photo in `file` for `path` with its thumbnails, stores them, records them as `caller`'s
     /// and deletes what they replaced. Throws `.notAllowed` when the caller may not (or no longer) write there, `.storage` when
     /// storage, the database, the pool or the reviewer failed (nothing recorded; ask again), `.rejectedByReview` when the
     /// reviewer said no, and the photo's own error (`.unsupportedPhoto`, `.photoTooLarge`) when it cannot be stored. A
     /// photo the reviewer quarantines is stored and recorded as quarantined (`StoredPhoto.quarantine`).
     /// `focus`: where the photo's square thumbnails are centred (the client's, from the upload's metadata).
-    public func take(_ file: String, key: String, caller: String, displayName: String?, focus: FocalPoint? = nil) async throws(ServiceError) -> Taken {
-        let path = try StoragePath(key: key)
+    public func take(_ file: String, path: StoragePath, caller: String, displayName: String?, focus: FocalPoint? = nil) async throws(ServiceError) -> Taken {
         guard let storage = destination.storage else { throw .invalidState("photos are taken in only where their storage is this process's") }
         let started = ContinuousClock.now
         let prepared = try await prepare(contentsOf: file, for: path, thumbnails: thumbnailOptions(for: path, focus: focus))

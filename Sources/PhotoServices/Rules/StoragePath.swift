@@ -77,3 +77,20 @@ public enum StoragePath: Sendable, Hashable {
         }
     }
 }
+
+/// A path is kept (in an upload's record) as its key, and read back through `init(key:)`: a key that names no path
+/// is a corrupt record.
+extension StoragePath: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let key = try container.decode(String.self)
+        do { self = try StoragePath(key: key) } catch {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "\(key): \(error)")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(key)
+    }
+}
