@@ -21,8 +21,9 @@
 #   prepare  machine limit 2, the CPU side: `photoprep prepare --jobs 2 --preset photo` (the preset the
 #          server uses for user_photos/, StoragePath.preset) on copies of the same 100 files, fresh --out.
 #          Twice: plain (flat copies 0.jpg …, out/0.jpg …: the plain limit), and doing the
-#          server's own work on each photo: `--thumbnails 512` (the album photo's 512 px thumbnail, made on
-#          arrival: `--album-thumbnails`, default 512) on copies laid out as the server's storage keys,
+#          server's own work on each photo: `--thumbnails 512 --webp-thumbnails` (the album photo's 512 px
+#          thumbnail and its WebP, made on arrival: `--album-thumbnails`, default 512; `--webp-thumbnails`,
+#          default on) on copies laid out as the server's storage keys,
 #          user_photos/bench{i}/bench/{i}.jpg — so prepare makes the folders the server makes for 100 users
 #          (photo and thumbnail: four new folders a photo, each created and flushed; about 1–1.5 ms of kernel
 #          time a photo, measured with the flat copies beside them, 2026-11-28).
@@ -37,7 +38,8 @@
 # --writes-per-user 120) do not bind: one upload per user. --max-waiting-photos stays 128 (≥ 100, so no
 # 503 is expected); --pipeline-threads stays one per core; album thumbnails stay on (512 px). Extra serve
 # flags: INGEST_SERVE_ARGS (e.g. "--album-thumbnails none"; then set INGEST_PREPARE_THUMBNAILS=none, which
-# leaves out the thumbnails row, or to the sizes given, e.g. 256,512). prepare's --jobs: INGEST_PREPARE_JOBS
+# leaves out the thumbnails row, or to the sizes given, e.g. 256,512; with "--webp-thumbnails off", set
+# INGEST_PREPARE_WEBP=off). prepare's --jobs: INGEST_PREPARE_JOBS
 # (default 2, this machine's cores; elsewhere set it to the cores, as the server's
 # pipeline has one thread each).
 #
@@ -71,6 +73,7 @@ done
 [[ "$count" =~ ^[0-9]+$ ]] && [ "$count" -ge 1 ] && [ "$count" -le 1000 ] || { echo "--count: 1 to 1000" >&2; exit 2; }
 jobs=${INGEST_PREPARE_JOBS:-2}
 thumbnails=${INGEST_PREPARE_THUMBNAILS-512}; [ "$thumbnails" = none ] && thumbnails=""
+webp=${INGEST_PREPARE_WEBP:-on}; [ "$webp" = on ] || [ "$webp" = off ] || { echo "INGEST_PREPARE_WEBP: on or off" >&2; exit 2; }
 [[ "$jobs" =~ ^[0-9]+$ ]] && [ "$jobs" -ge 1 ] || { echo "INGEST_PREPARE_JOBS: a whole number of at least 1" >&2; exit 2; }
 
 # --- The binary (never built when PHOTOPREP is given) ---
@@ -167,13 +170,15 @@ run_curl() {  # ROUND
 
 run_prepare() {  # ROUND [THUMBNAILS]: plain, or the server's work — its thumbnails, its folders (row prepare_thumbs)
   local row=prepare in="$work/prepare-in" out="$work/prepare-out-$1" extra=()
-  if [ -n "${2:-}" ]; then row=prepare_thumbs in="$work/prepare-keys" out="$work/prepare-thumbs-out-$1" extra=(--thumbnails "$2"); fi
+  if [ -n "${2:-}" ]; then row=prepare_thumbs in="$work/prepare-keys" out="$work/prepare-thumbs-out-$1" extra=(--thumbnails "$2")
+    [ "$webp" = off ] || extra+=(--webp-thumbnails)
+  fi
   sync
   timeout --foreground 900 "$py" "$peers/ingest_report.py" time "$work/$row.time" -- \
     "$photoprep" prepare "$in" --out "$out" --preset photo --jobs "$jobs" "${extra[@]}" --quiet > "$work/$row.log" 2>&1 || true
   local ok; ok=$(find "$out" -path "$out/thumbnails" -prune -o -name '*.jpg' -type f -print | wc -l)
   "$py" "$peers/ingest_report.py" record "$results" "row=$row" "round=$1" "count=$count" "ok=$ok" "bytes=$batch_bytes" "jobs=$jobs" \
-    "thumbnails=${2:-}" @"$work/$row.time"
+    "thumbnails=${2:+${extra[*]:1}}" @"$work/$row.time"
 }
 
 run_serve() {  # PROTOCOL ROUND: a fresh server, the load, its numbers, the server stopped
