@@ -9,7 +9,8 @@ import PhotoBatch
 struct Photoprep: AsyncParsableCommand {
     static let configuration = Root.configuration(subcommands: [
         Prepare.self, Probe.self, Score.self, Upload.self, Presign.self, Bench.self,
-        GroupCommand.self, ProfileCommand.self, UserCommand.self, SyncCommand.self, EventsCommand.self, Serve.self,
+        GroupCommand.self, ProfileCommand.self, UserCommand.self, SyncCommand.self, EventsCommand.self,
+        QuarantineCommand.self, Serve.self,
     ])
 
     /// `--version`, and `prepare` in the forms people type (`PrepareCommandLine`), are read without argument parser:

@@ -131,6 +131,43 @@ import TestSupport
         }
     }
 
+    /// `photoprep quarantine` on the server's data folder: lists what the review held, releases one (served to everyone
+    /// afterwards), rejects one (its file deleted, the event naming the admin and the reason); an unknown key, a photo
+    /// not held, and a decision without `--as` are refused with exit 1 and why.
+    @Test func theQuarantineCommandListsReleasesAndRejects() async throws {
+        let receiver = try await Receiver.start("review_receiver.py")
+        try await SeededRouter.run(configure: { $0.reviewHook = ReviewHook(url: receiver.url("quarantine")) }) { server in
+            let photo = try Fixture.bytes("orientation/landscape_1.jpg")
+            let (album, picture) = ("user_photos/u1/trip/a.jpg", "profile_images/u2/me.jpg")
+            #expect(try await ServeRulesTests.createWithUpload(server, key: album, bytes: photo, token: TestTokens.hs256(sub: "u1")).status == 201)
+            #expect(try await ServeRulesTests.createWithUpload(server, key: picture, bytes: photo, token: TestTokens.hs256(sub: "u2")).status == 201)
+            let data = ["--data", server.data.path]
+            let listed = try await photoprep(["quarantine", "list", "--json"] + data)
+            #expect(listed.status == 0 && Set(listed.jsonLines.compactMap { $0["key"] as? String }) == [album, picture], "\(listed)")
+            #expect(listed.jsonLines.allSatisfy { $0["quarantine"] as? String == "needs a second look" && ($0["size"] as? Int ?? 0) > 0 }, "\(listed.stdout)")
+            #expect(listed.jsonLines.first { $0["key"] as? String == album }?["uploadedBy"] as? String == "u1", "\(listed.stdout)")
+
+            let unnamed = try await photoprep(["quarantine", "release", album] + data)
+            #expect(unnamed.status != 0 && unnamed.stderr.contains("--as"), "\(unnamed)")
+            let released = try await photoprep(["quarantine", "release", album, "--as", "u3"] + data)
+            #expect(released.status == 0 && released.stdout.hasPrefix("\(album)  released  uploaded by u1"), "\(released)")
+            let media = try Self.json(try await server.send("GET", "/v1/albums/trip/photos", headers: Self.bearer("u1")))["photos"] as? [[String: Any]]
+            #expect(media?.first?["state"] as? String == "ready", "\(String(describing: media))")
+            let again = try await photoprep(["quarantine", "release", album, "--as", "u3"] + data)
+            #expect(again.status != 0 && again.stderr.contains("is not quarantined"), "\(again)")
+            let unknown = try await photoprep(["quarantine", "reject", "profile_images/u9/x.jpg", "--reason", "no", "--as", "u3"] + data)
+            #expect(unknown.status != 0 && unknown.stderr.contains("profile_images/u9/x.jpg"), "\(unknown)")
+
+            let rejected = try await photoprep(["quarantine", "reject", picture, "--reason", "not a face", "--as", "u3", "--json"] + data)
+            #expect(rejected.status == 0 && rejected.jsonLines.first?["state"] as? String == "rejected", "\(rejected)")
+            #expect(!FileManager.default.fileExists(atPath: server.data.appendingPathComponent("storage/\(picture)").path))
+            let deleted = try #require(try await Self.events(server).last)
+            #expect(deleted.type == "photo.deleted" && deleted.body.contains(#""reason":"not a face""#) && deleted.body.contains(#""by":"u3""#), "\(deleted)")
+            let empty = try await photoprep(["quarantine"] + data)
+            #expect(empty.status == 0 && empty.stdout.isEmpty, "\(empty)")
+        }
+    }
+
     /// A review that cannot be asked — nobody listening, 500, the connection reset, not JSON, slower (60 s) than its 1 s
     /// timeout — does as its policy says: refuse (503: nothing stored, the bytes kept for the client to ask again),
     /// allow (stored), quarantine (stored, held); each logged and counted.
