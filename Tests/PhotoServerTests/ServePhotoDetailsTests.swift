@@ -1,5 +1,6 @@
 import Foundation
 import PhotoPrep
+import PhotoServer
 import PhotoServices
 import SQLKit
 import Testing
@@ -11,8 +12,14 @@ import TestSupport
 @Suite struct ServePhotoDetailsTests {
     static let west = "1999-12-31T23:59:59-08:00", june = "2024-06-01T14:03:22+02:00"
 
-    static func upload(_ server: PhotoServerProcess, _ key: String, _ fixture: String, token: String) async throws {
-        let result = try await runSupportScript("tuspy_upload.py", [server.endpoint, key, Fixture.path(fixture), "--token", token])
+    /// Uploads `fixture` to `key`: on the built server with a real tus client (tuspy), on the router in one request.
+    static func upload(_ server: any HTTPCalls, _ key: String, _ fixture: String, token: String) async throws {
+        guard let process = server as? PhotoServerProcess else {
+            let answer = try await ServeRulesTests.createWithUpload(server, key: key, bytes: try Fixture.bytes(fixture), token: token)
+            #expect(answer.status == 201, "\(key): \(answer)")
+            return
+        }
+        let result = try await runSupportScript("tuspy_upload.py", [process.endpoint, key, Fixture.path(fixture), "--token", token])
         #expect(result.stdout.contains("\"ok\": true"), "\(key): \(result.stdout) \(result.stderr)")
     }
 
@@ -73,32 +80,31 @@ import TestSupport
 
     /// A group's photo object has them too (the group and its photo endpoints).
     @Test func aGroupsPhotoHasThem() async throws {
-        let seeded = try await SeededServer.start()
-        defer { seeded.server.stop() }
-        let u1 = TestTokens.hs256(sub: "u1")
-        let key = "group_photos/\(seeded.groupId)/photo.jpg"
-        try await Self.upload(seeded.server, key, "metadata/taken.png", token: u1)
-        let group = try await ServeAPITests.call(seeded.server, "GET", "/v1/groups/\(seeded.groupId)", token: TestTokens.hs256(sub: "u2")).body
-        let photo = try #require(group["photo"] as? [String: Any], "\(group)")
-        #expect(photo["takenAt"] as? String == Self.june)
-        try Self.expectPlaceholder(photo["placeholder"], of: seeded.server.stored(key), "group photo")
-        let direct = try await ServeAPITests.call(seeded.server, "GET", "/v1/groups/\(seeded.groupId)/photo", token: u1).body
-        #expect(direct["placeholder"] as? String == photo["placeholder"] as? String && direct["takenAt"] as? String == Self.june)
+        try await SeededRouter.run { server in
+            let u1 = TestTokens.hs256(sub: "u1")
+            let key = "group_photos/\(server.groupId)/photo.jpg"
+            try await Self.upload(server, key, "metadata/taken.png", token: u1)
+            let group = try await ServeAPITests.call(server, "GET", "/v1/groups/\(server.groupId)", token: TestTokens.hs256(sub: "u2")).body
+            let photo = try #require(group["photo"] as? [String: Any], "\(group)")
+            #expect(photo["takenAt"] as? String == Self.june)
+            try Self.expectPlaceholder(photo["placeholder"], of: server.stored(key), "group photo")
+            let direct = try await ServeAPITests.call(server, "GET", "/v1/groups/\(server.groupId)/photo", token: u1).body
+            #expect(direct["placeholder"] as? String == photo["placeholder"] as? String && direct["takenAt"] as? String == Self.june)
+        }
     }
 
     /// `--capture-time drop`: no capture time recorded or shown; the album is in the order the photos were added.
     @Test func aServerThatKeepsNoCaptureTimes() async throws {
-        let server = try await onThread { try PhotoServerProcess(arguments: ["--capture-time", "drop"]) }
-        defer { server.stop() }
-        let u1 = TestTokens.hs256(sub: "u1")
-        try await Self.upload(server, "user_photos/u1/trip/a.jpg", "metadata/taken.jpg", token: u1)
-        try await Self.upload(server, "user_photos/u1/trip/b.jpg", "metadata/taken-west.jpg", token: u1)
-        let album = try await ServeAPITests.call(server, "GET", "/v1/albums/trip/photos", token: u1).body["photos"] as? [[String: Any]] ?? []
-        #expect(album.compactMap { $0["key"] as? String } == ["user_photos/u1/trip/a.jpg", "user_photos/u1/trip/b.jpg"])
-        #expect(album.allSatisfy { $0["takenAt"] == nil && $0["placeholder"] is String }, "\(album)")
-        let database = try await AppDatabase(path: server.data.appendingPathComponent("app.sqlite").path, role: .server)
-        let rows = try await database.rows("SELECT \"takenAt\", \"takenAtUTC\" FROM \"storedPhoto\"")
-        #expect(rows.count == 2 && rows.allSatisfy { (try? $0.decodeNil(column: "takenAt")) == true && (try? $0.decodeNil(column: "takenAtUTC")) == true })
+        try await SeededRouter.run(configure: { $0.keepsCaptureTime = false }) { server in
+            let u1 = TestTokens.hs256(sub: "u1")
+            try await Self.upload(server, "user_photos/u1/trip/a.jpg", "metadata/taken.jpg", token: u1)
+            try await Self.upload(server, "user_photos/u1/trip/b.jpg", "metadata/taken-west.jpg", token: u1)
+            let album = try await ServeAPITests.call(server, "GET", "/v1/albums/trip/photos", token: u1).body["photos"] as? [[String: Any]] ?? []
+            #expect(album.compactMap { $0["key"] as? String } == ["user_photos/u1/trip/a.jpg", "user_photos/u1/trip/b.jpg"])
+            #expect(album.allSatisfy { $0["takenAt"] == nil && $0["placeholder"] is String }, "\(album)")
+            let rows = try await server.database().rows("SELECT \"takenAt\", \"takenAtUTC\" FROM \"storedPhoto\"")
+            #expect(rows.count == 2 && rows.allSatisfy { (try? $0.decodeNil(column: "takenAt")) == true && (try? $0.decodeNil(column: "takenAtUTC")) == true })
+        }
         let refused = try await photoprep(["serve", "--capture-time", "sometimes"], environment: ["PHOTOPREP_JWT_SECRET": TestTokens.secret])
         #expect(refused.status != 0 && refused.stderr.contains("--capture-time sometimes: keep or drop"), "\(refused.stderr)")
     }
