@@ -26,9 +26,8 @@ struct QuarantineCommand: AsyncParsableCommand {
         }
     }
 
-    struct Release: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Release a quarantined photo: its links go to everyone who may see it (event photo.released).")
-
+    /// What a decision on one photo takes: the photo, the admin deciding, the services.
+    struct Decision: ParsableArguments {
         @Argument(help: "The photo's storage key.")
         var key: String
 
@@ -37,11 +36,22 @@ struct QuarantineCommand: AsyncParsableCommand {
 
         @OptionGroup var service: ServiceOptions
 
-        func run() async throws {
+        /// The moderation of the embedded services, and the admin (`--as` is required).
+        func moderation() async throws -> (Moderation, String) {
             let admin = try service.caller(admin)
-            let moderation = try await service.services().moderation
-            let photo = try await serviceCall { try await moderation.release(key, by: admin) }
-            try QuarantineCommand.print(photo, json: service.json, state: "released")
+            return (try await service.services().moderation, admin)
+        }
+    }
+
+    struct Release: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Release a quarantined photo: its links go to everyone who may see it (event photo.released).")
+
+        @OptionGroup var decision: Decision
+
+        func run() async throws {
+            let (moderation, admin) = try await decision.moderation()
+            let photo = try await serviceCall { try await moderation.release(decision.key, by: admin) }
+            try QuarantineCommand.print(photo, json: decision.service.json, state: "released")
         }
     }
 
@@ -49,22 +59,15 @@ struct QuarantineCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Reject a quarantined photo: deleted as its owner would delete it (event photo.deleted with the admin and the reason).")
 
-        @Argument(help: "The photo's storage key.")
-        var key: String
+        @OptionGroup var decision: Decision
 
         @Option(help: "Why (recorded in the event).")
         var reason: String
 
-        @Option(name: .customLong("as"), help: "The admin deciding (recorded in the event).")
-        var admin: String?
-
-        @OptionGroup var service: ServiceOptions
-
         func run() async throws {
-            let admin = try service.caller(admin)
-            let moderation = try await service.services().moderation
-            let photo = try await serviceCall { try await moderation.reject(key, by: admin, reason: reason) }
-            try QuarantineCommand.print(photo, json: service.json, state: "rejected")
+            let (moderation, admin) = try await decision.moderation()
+            let photo = try await serviceCall { try await moderation.reject(decision.key, by: admin, reason: reason) }
+            try QuarantineCommand.print(photo, json: decision.service.json, state: "rejected")
         }
     }
 
