@@ -2,6 +2,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import NIOHTTPTypes
+import PhotoServices
 import Synchronization
 
 /// The connection a request came on, for what a handler's `Response` cannot say:
@@ -12,7 +13,10 @@ import Synchronization
 ///   handler left unread before the connection's next request — a refused `PATCH` declaring 1 GB would be
 ///   read to its end. A refusal (any 4xx or 5xx) of a request with more than 64 KiB of its declared body
 ///   unread, or a chunked one, answers with `Connection: close`, and no more of the connection is read
-///   (`closeIfAsked`). A small unread body (an API call's JSON) is still read, and the connection kept.
+///   (`closeIfAsked`). A small unread body (an API call's JSON) is still read, and the connection kept — and so is
+///   the rest of an upload's body that the storage had no room for (507), up to the largest upload: that client is
+///   sending at full speed, and a connection closed under its body is reset, which can lose the 507 and its
+///   `Retry-After` before the client reads them.
 final class CurrentConnection: Sendable {
     let channel: any Channel
     private let closing = Atomic<Bool>(false)
@@ -34,6 +38,7 @@ final class CurrentConnection: Sendable {
         let declared = request.headers[.contentLength].flatMap { Int64($0) }
         let chunked = request.headers[.transferEncoding] != nil
         guard chunked || (declared ?? 0) > read + 64 * 1024 else { return }
+        if response.status == DependencyFailure.insufficientStorage, let declared, declared - read <= StoragePath.largestSizeLimit { return }
         response.headers[.connection] = "close"
         current.closing.store(true, ordering: .relaxed)
     }

@@ -45,9 +45,12 @@ public enum StoragePath: Sendable, Hashable {
     public var sizeLimit: Int {
         switch self {
         case .groupPhoto, .profileImage: 5 * 1024 * 1024
-        case .userPhoto: 10 * 1024 * 1024
+        case .userPhoto: Self.largestSizeLimit
         }
     }
+
+    /// The largest upload any path takes (album photos').
+    public static let largestSizeLimit = 10 * 1024 * 1024
 
     /// The pipeline preset photos stored here are prepared with: group photos 2048 px, profile
     /// pictures 1024 px (both under 500 KiB), album photos the photo preset (2048 px, under 5 MiB).
