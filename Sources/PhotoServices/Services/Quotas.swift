@@ -2,13 +2,13 @@ import Foundation
 import PhotoPrep
 import SQLKit
 
-/// Users' storage quotas (`StorageQuota`): the server's setting, a user's own where one is set, and what each uses.
-/// A photo is checked three times: when its upload is created (would it fit as large as it may be stored?), before
-/// it is stored (does the prepared photo with its thumbnails fit?), and in the transaction that records it — where the
-/// user's row is locked first (PostgreSQL; SQLite's writer lock does the same), so that uploads finishing at once, on
-/// any instance, are counted one after the other and the last that does not fit is refused, its objects deleted. A
-/// photo stored over one under the same key is not refused there (its old bytes are already overwritten): usage can
-/// then exceed the quota by that photo's growth at most.
+/// Users' storage quotas (`StorageQuota`): the server's setting, a user's own where one is set, and what each uses. A
+/// photo is checked three times: when its upload is created (would it fit at its declared length, or its budget?),
+/// before it is stored (does the prepared photo with its thumbnails fit?), and in the transaction that records it —
+/// where the user's row is locked first (PostgreSQL; SQLite's writer lock does the same), so that uploads finishing at
+/// once, on any instance, are counted one after the other and the last that does not fit is refused, its objects
+/// deleted. A photo stored over one under the same key is not refused there (its old bytes are already overwritten):
+/// usage can then exceed the quota by that photo's growth at most.
 public struct Quotas: Sendable {
     let database: AppDatabase
     /// The quota of every user without one of their own (nil: quotas are off, users' own too; usage is still read).
@@ -39,10 +39,11 @@ public struct Quotas: Sendable {
         }
     }
 
-    /// When an upload declaring `length` bytes is created: whether its photo fits in its owner's quota at `path` as
-    /// large as it may be stored — the smaller of the upload and its preset's byte budget (a photo that already complies
-    /// is stored as it came; none is stored larger than the budget). Throws `.overQuota` when it does not: a 12 MB HEIC
-    /// is refused with less than its budget left, though it might have stored smaller.
+    /// When an upload declaring `length` bytes is created: whether its photo fits in its owner's quota at `path`,
+    /// counted as the smaller of the upload and its preset's byte budget (a photo that already complies is stored as it
+    /// came; none is stored larger than its budget; its thumbnails are counted when the prepared photo is). Throws
+    /// `.overQuota` when it does not: a 12 MB HEIC is refused with less than its budget left, though it might have
+    /// stored smaller.
     public func checkRoom(for path: StoragePath, declaring length: Int64) async throws(ServiceError) {
         let largest = min(length, Int64(PrepareOptions(preset: path.preset).maxBytes))
         try await checkRoom(for: path, adding: largest) { owner, usage, after, over in
