@@ -214,7 +214,8 @@ import TestSupport
         #expect(senders.allSatisfy { !$0.contains("events:") }, "no delivery errors: \(senders)")
     }
 
-    /// The receiver the README shows, run as it is written there: it verifies each event's signature and prints its type and id.
+    /// The backend the README shows, run as it is written there: it answers the upload hook (uploads declaring 8 MB or
+    /// more refused with its status and message), verifies each event's signature and prints its type and id.
     @Test func theReadmeReceiverVerifiesAndPrintsEachEvent() async throws {
         let readme = try String(contentsOf: projectFolder.appendingPathComponent("README.md"), encoding: .utf8)
         let section = try #require(readme.range(of: "## Your backend in the loop"), "the README's section on hooks and events")
@@ -232,7 +233,11 @@ import TestSupport
             ])
         }
         defer { receiver.stop() }
-        let seeded = try await SeededServer.start(arguments: ["--events-url", "http://127.0.0.1:\(port)/", "--events-secret-file", file.path])
+        let seeded = try await SeededServer.start(arguments: [
+            "--hook-url", "http://127.0.0.1:\(port)/hook", "--events-url", "http://127.0.0.1:\(port)/", "--events-secret-file", file.path,
+        ])
+        let large = try await ServeRulesTests.create(seeded.server, key: "user_photos/u1/trip/big.jpg", length: 9_000_000, token: TestTokens.hs256(sub: "u1"))
+        #expect(large.status == 413 && large.body.trimmingCharacters(in: .newlines) == "photos up to 8 MB here", "\(large)")
         let answer = try await ServeRulesTests.createWithUpload(
             seeded.server, key: "user_photos/u1/trip/a.jpg", bytes: try Fixture.bytes("orientation/landscape_1.jpg"), token: TestTokens.hs256(sub: "u1"))
         #expect(answer.status == 201, "\(answer)")
