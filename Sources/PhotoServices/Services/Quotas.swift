@@ -42,7 +42,7 @@ public struct Quotas: Sendable {
     /// When an upload declaring `length` bytes is created: whether its photo fits in its owner's quota at `path`,
     /// counted as the smaller of the upload and its preset's byte budget (a photo that already complies is stored as it
     /// came; none is stored larger than its budget; its thumbnails are counted when the prepared photo is). Throws
-    /// `.overQuota` when it does not: a 12 MB HEIC is refused with less than its budget left, though it might have
+    /// `.overQuota` when it does not: a 9 MB HEIC is refused with less than its budget left, though it might have
     /// stored smaller.
     public func checkRoom(for path: StoragePath, declaring length: Int64) async throws(ServiceError) {
         let largest = min(length, Int64(PrepareOptions(preset: path.preset).maxBytes))
