@@ -46,8 +46,8 @@ public struct Quotas: Sendable {
     /// stored smaller.
     public func checkRoom(for path: StoragePath, declaring length: Int64) async throws(ServiceError) {
         let largest = min(length, Int64(PrepareOptions(preset: path.preset).maxBytes))
-        try await checkRoom(for: path, adding: largest) { owner, usage, after, over in
-            !over.contains("bytes")
+        try await checkRoom(for: path, adding: largest) { owner, usage, after, quota, over in
+            after.bytes <= quota.bytes
                 ? "\(owner) stores \(usage.photos) photos in \(usage.bytes) bytes: the quota of \(over) is used up"
                 : "\(owner) stores \(usage.photos) photos in \(usage.bytes) bytes; an upload of \(length) bytes may store up to \(largest) bytes: with it \(after.photos) photos in \(after.bytes) bytes, over the quota of \(over)"
         }
@@ -56,14 +56,14 @@ public struct Quotas: Sendable {
     /// Before a prepared photo of `bytes` (with its thumbnails) is stored: whether it fits in its owner's quota at
     /// `path`; throws `.overQuota` when it does not.
     public func checkRoom(for path: StoragePath, adding bytes: Int64) async throws(ServiceError) {
-        try await checkRoom(for: path, adding: bytes, refusal: Self.refusal)
+        try await checkRoom(for: path, adding: bytes) { owner, usage, after, _, over in Self.refusal(owner, usage, after, over) }
     }
 
     /// Whether `adding` bytes and a photo fit in the quota of `path`'s owner, leaving out what the photo would replace
     /// (the same key, a previous profile picture); `refusal` says why not (owner, usage, usage with the photo, the
-    /// quota exceeded).
+    /// quota, what of it is exceeded).
     private func checkRoom(
-        for path: StoragePath, adding: Int64, refusal: @Sendable (String, StorageUsage, StorageUsage, String) -> String
+        for path: StoragePath, adding: Int64, refusal: @Sendable (String, StorageUsage, StorageUsage, StorageQuota, String) -> String
     ) async throws(ServiceError) {
         guard let owner = path.owner, let standard else { return }
         try await database.read { db in
@@ -73,7 +73,7 @@ public struct Quotas: Sendable {
             let usage = try await StorageUsage.of(owner, excluding: replaced, db)
             let after = StorageUsage(bytes: usage.bytes + adding, photos: usage.photos + 1)
             guard let over = quota.exceeded(by: after) else { return }
-            throw ServiceError.overQuota(refusal(owner, usage, after, over))
+            throw ServiceError.overQuota(refusal(owner, usage, after, quota, over))
         }
     }
 
